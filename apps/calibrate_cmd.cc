@@ -1,0 +1,240 @@
+// `shardplan calibrate run | fit | import-nccl-tests`: measure a cluster, fit its cost tables, write a profile that
+// inherits the base cluster (calibrate/README.md).
+#include <unistd.h>
+
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+
+#include "apps/command.h"
+#include "calibrate/fit.h"
+#include "calibrate/measurements.h"
+#include "calibrate/nccl_tests_log.h"
+#include "calibrate/profile_writer.h"
+#include "calibrate/runner.h"
+#include "modeler/io/system_io.h"
+#include "modeler/io/yaml_reader.h"
+#include "modeler/problems.h"
+
+namespace shardplan::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using calibrate::Measurement;
+
+std::string today() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%d", &tm);
+  return buf;
+}
+
+std::string percent(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f%%", 100 * v);
+  return buf;
+}
+
+/// A --base given as a file path is written as an absolute path, so the profile loads from any directory.
+std::string inherits_ref(const std::string& base) {
+  return fs::exists(base) && fs::is_regular_file(base) ? fs::absolute(base).string() : base;
+}
+
+std::string residual_summary(const calibrate::Fit& fit, const System& base) {
+  std::string s;
+  const auto add = [&](const std::string& what, const calibrate::Residuals& r) {
+    s += (s.empty() ? "" : "; ") + what + " " + std::to_string(r.rows) + " rows median " + percent(r.median_rel) +
+         " max " + percent(r.max_rel);
+  };
+  for (const auto& [what, r] : fit.gpu.res) add(what, r);
+  for (const auto& t : fit.tiers) add("tier " + base.tiers[static_cast<size_t>(t.tier)].name, t.res);
+  return s;
+}
+
+void print_report(const calibrate::Fit& fit, const System& base, std::ostream& os) {
+  os << "fit residuals (|predicted - measured| / measured on the fitted rows):\n";
+  for (const auto& [what, r] : fit.gpu.res)
+    os << "  " << what << ": " << r.rows << " rows, median " << percent(r.median_rel) << ", max "
+       << percent(r.max_rel) << "\n";
+  if (fit.gpu.kernel_overhead_s) os << "  kernel overhead: " << *fit.gpu.kernel_overhead_s * 1e6 << " us\n";
+  for (const auto& t : fit.tiers) {
+    const Tier& tier = base.tiers[static_cast<size_t>(t.tier)];
+    os << "  tier " << tier.name << ": latency " << t.ab.alpha_s * 1e6 << " us, bus bandwidth "
+       << t.ab.bw_Bps / 1e9 << " GB/s (" << percent(t.ab.bw_Bps / tier.bw_per_gpu.v) << " of " << tier.bw_per_gpu.v / 1e9
+       << "), " << t.res.rows << " rows, median " << percent(t.res.median_rel) << ", max " << percent(t.res.max_rel)
+       << "\n";
+  }
+  for (const auto& n : fit.gpu.notes) os << "  note: " << n << "\n";
+}
+
+/// Fits, writes, and checks that the written profile loads (an unloadable profile is a bug: exit 1).
+int fit_and_write(const std::vector<Measurement>& rows, const std::vector<std::string>& contexts,
+                  const std::string& what, const std::string& base_name, const std::string& out, bool force) {
+  const System base = io::load_system(base_name, 0);
+  if (fs::exists(out) && !force) throw ConfigError(out + ": file exists; pass --force to overwrite it");
+  const std::string source = "calibration " + today() + " (" + what + ")";
+  const calibrate::Fit fit = calibrate::fit_all(rows, base, source);
+  calibrate::ProfileSpec spec;
+  spec.name = fs::path(out).stem().string();
+  spec.inherits = inherits_ref(base_name);
+  spec.source = source;
+  spec.provenance = "calibrated " + today() + " from " + what + "; " + std::to_string(rows.size()) + " rows";
+  for (const auto& c : contexts) spec.provenance += "; " + c;
+  spec.provenance += "; residuals: " + residual_summary(fit, base);
+  const std::string text = calibrate::emit_profile(spec, base, fit);
+  try {
+    io::parse_cluster(text, out, 0);
+  } catch (const ConfigError& e) {
+    throw std::logic_error(std::string("the fitted profile does not load: ") + e.what());
+  }
+  calibrate::write_file_atomic(out, text, force);
+  print_report(fit, base, std::cout);
+  std::cout << "wrote " << out << " (inherits " << base_name << ")\n";
+  return 0;
+}
+
+class CalibrateCommand final : public Command {
+ public:
+  CLI::App* setup(CLI::App& app) override {
+    cmd_ = app.add_subcommand("calibrate", "Measure a cluster, fit its cost tables, write a profile");
+    cmd_->require_subcommand(1);
+
+    run_ = cmd_->add_subcommand("run", "Run the microbenchmarks, appending JSON lines to --out (resumable)");
+    run_->add_option("--benchmarks", benchmarks_, "Comma list of gemm,attention,memory,collectives")
+        ->delimiter(',')
+        ->default_str("gemm,attention,memory,collectives");
+    run_->add_option("--launcher", launcher_, "Prefix for the collective benchmark, e.g. \"mpirun -np 16 -H a:8,b:8\"");
+    run_->add_option("--backend", backend_, "Collective backend: nccl (GPU) or mpi (host buffers)")
+        ->check(CLI::IsMember({"nccl", "mpi"}));
+    run_->add_option("--bench-dir", bench_dir_, "Directory of the shardplan_bench_* binaries (default: next to shardplan)");
+    run_->add_option("--bench-args", bench_args_, "Extra flags for every benchmark, e.g. \"--max-bytes 1G\"");
+    run_->add_option("--out", out_, "JSON-lines file; rows already in it are skipped")->required();
+
+    fit_ = cmd_->add_subcommand("fit", "Fit cost tables from JSON lines and write a cluster profile");
+    fit_->add_option("raw", inputs_, "JSON-lines files from `calibrate run`")->required()->check(CLI::ExistingFile);
+    fit_->add_option("--base", base_, "Cluster the profile inherits (name in hwprofiles/clusters or a path)")->required();
+    fit_->add_option("--out", out_, "Profile to write (YAML)")->required();
+    fit_->add_flag("--force", force_, "Overwrite --out if it exists");
+
+    import_ = cmd_->add_subcommand("import-nccl-tests", "Fit one tier from nccl-tests text logs");
+    import_->add_option("logs", inputs_, "nccl-tests output files")->required()->check(CLI::ExistingFile);
+    import_->add_option("--base", base_, "Cluster the profile inherits")->required();
+    import_->add_option("--tier", tier_, "Tier the logs measured (name from the base cluster, e.g. nvlink)")->required();
+    import_->add_option("--ranks", ranks_, "Rank count, for logs that list no devices");
+    import_->add_option("--out", out_, "Profile to write (YAML)")->required();
+    import_->add_flag("--force", force_, "Overwrite --out if it exists");
+    return cmd_;
+  }
+
+  int run() override {
+    if (run_->parsed()) return do_run();
+    if (fit_->parsed()) return do_fit();
+    return do_import();
+  }
+
+ private:
+  int do_run() {
+    calibrate::RunOptions o;
+    o.benchmarks = benchmarks_.empty() ? std::vector<std::string>{"gemm", "attention", "memory", "collectives"}
+                                       : benchmarks_;
+    o.launcher = launcher_;
+    o.out = out_;
+    o.bench_dir = bench_dir_.empty() ? self_dir() : bench_dir_;
+    o.collective_backend = backend_.empty() ? (fs::exists(o.bench_dir + "/shardplan_bench_nccl") ? "nccl" : "mpi")
+                                            : backend_;
+    std::istringstream extra(bench_args_);
+    for (std::string a; extra >> a;) o.extra_args.push_back(a);
+    for (const auto& b : o.benchmarks) {
+      const std::string binary = o.bench_dir + "/" + calibrate::benchmark_binary(b, o);
+      if (!fs::exists(binary))
+        throw ConfigError(binary + ": benchmark not built (the CUDA benchmarks need nvcc; the collectives need MPI)");
+    }
+    for (const auto& b : o.benchmarks) {
+      const std::string command = calibrate::benchmark_command(b, o);
+      std::cerr << "running: " << command << "\n";
+      std::string error;
+      const int status = calibrate::run_appending(command, out_, &error);
+      if (status != 0) {
+        std::cerr << "calibrate run: " << (error.empty() ? b + " exited with status " + std::to_string(status) : error)
+                  << "; rows measured so far are in " << out_ << " and a re-run resumes after them\n";
+        return 1;
+      }
+    }
+    std::cout << "measurements in " << out_ << "; next: shardplan calibrate fit " << out_ << " --base CLUSTER --out PROFILE.yaml\n";
+    return 0;
+  }
+
+  int do_fit() {
+    std::vector<Measurement> rows;
+    std::vector<std::string> contexts;
+    std::string what;
+    for (const auto& file : inputs_) {
+      auto raw = calibrate::parse_jsonl(io::read_file(file), file);
+      rows.insert(rows.end(), raw.rows.begin(), raw.rows.end());
+      for (auto& c : raw.contexts)
+        if (std::find(contexts.begin(), contexts.end(), c) == contexts.end()) contexts.push_back(c);
+      what += (what.empty() ? "" : ", ") + fs::path(file).filename().string();
+    }
+    return fit_and_write(rows, contexts, what, base_, out_, force_);
+  }
+
+  int do_import() {
+    const System base = io::load_system(base_, 0);
+    int tier = -1;
+    std::vector<std::string> names;
+    for (size_t i = 0; i < base.tiers.size(); ++i) {
+      names.push_back(base.tiers[i].name);
+      if (base.tiers[i].name == tier_) tier = static_cast<int>(i);
+    }
+    if (tier < 0) {
+      const std::string near = io::closest_match(tier_, names);
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      throw ConfigError("--tier: cluster '" + base_ + "' has no tier '" + tier_ + "' (tiers: " + list + ")" +
+                        (near.empty() ? "" : "; did you mean '" + near + "'?"));
+    }
+    std::vector<Measurement> rows;
+    std::string what;
+    for (const auto& file : inputs_) {
+      for (const auto& run : calibrate::parse_nccl_tests(io::read_file(file))) {
+        calibrate::check_usable(run, file, ranks_);
+        for (const auto& r : run.rows) {
+          if (r.bytes <= 0 || r.time_us <= 0) continue;
+          Measurement m;
+          m.where = file + ":" + std::to_string(run.line);
+          m.bench = calibrate::Bench::collective;
+          m.backend = "nccl-tests";
+          m.collective = *run.collective;
+          m.nranks = run.nranks > 0 ? run.nranks : ranks_;
+          m.bytes = r.bytes;
+          m.time_s = r.time_us * 1e-6;
+          m.tier = tier;
+          rows.push_back(m);
+        }
+      }
+      what += (what.empty() ? "" : ", ") + fs::path(file).filename().string();
+    }
+    if (rows.empty()) throw ConfigError("no nccl-tests data rows in " + what);
+    return fit_and_write(rows, {"nccl-tests logs for tier " + tier_}, what, base_, out_, force_);
+  }
+
+  static std::string self_dir() {
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string(".") : exe.parent_path().string();
+  }
+
+  CLI::App *cmd_ = nullptr, *run_ = nullptr, *fit_ = nullptr, *import_ = nullptr;
+  std::vector<std::string> benchmarks_, inputs_;
+  std::string launcher_, backend_, bench_dir_, bench_args_, out_, base_, tier_;
+  int ranks_ = 0;
+  bool force_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_calibrate_command() { return std::make_unique<CalibrateCommand>(); }
+
+}  // namespace shardplan::cli

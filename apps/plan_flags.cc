@@ -1,0 +1,128 @@
+#include "apps/plan_flags.h"
+
+#include "modeler/io/system_io.h"
+#include "modeler/io/yaml_reader.h"
+#include "modeler/problems.h"
+
+namespace shardplan::cli {
+
+void add_system_flags(CLI::App* app, SystemFlags* f, bool gpus_required) {
+  app->add_option("--system", f->system, "cluster name from hwprofiles/clusters or a profile path");
+  app->add_option("--gpu", f->gpu, "GPU name from hwprofiles/gpus: builds its standard node and network");
+  auto* g = app->add_option("--gpus", f->gpus, "number of GPUs")->check(CLI::PositiveNumber);
+  if (gpus_required) g->required();
+  app->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node (with --gpu)")->check(CLI::PositiveNumber);
+  app->add_option("--nvlink-domain", f->nvlink_domain, "GPUs per NVLink domain (with --gpu)")->check(CLI::PositiveNumber);
+  app->add_option("--nic-gbps", f->nic_gbps, "scale-out bandwidth per GPU in Gb/s (with --gpu)")->check(CLI::PositiveNumber);
+}
+
+void add_plan_flags(CLI::App* app, PlanFlags* f) {
+  app->add_option("--tp", f->tp, "tensor-parallel degree")->check(CLI::PositiveNumber);
+  app->add_option("--pp", f->pp, "pipeline stages")->check(CLI::PositiveNumber);
+  app->add_option("--vpp", f->vpp, "virtual stages per pipeline rank (interleaved 1F1B when > 1)")->check(CLI::PositiveNumber);
+  app->add_option("--dp", f->dp, "data-parallel degree (default: gpus / (tp x pp x cp))")->check(CLI::PositiveNumber);
+  app->add_option("--cp", f->cp, "context-parallel degree")->check(CLI::PositiveNumber);
+  app->add_option("--ep", f->ep, "expert-parallel degree (MoE models)")->check(CLI::PositiveNumber);
+  app->add_option("--etp", f->etp, "expert tensor-parallel degree (MoE models)")->check(CLI::PositiveNumber);
+  app->add_option("--zero", f->zero, "ZeRO stage: 0 none, 1 optimizer, 2 +gradients, 3 +parameters (FSDP)")
+      ->check(CLI::Range(0, 3));
+  app->add_flag("--sp,!--no-sp", f->sp, "Megatron sequence parallelism (default on when tp > 1)");
+  app->add_flag("--tp-overlap", f->tp_overlap, "overlap tensor-parallel collectives with GEMMs");
+  app->add_option("--cp-kind", f->cp_kind, "context-parallel attention: ring or allgather")
+      ->check(CLI::IsMember({"ring", "allgather"}));
+  app->add_option("--mbs", f->mbs, "micro-batch size (sequences)")->check(CLI::PositiveNumber);
+  app->add_option("--gbs", f->gbs, "global batch size (sequences per step; default dp x mbs)")->check(CLI::PositiveNumber);
+  app->add_option("--seq", f->seq, "sequence length in tokens (default 4096)")->check(CLI::PositiveNumber);
+  app->add_option("--recompute", f->recompute, "activation recomputation: none, selective or full")
+      ->check(CLI::IsMember({"none", "selective", "full"}));
+  app->add_option("--precision", f->precision, "GEMM precision: bf16, fp16, fp8, mxfp8 or nvfp4")
+      ->check(CLI::IsMember({"bf16", "fp16", "fp8", "mxfp8", "nvfp4"}));
+  app->add_option("--framework", f->framework, "training software profile")
+      ->check(CLI::IsMember(framework_names()));
+}
+
+System resolve_system(const SystemFlags& f) {
+  if (!f.system.empty() && !f.gpu.empty()) throw ConfigError("--system and --gpu are exclusive: give one");
+  if (f.system.empty() && f.gpu.empty()) throw ConfigError("give --system CLUSTER or --gpu GPU --gpus N");
+  if (!f.system.empty()) {
+    if (f.gpus_per_node || f.nvlink_domain || f.nic_gbps)
+      throw ConfigError("--gpus-per-node, --nvlink-domain and --nic-gbps go with --gpu, not --system");
+    return io::load_system(f.system, f.gpus.value_or(0));
+  }
+  if (!f.gpus) throw ConfigError("--gpu " + f.gpu + " needs --gpus N");
+  io::StandardSystemOptions o;
+  o.gpus = *f.gpus;
+  o.gpus_per_node = f.gpus_per_node.value_or(0);
+  o.nvlink_domain = f.nvlink_domain.value_or(0);
+  o.nic_gbps_per_gpu = f.nic_gbps.value_or(0);
+  return io::standard_system(io::load_gpu(f.gpu), o);
+}
+
+const Framework& resolve_framework(const std::string& name) {
+  const Framework* fw = find_framework(name);
+  if (!fw) {
+    const std::string near = io::closest_match(name, framework_names());
+    throw ConfigError("unknown framework '" + name + "'" + (near.empty() ? "" : ", did you mean '" + near + "'?"));
+  }
+  return *fw;
+}
+
+Recompute parse_recompute(const std::string& s) {
+  if (s == "none") return Recompute::none;
+  if (s == "selective") return Recompute::selective;
+  if (s == "full") return Recompute::full;
+  throw ConfigError("recompute must be none, selective or full, got '" + s + "'");
+}
+
+Dtype parse_precision(const std::string& s) {
+  if (s == "bf16") return Dtype::bf16;
+  if (s == "fp16") return Dtype::fp16;
+  if (s == "fp8" || s == "mxfp8") return Dtype::fp8;  // MXFP8 GEMMs run at the fp8 tensor-core rate
+  if (s == "nvfp4") return Dtype::fp4;
+  throw ConfigError("precision must be bf16, fp16, fp8, mxfp8 or nvfp4, got '" + s + "'");
+}
+
+Plan resolve_plan(const PlanFlags& f, const System& sys) {
+  Plan p;
+  p.tp = f.tp.value_or(1);
+  p.pp = f.pp.value_or(1);
+  p.vpp = f.vpp.value_or(1);
+  p.cp = f.cp.value_or(1);
+  p.ep = f.ep.value_or(1);
+  p.etp = f.etp.value_or(1);
+  p.zero = f.zero.value_or(1);
+  const int model_parallel = p.tp * p.pp * p.cp;
+  if (f.dp) {
+    p.dp = *f.dp;
+  } else {
+    if (sys.gpus % model_parallel != 0)
+      throw ConfigError("tp x pp x cp (" + std::to_string(model_parallel) + ") does not divide the GPU count (" +
+                        std::to_string(sys.gpus) + ")");
+    p.dp = sys.gpus / model_parallel;
+  }
+  p.sequence_parallel = f.sp.value_or(p.tp > 1);
+  p.tp_comm_overlap = f.tp_overlap;
+  p.cp_kind = f.cp_kind == "allgather" ? CpKind::allgather : CpKind::ring;
+  p.micro_batch = f.mbs.value_or(1);
+  p.global_batch = f.gbs.value_or(p.dp * p.micro_batch);
+  p.seq_len = f.seq.value_or(4096);
+  p.recompute = parse_recompute(f.recompute);
+  p.precision = parse_precision(f.precision);
+  return p;
+}
+
+std::string plan_arguments(const Plan& p, const std::string& framework) {
+  std::string s = "--tp " + std::to_string(p.tp) + " --pp " + std::to_string(p.pp);
+  if (p.vpp > 1) s += " --vpp " + std::to_string(p.vpp);
+  if (p.cp > 1) s += " --cp " + std::to_string(p.cp);
+  s += " --dp " + std::to_string(p.dp) + " --zero " + std::to_string(p.zero);
+  s += p.sequence_parallel ? " --sp" : " --no-sp";
+  if (p.tp_comm_overlap) s += " --tp-overlap";
+  if (p.cp > 1 && p.cp_kind == CpKind::allgather) s += " --cp-kind allgather";
+  s += " --mbs " + std::to_string(p.micro_batch) + " --gbs " + std::to_string(p.global_batch) + " --seq " +
+       std::to_string(p.seq_len) + " --recompute " + to_string(p.recompute) + " --precision " +
+       (p.precision == Dtype::fp4 ? "nvfp4" : to_string(p.precision)) + " --framework " + framework;
+  return s;
+}
+
+}  // namespace shardplan::cli

@@ -1,0 +1,46 @@
+// Flags shared by predict, search and sweep: which model, which system, which plan. CLI11 options fill the
+// optionals; resolve_* turns them into library inputs, with errors naming the flag.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+
+#include "modeler/framework.h"
+#include "modeler/model_desc.h"
+#include "modeler/plan.h"
+#include "modeler/system.h"
+
+namespace shardplan::cli {
+
+struct SystemFlags {
+  std::string system;  // cluster name or profile path
+  std::string gpu;     // GPU name: builds the standard node and network
+  std::optional<int> gpus, gpus_per_node, nvlink_domain;
+  std::optional<double> nic_gbps;  // Gb/s per GPU
+};
+
+struct PlanFlags {
+  std::optional<int> tp, pp, vpp, dp, cp, ep, etp, zero, mbs, gbs, seq;
+  std::optional<bool> sp;
+  bool tp_overlap = false;
+  std::string cp_kind = "ring";
+  std::string recompute = "none";
+  std::string precision = "bf16";
+  std::string framework = "megatron-lm";
+};
+
+void add_system_flags(CLI::App* app, SystemFlags* f, bool gpus_required);
+void add_plan_flags(CLI::App* app, PlanFlags* f);
+
+System resolve_system(const SystemFlags& f);
+const Framework& resolve_framework(const std::string& name);
+Recompute parse_recompute(const std::string& s);
+Dtype parse_precision(const std::string& s);
+/// The plan the flags describe; dp defaults to gpus / (tp x pp x cp), gbs to dp x mbs, seq to 4096.
+Plan resolve_plan(const PlanFlags& f, const System& sys);
+/// The `shardplan predict` arguments that reproduce a plan (search rows print it).
+std::string plan_arguments(const Plan& p, const std::string& framework);
+
+}  // namespace shardplan::cli

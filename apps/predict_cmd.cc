@@ -1,0 +1,64 @@
+// shardplan predict: one plan's memory and time breakdown.
+#include <iostream>
+
+#include "apps/command.h"
+#include "apps/plan_flags.h"
+#include "apps/report_table.h"
+#include "modeler/evaluate.h"
+#include "modeler/io/model_io.h"
+#include "modeler/io/report_json.h"
+
+namespace shardplan::cli {
+
+namespace {
+
+class PredictCommand final : public Command {
+ public:
+  CLI::App* setup(CLI::App& app) override {
+    CLI::App* sub = app.add_subcommand("predict", "predict memory and step time of one plan");
+    sub->add_option("--model", model_, "model name from models/, a model YAML or a Hugging Face config.json")
+        ->required();
+    add_system_flags(sub, &system_, false);
+    add_plan_flags(sub, &plan_);
+    sub->add_flag("--json", json_, "print the JSON report (schema_version 1)");
+    return sub;
+  }
+
+  int run() override {
+    const ModelDesc model = io::load_model(model_);
+    const System sys = resolve_system(system_);
+    const Framework& fw = resolve_framework(plan_.framework);
+    const Plan plan = resolve_plan(plan_, sys);
+    const Estimate e = evaluate(model, sys, plan, fw);
+    const bool invalid = e.time.compute.v <= 0;
+    if (json_) {
+      io::ReportContext ctx{"predict", model_, system_.system.empty() ? system_.gpu : system_.system, sys.gpu.name,
+                            sys.gpus, fw.name, sys.provenance};
+      std::cout << io::predict_json(ctx, e).dump(2) << "\n";
+    } else {
+      std::cout << "shardplan predict: " << model.name << " on " << sys.name << " (" << sys.gpus << " x "
+                << sys.gpu.name << "), framework " << fw.name << "\n"
+                << format_plan(plan);
+      if (!invalid) {
+        std::cout << "\n" << format_memory(e.memory) << "\n" << format_time(e.time) << "\n" << format_throughput(e);
+      }
+    }
+    if (!e.feasible()) {
+      std::cerr << (invalid ? "invalid plan:\n" : "plan does not fit:\n") << join_problems(e.problems) << "\n";
+      return 2;
+    }
+    return 0;
+  }
+
+ private:
+  std::string model_;
+  SystemFlags system_;
+  PlanFlags plan_;
+  bool json_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_predict_command() { return std::make_unique<PredictCommand>(); }
+
+}  // namespace shardplan::cli

@@ -1,0 +1,79 @@
+#include "apps/report_table.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace shardplan::cli {
+
+namespace {
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+std::string row(const std::string& name, double a, const char* fa, double b, const char* fb) {
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "  %-28s %12s %8s\n", name.c_str(), fmt(fa, a).c_str(), fmt(fb, b).c_str());
+  return buf;
+}
+}  // namespace
+
+std::string with_commas(double v) {
+  std::string digits = fmt("%.0f", std::round(v));
+  const bool neg = !digits.empty() && digits[0] == '-';
+  if (neg) digits.erase(0, 1);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<size_t>(i), ",");
+  return neg ? "-" + digits : digits;
+}
+
+std::string format_plan(const Plan& p) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "plan: tp %d  pp %d  vpp %d  cp %d  dp %d  | zero %d  sp %s%s | mbs %d  gbs %d  seq %d  "
+                "(%d micro-batches/step) | recompute %s | %s\n",
+                p.tp, p.pp, p.vpp, p.cp, p.dp, p.zero, p.sequence_parallel ? "on" : "off",
+                p.tp_comm_overlap ? "  tp-overlap" : "", p.micro_batch, p.global_batch, p.seq_len,
+                p.num_microbatches(), to_string(p.recompute), to_string(p.precision));
+  return buf;
+}
+
+std::string format_memory(const MemoryBreakdown& m) {
+  const double total = to_GiB(m.total());
+  auto line = [&](const char* name, Bytes b) { return row(name, to_GiB(b), "%.2f", 100.0 * to_GiB(b) / total, "%.1f"); };
+  std::string s = "memory per GPU, busiest stage          (GiB)      (%)\n";
+  s += line("weights", m.weights);
+  s += line("gradients", m.gradients);
+  s += line("optimizer states", m.optimizer);
+  s += line("activations", m.activations);
+  s += line("logits", m.logits);
+  s += line("comm/gather buffers", m.buffers);
+  s += line("allocator fragmentation", m.fragmentation);
+  s += line("CUDA context + workspaces", m.context);
+  s += row("total", total, "%.2f", 100.0, "%.1f");
+  s += "  capacity " + fmt("%.1f", to_GiB(m.capacity)) + " GiB: " +
+       (m.fits() ? "fits (" + fmt("%.1f", to_GiB(m.capacity - m.total())) + " GiB free)"
+                 : "DOES NOT FIT (" + fmt("%.1f", to_GiB(m.total() - m.capacity)) + " GiB over)") +
+       "\n";
+  return s;
+}
+
+std::string format_time(const TimeBreakdown& t) {
+  const double step = to_ms(t.step());
+  auto line = [&](const std::string& name, Seconds x) { return row(name, to_ms(x), "%.2f", 100.0 * to_ms(x) / step, "%.1f"); };
+  std::string s = "step time                               (ms)      (%)\n";
+  s += line("compute", t.compute);
+  s += line("  of which recompute", t.recompute);
+  for (int k = 0; k < kNumCommKinds; ++k)
+    if (t.exposed_comm[k].v > 0) s += line(std::string("exposed ") + kCommKindNames[k] + " communication", t.exposed_comm[k]);
+  s += line("pipeline bubble", t.bubble);
+  s += line("optimizer step", t.optimizer);
+  s += row("step", step, "%.2f", 100.0, "%.1f");
+  return s;
+}
+
+std::string format_throughput(const Estimate& e) {
+  return "throughput: " + with_commas(e.tokens_per_s) + " tokens/s, " + with_commas(e.tokens_per_s_per_gpu) +
+         " tokens/s/GPU, MFU " + fmt("%.1f", 100 * e.mfu) + "%, HFU " + fmt("%.1f", 100 * e.hfu) + "%\n";
+}
+
+}  // namespace shardplan::cli

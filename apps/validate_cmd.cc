@@ -1,0 +1,124 @@
+// shardplan validate: predict published, measured runs and report the error as it is, per run and per source.
+#include <cstdio>
+#include <iostream>
+
+#include "apps/command.h"
+#include "apps/plan_flags.h"
+#include "modeler/io/report_json.h"
+#include "modeler/io/validation_run.h"
+
+namespace shardplan::cli {
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : " ") + x;
+  return s;
+}
+
+class ValidateCommand final : public Command {
+ public:
+  CLI::App* setup(CLI::App& app) override {
+    CLI::App* sub = app.add_subcommand("validate", "predict published, measured training runs and report the error");
+    sub->add_option("--runs", runs_, "published-runs YAML file (schema in design.md)")->required();
+    sub->add_flag("--json", json_, "print a JSON report");
+    return sub;
+  }
+
+  int run() override {
+    const std::vector<io::PublishedRun> runs = io::load_published_runs(runs_);
+    const io::ValidationReport rep = io::run_validation(runs);
+    if (json_) {
+      print_json(rep);
+    } else {
+      print_table(rep);
+    }
+    return 0;
+  }
+
+ private:
+  void print_table(const io::ValidationReport& rep) const {
+    std::printf("%-52s %-28s %12s %12s %8s  %s\n", "run", "source", "measured", "predicted", "error", "plan fields chosen");
+    std::printf("%-52s %-28s %12s %12s %8s\n", "", "", "(tok/s/GPU)", "(tok/s/GPU)", "(%)");
+    for (const io::RunResult& r : rep.results) {
+      const io::PublishedRun& run = *r.run;
+      const std::string src = io::source_label(run.source).substr(0, 28);
+      if (r.skipped) {
+        std::printf("%-52s %-28s %12.1f %12s %8s  skipped: %s\n", run.id.c_str(), src.c_str(),
+                    run.measured_tokens_per_s_per_gpu, "-", "-", r.skip_reason.c_str());
+        continue;
+      }
+      std::string chosen = join(r.resolution.chosen);
+      if (!r.resolution.fits) chosen += " (no setting fits: fastest shown)";
+      if (r.memory_error_pct)
+        chosen += " | memory " + fmt("%.1f", *r.predicted_memory_gib) + " vs " +
+                  fmt("%.1f", *run.measured_peak_memory_gib) + " GiB (" + fmt("%+.1f", *r.memory_error_pct) + "%)";
+      std::printf("%-52s %-28s %12.1f %12.1f %+8.1f  %s\n", run.id.c_str(), src.c_str(),
+                  run.measured_tokens_per_s_per_gpu, r.predicted_tokens_per_s_per_gpu, r.error_pct, chosen.c_str());
+    }
+    std::printf("\nthroughput MAPE by source\n");
+    for (const auto& [name, g] : rep.by_source) std::printf("  %-60s %4d runs  %6.1f%%\n", name.c_str(), g.runs, g.mape);
+    std::printf("throughput MAPE by framework\n");
+    for (const auto& [name, g] : rep.by_framework) std::printf("  %-60s %4d runs  %6.1f%%\n", name.c_str(), g.runs, g.mape);
+    int skipped = 0;
+    for (const auto& r : rep.results) skipped += r.skipped ? 1 : 0;
+    if (skipped) std::printf("skipped: %d runs (reasons in the table)\n", skipped);
+    std::printf("\nthroughput MAPE %.1f%% over %d runs; memory MAPE %.1f%% over %d runs\n", rep.throughput.mape,
+                rep.throughput.runs, rep.memory.mape, rep.memory.runs);
+  }
+
+  void print_json(const io::ValidationReport& rep) const {
+    nlohmann::json j;
+    j["schema_version"] = 1;
+    io::ReportContext ctx;
+    ctx.command = "validate";
+    j["context"] = io::context_json(ctx);
+    j["context"]["runs_file"] = runs_;
+    nlohmann::json rows = nlohmann::json::array();
+    for (const io::RunResult& r : rep.results) {
+      nlohmann::json row{{"id", r.run->id}, {"source", r.run->source}, {"framework", r.run->framework},
+                         {"measured_tokens_per_s_per_gpu", r.run->measured_tokens_per_s_per_gpu}, {"skipped", r.skipped}};
+      if (r.skipped) {
+        row["skip_reason"] = r.skip_reason;
+      } else {
+        row["predicted_tokens_per_s_per_gpu"] = r.predicted_tokens_per_s_per_gpu;
+        row["error_pct"] = r.error_pct;
+        row["chosen"] = r.resolution.chosen;
+        row["estimate"] = io::estimate_json(r.resolution.estimate);
+        if (r.memory_error_pct) {
+          row["measured_peak_memory_gib"] = *r.run->measured_peak_memory_gib;
+          row["predicted_memory_gib"] = *r.predicted_memory_gib;
+          row["memory_error_pct"] = *r.memory_error_pct;
+        }
+      }
+      rows.push_back(row);
+    }
+    j["runs"] = rows;
+    auto groups = [](const std::map<std::string, io::GroupStats>& m) {
+      nlohmann::json g;
+      for (const auto& [k, v] : m) g[k] = {{"runs", v.runs}, {"mape_pct", v.mape}};
+      return g;
+    };
+    j["summary"] = {{"throughput", {{"runs", rep.throughput.runs}, {"mape_pct", rep.throughput.mape}}},
+                    {"memory", {{"runs", rep.memory.runs}, {"mape_pct", rep.memory.mape}}},
+                    {"by_source", groups(rep.by_source)},
+                    {"by_framework", groups(rep.by_framework)}};
+    std::cout << j.dump(2) << "\n";
+  }
+
+  std::string runs_;
+  bool json_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_validate_command() { return std::make_unique<ValidateCommand>(); }
+
+}  // namespace shardplan::cli

@@ -1,0 +1,130 @@
+#include "calibrate/measurements.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+#include "modeler/problems.h"
+
+namespace shardplan::calibrate {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void fail(const std::string& where, const std::string& msg) { throw ConfigError(where + ": " + msg); }
+
+double num(const json& j, const char* key, const std::string& where) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) fail(where, std::string("missing number '") + key + "'");
+  return it->get<double>();
+}
+
+std::string str(const json& j, const char* key, const std::string& where) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_string()) fail(where, std::string("missing string '") + key + "'");
+  return it->get<std::string>();
+}
+
+Dtype parse_dtype(const std::string& s, const std::string& where) {
+  for (int i = 0; i < kNumDtypes; ++i)
+    if (s == kDtypeNames[i]) return static_cast<Dtype>(i);
+  fail(where, "params.dtype: unknown dtype '" + s + "'");
+}
+
+std::string context_summary(const json& j) {
+  std::string s = j.value("benchmark", "?") + " (" + j.value("backend", "?") + ")";
+  for (const char* key : {"gpu", "driver", "cuda", "nccl", "mpi", "date"})
+    if (j.contains(key) && !j[key].is_null()) s += std::string(", ") + key + " " + (j[key].is_string() ? j[key].get<std::string>() : j[key].dump());
+  if (j.contains("hosts") && j["hosts"].is_array()) {
+    std::vector<std::string> uniq;
+    for (const auto& h : j["hosts"])
+      if (h.is_string() && std::find(uniq.begin(), uniq.end(), h.get<std::string>()) == uniq.end())
+        uniq.push_back(h.get<std::string>());
+    s += ", hosts";
+    for (const auto& h : uniq) s += " " + h;
+  }
+  return s;
+}
+
+Measurement parse_row(const json& j, const std::string& where) {
+  Measurement m;
+  m.where = where;
+  const std::string bench = str(j, "benchmark", where);
+  m.backend = str(j, "backend", where);
+  m.time_s = num(j, "time_s", where);
+  m.time_min_s = j.value("time_min_s", m.time_s);
+  m.time_max_s = j.value("time_max_s", m.time_s);
+  m.flops = j.value("flops", 0.0);
+  m.bytes = j.value("bytes", 0.0);
+  const double wrong = num(j, "wrong", where);
+  const auto pit = j.find("params");
+  if (pit == j.end() || !pit->is_object()) fail(where, "missing object 'params'");
+  const json& p = *pit;
+  if (wrong > 0)
+    fail(where, bench + " " + p.dump() + " produced " + std::to_string(static_cast<long long>(wrong)) +
+                    " wrong results; refusing to fit incorrect measurements (fix the cause and re-run this row)");
+  if (!(m.time_s > 0)) fail(where, "time_s must be positive");
+  if (bench == "gemm") {
+    m.bench = Bench::gemm;
+    m.dtype = parse_dtype(str(p, "dtype", where), where);
+    m.m = num(p, "m", where);
+    m.n = num(p, "n", where);
+    m.k = num(p, "k", where);
+    if (m.flops <= 0) m.flops = 2 * m.m * m.n * m.k;
+  } else if (bench == "attention") {
+    m.bench = Bench::attention;
+    m.kernel = str(j, "kernel", where);
+    const std::string dir = str(p, "dir", where);
+    if (dir != "fwd" && dir != "bwd") fail(where, "params.dir: expected fwd or bwd, got '" + dir + "'");
+    m.backward = dir == "bwd";
+    if (!(m.flops > 0)) fail(where, "attention row needs positive 'flops'");
+  } else if (bench == "memory") {
+    m.bench = Bench::memory;
+    m.op = str(p, "op", where);
+    if (!(m.bytes > 0)) fail(where, "memory row needs positive 'bytes'");
+  } else if (bench == "collective") {
+    m.bench = Bench::collective;
+    const std::string name = str(p, "collective", where);
+    const auto c = collective_from_name(name);
+    if (!c) fail(where, "params.collective: unknown collective '" + name + "'");
+    m.collective = *c;
+    m.nranks = static_cast<int>(num(p, "nranks", where));
+    m.stride = static_cast<int>(p.value("stride", 1.0));
+    m.bytes = num(p, "bytes", where);
+    if (m.nranks < 2) fail(where, "params.nranks: a collective needs at least 2 ranks");
+  } else {
+    fail(where, "unknown benchmark '" + bench + "' (expected gemm, attention, memory or collective)");
+  }
+  return m;
+}
+
+}  // namespace
+
+RawFile parse_jsonl(std::string_view text, const std::string& filename) {
+  RawFile out;
+  size_t pos = 0;
+  int line_no = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    const bool last = end == std::string_view::npos;
+    if (last) end = text.size();
+    const std::string line(text.substr(pos, end - pos));
+    pos = end + 1;
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = filename + ":" + std::to_string(line_no);
+    const json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) {
+      if (last) continue;  // cut short by an interrupted run; `calibrate run` measures it again
+      fail(where, "not a JSON object");
+    }
+    if (!j.is_object()) fail(where, "not a JSON object");
+    const std::string record = j.value("record", "");
+    if (record == "context") out.contexts.push_back(context_summary(j));
+    else if (record == "result") out.rows.push_back(parse_row(j, where));
+    else fail(where, "expected \"record\": \"context\" or \"result\"");
+  }
+  return out;
+}
+
+}  // namespace shardplan::calibrate

@@ -1,0 +1,46 @@
+// Reading nccl-tests text output (NVIDIA/nccl-tests src/util.cu), current and older column formats, so clusters
+// measured with the standard tool can be imported without re-running anything.
+//
+// Formats handled (see tests/data/nccl_tests_samples.txt):
+//  * current (>= ~2.13): size count type redop root | time algbw busbw #wrong | time algbw busbw #wrong
+//  * older: no root column, a float max-error column instead of #wrong; very old all_gather had no redop column
+// Rows are read as: size = first token, the last 8 numeric tokens = out-of-place and in-place
+// [time(us) algbw busbw wrong-or-error] ("N/A" = not checked). A log may hold several runs (-N, or one binary
+// after another); a run starts at "# nThread" or at a column header after rows.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "modeler/collectives_factors.h"
+
+namespace shardplan::calibrate {
+
+struct NcclTestsRow {
+  double bytes = 0;        // the nccl-tests size S
+  double time_us = 0;      // out-of-place time (us)
+  double algbw_gbps = 0, busbw_gbps = 0;
+  double wrong = 0;        // #wrong, or the max error in older logs
+  double ip_time_us = 0;   // in-place time
+};
+
+struct NcclTestsRun {
+  std::string binary;                      // "all_reduce_perf", or "" when the log does not name it
+  std::optional<Collective> collective;
+  int nranks = 0;                          // from the "Using devices" list; 0 when the log has none
+  bool error_column = false;               // older format: last column is a max error, not a count
+  std::string failure;                     // the footer or row that shows a failed correctness check, "" if none
+  int line = 0;                            // line where the run starts
+  std::vector<NcclTestsRow> rows;
+};
+
+/// Splits a log into runs; never throws for unusual lines (interleaved NCCL INFO lines, shell prompts).
+std::vector<NcclTestsRun> parse_nccl_tests(std::string_view text);
+
+/// Throws ConfigError when a run cannot be used: a failed correctness check, an unknown collective or rank count.
+/// `ranks_override` (> 0) replaces the rank count for logs that do not list devices.
+void check_usable(const NcclTestsRun& run, const std::string& filename, int ranks_override = 0);
+
+}  // namespace shardplan::calibrate

@@ -1,0 +1,31 @@
+// Writing a calibrated cluster profile: YAML through yaml-cpp's Emitter (never hand-assembled text), to a temp
+// file in the target directory renamed over the target, so a reader never sees half a profile.
+//
+// The profile inherits the base cluster and overrides only what was measured:
+//   schema_version, kind: cluster, name, inherits, provenance,
+//   gpu_overrides.efficiency.{gemm.<dtype>, attention.<kernel>.{fwd,bwd}, memory, kernel_overhead_us,
+//                             kernel_overhead_source}
+//   tiers: every tier of the base (the list replaces the base's), fitted ones with new latency_us and curves.
+#pragma once
+
+#include <string>
+
+#include "calibrate/fit.h"
+#include "modeler/system.h"
+
+namespace shardplan::calibrate {
+
+struct ProfileSpec {
+  std::string name;        // the new cluster's name
+  std::string inherits;    // the --base cluster as the user named it
+  std::string provenance;  // hosts, GPU, versions, rows, residuals
+  std::string source;      // short calibration label written into every fitted table's source
+};
+
+std::string emit_profile(const ProfileSpec& spec, const System& base, const Fit& fit);
+
+/// Writes `content` to `path` atomically. Throws ConfigError when `path` exists and `force` is false, or when the
+/// directory is not writable.
+void write_file_atomic(const std::string& path, const std::string& content, bool force);
+
+}  // namespace shardplan::calibrate

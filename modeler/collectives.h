@@ -1,0 +1,18 @@
+// Time of one collective on the tier its group spans: an alpha-beta model in the nccl-tests convention,
+//   t = steps x latency + S x busbw_factor / (bw_per_gpu x busbw_eff(S)),
+// where S is the nccl-tests size of the call and busbw_eff the achieved fraction the profile measured.
+#pragma once
+
+#include "modeler/system.h"
+#include "modeler/workload.h"
+
+namespace shardplan {
+
+/// Latency steps: the ring's sequential steps inside a tier; across a scale-out tier all-reduce uses NCCL's tree
+/// when that is shorter (2 log2 n, NCCL tuning.cc), as NCCL picks tree for latency at scale.
+double latency_steps(Collective c, int n, bool scale_out);
+
+/// Seconds of one call of `op` (count is not applied).
+Seconds collective_time(const System& sys, const CommOp& op);
+
+}  // namespace shardplan

@@ -1,0 +1,58 @@
+// Estimate: the result of evaluating one plan. Memory per GPU on the busiest pipeline stage, the step-time
+// breakdown whose parts add up to the step, and throughput. Reporters (table, JSON) only read this.
+#pragma once
+
+#include <array>
+
+#include "modeler/plan.h"
+#include "modeler/problems.h"
+#include "modeler/units.h"
+#include "modeler/workload.h"
+
+namespace shardplan {
+
+struct MemoryBreakdown {
+  Bytes weights;      // parameters as the forward pass reads them (plus fp8 weight copies)
+  Bytes gradients;    // gradient buffer
+  Bytes optimizer;    // master weights and Adam moments
+  Bytes activations;  // saved activations of all in-flight micro-batches (+ recompute working set)
+  Bytes logits;       // LM-head logits and loss buffers on the last stage
+  Bytes buffers;      // communication and gather buffers (ZeRO-3 gathered layers, pipeline sends)
+  Bytes fragmentation;  // reserved by the caching allocator but not allocated
+  Bytes context;        // CUDA context, library workspaces, NCCL buffers: outside the allocator
+  Bytes capacity;       // HBM capacity of one GPU
+  Bytes other() const { return logits + buffers + fragmentation + context; }
+  /// What PyTorch's torch.cuda.max_memory_reserved() reports: everything but the context.
+  Bytes allocator_reserved() const { return total() - context; }
+  Bytes total() const { return weights + gradients + optimizer + activations + other(); }
+  bool fits() const { return total() <= capacity; }
+};
+
+struct TimeBreakdown {
+  Seconds compute;    // GEMMs, attention and memory-bound kernels of all micro-batches (recompute included)
+  Seconds recompute;  // the part of compute spent re-running forward passes
+  std::array<Seconds, kNumCommKinds> exposed_comm{};  // communication not hidden behind compute, per strategy
+  Seconds bubble;     // pipeline fill and drain
+  Seconds optimizer;  // optimizer step
+  Seconds exposed_comm_total() const {
+    Seconds s;
+    for (Seconds c : exposed_comm) s += c;
+    return s;
+  }
+  Seconds step() const { return compute + exposed_comm_total() + bubble + optimizer; }
+};
+
+struct Estimate {
+  Plan plan;
+  Problems problems;  // empty when the plan is valid and fits
+  MemoryBreakdown memory;
+  TimeBreakdown time;
+  double tokens_per_s = 0;
+  double tokens_per_s_per_gpu = 0;
+  double mfu = 0;  // model FLOPs / (GPUs x dense 16-bit peak x step time)
+  double hfu = 0;  // hardware FLOPs (with recompute) / same
+  double model_flops_per_token = 0;
+  bool feasible() const { return problems.empty(); }
+};
+
+}  // namespace shardplan

@@ -1,0 +1,119 @@
+#include "modeler/evaluate.h"
+
+#include <cmath>
+#include <string>
+
+#include "modeler/layer_cost.h"
+#include "modeler/memory_model.h"
+#include "modeler/strategies/strategy.h"
+#include "modeler/time_model.h"
+
+namespace shardplan {
+
+namespace {
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+void validate_basics(const Context& ctx, Problems* problems) {
+  const Plan& p = ctx.plan;
+  const System& s = ctx.system;
+  if (p.seq_len < 1) problems->push_back({"seq_range", "seq_len (" + std::to_string(p.seq_len) + ") must be at least 1"});
+  if (p.tp >= 1 && p.pp >= 1 && p.cp >= 1 && p.dp >= 1 && p.gpus() != s.gpus)
+    problems->push_back({"gpus_product", "tp x pp x cp x dp (" + std::to_string(p.tp) + " x " + std::to_string(p.pp) +
+                                             " x " + std::to_string(p.cp) + " x " + std::to_string(p.dp) + " = " +
+                                             std::to_string(p.gpus()) + ") does not equal the GPU count (" +
+                                             std::to_string(s.gpus) + ")"});
+  if (s.gpu.peak_for(p.precision).v <= 0)
+    problems->push_back({"precision_unsupported", std::string("precision ") + to_string(p.precision) + " is not supported by " +
+                                                      s.gpu.name + " (no dense peak in its profile)"});
+}
+
+Sharding unsharded(const Context& ctx) {
+  const ModelDesc& m = ctx.model;
+  Sharding sh;
+  sh.batch = ctx.plan.micro_batch;
+  sh.seq_q = sh.seq_kv = ctx.plan.seq_len;
+  sh.tokens = sh.norm_tokens = sh.batch * sh.seq_q;
+  sh.heads = m.heads;
+  sh.kv_heads = m.kv_heads;
+  sh.ffn = m.ffn_hidden;
+  sh.vocab = m.vocab;
+  sh.layers = m.layers;
+  return sh;
+}
+
+/// Names the largest memory item, for the "does not fit" message and the search's rejection reasons.
+Problem oom_problem(const MemoryBreakdown& mem) {
+  const std::pair<const char*, Bytes> items[] = {{"weights", mem.weights},         {"gradients", mem.gradients},
+                                                 {"optimizer", mem.optimizer},     {"activations", mem.activations},
+                                                 {"logits", mem.logits},           {"buffers", mem.buffers}};
+  const auto* top = &items[0];
+  for (const auto& it : items)
+    if (it.second > top->second) top = &it;
+  return {std::string("oom_") + top->first,
+          "out of memory: " + num(to_GiB(mem.total())) + " GiB needed of " + num(to_GiB(mem.capacity)) +
+              " GiB (largest item: " + top->first + " " + num(to_GiB(top->second)) + " GiB)"};
+}
+
+}  // namespace
+
+Problems validate_plan(const ModelDesc& model, const System& system, const Plan& plan, const Framework& framework) {
+  const Context ctx{model, system, plan, framework};
+  Problems problems;
+  validate_basics(ctx, &problems);
+  for (const Strategy* s : all_strategies()) s->validate(ctx, &problems);
+  return problems;
+}
+
+Estimate evaluate(const ModelDesc& model, const System& system, const Plan& plan, const Framework& framework) {
+  Estimate e;
+  e.plan = plan;
+  e.problems = validate_plan(model, system, plan, framework);
+  if (!e.problems.empty()) return e;
+
+  const Context ctx{model, system, plan, framework};
+  Sharding sh = unsharded(ctx);
+  Schedule sched;
+  CommPlan comm;
+  for (const Strategy* s : all_strategies()) s->shard(ctx, &sh);
+  for (const Strategy* s : all_strategies()) s->schedule(ctx, sh, &sched);
+  for (const Strategy* s : all_strategies()) s->add_comm(ctx, sh, &comm);
+
+  const LayerCost layer = layer_cost(ctx, sh);
+  const LayerCost head = head_cost(ctx, sh);
+  e.time = step_time(ctx, sh, sched, comm, layer, head);
+  e.memory = memory_breakdown(ctx, sh, sched);
+
+  const double tokens_per_step = 1.0 * plan.global_batch * plan.seq_len;
+  const Seconds step = e.time.step();
+  e.tokens_per_s = tokens_per_step / step.v;
+  e.tokens_per_s_per_gpu = e.tokens_per_s / system.gpus;
+  e.model_flops_per_token = model_flops_per_token(model, plan.seq_len);
+  const double peak = system.gpu.peak_for(Dtype::bf16).v * system.gpus;
+  e.mfu = e.model_flops_per_token * e.tokens_per_s / peak;
+  // Recompute FLOPs per token: one rank's per-layer recompute FLOPs x all layers x the tp x cp ranks that share
+  // a micro-batch, over the micro-batch's tokens.
+  const double recompute_per_token =
+      layer.recompute.flops * model.layers * plan.tp * plan.cp / (1.0 * plan.micro_batch * plan.seq_len);
+  e.hfu = (e.model_flops_per_token + recompute_per_token) * e.tokens_per_s / peak;
+  if (!e.memory.fits()) e.problems.push_back(oom_problem(e.memory));
+  check_invariants(e);
+  return e;
+}
+
+void check_invariants(const Estimate& e) {
+  const TimeBreakdown& t = e.time;
+  SHARDPLAN_CHECK(t.compute.v > 0 && std::isfinite(t.compute.v));
+  SHARDPLAN_CHECK(t.recompute.v >= 0 && t.recompute <= t.compute);
+  SHARDPLAN_CHECK(t.bubble.v >= 0 && t.optimizer.v >= 0);
+  for (Seconds c : t.exposed_comm) SHARDPLAN_CHECK(c.v >= 0 && std::isfinite(c.v));
+  if (e.plan.tp == 1) SHARDPLAN_CHECK(t.exposed_comm[static_cast<int>(CommKind::tp)].v == 0);
+  if (e.plan.pp == 1) SHARDPLAN_CHECK(t.bubble.v == 0);
+  SHARDPLAN_CHECK(e.memory.weights.v > 0 && e.memory.activations.v >= 0);
+}
+
+}  // namespace shardplan

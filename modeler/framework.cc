@@ -1,0 +1,105 @@
+#include "modeler/framework.h"
+
+namespace shardplan {
+
+namespace {
+
+Framework megatron() {
+  Framework f;
+  f.name = "megatron-lm";
+  // Transformer Engine's fused attention (cuDNN) on Hopper; FlashAttention-2 on Ampere.
+  f.attention = AttentionKernel::flash3;
+  f.fused_elementwise = true;  // TE fused LayerNorm/RMSNorm+GEMM, bias-GeLU/SwiGLU fusion, fused RoPE, fused CE
+  f.overlap_grad_reduce = true;   // --overlap-grad-reduce (Megatron-Core DDP buckets)
+  f.overlap_param_gather = true;  // --overlap-param-gather (distributed optimizer)
+  f.reshard_after_forward = true;
+  // Megatron keeps bf16/fp16 model params, accumulates gradients in an fp32 main-grad buffer
+  // (--accumulate-allreduce-grads-in-fp32, forced on for bf16 in arguments.py) and holds fp32 master
+  // params + Adam m, v in the (distributed) optimizer: 2 + 4 + 12 bytes per parameter.
+  f.state = {2, 4, 12};
+  f.fp8_cast_passes = 1.0;  // TE: one fused cast+transpose of each GEMM input per fp8 linear
+  f.sources = {"Megatron-LM arguments.py (--overlap-grad-reduce, --overlap-param-gather, accumulate fp32 grads)",
+               "Transformer Engine docs: fused attention (cuDNN), LayerNormLinear, fp8 cast-transpose"};
+  return f;
+}
+
+Framework nemo() {
+  Framework f = megatron();
+  f.name = "nemo";
+  f.sources.push_back("NeMo performance recipes: Megatron-Core with TE, distributed optimizer, overlap on");
+  return f;
+}
+
+Framework megatron_deepspeed() {
+  Framework f = megatron();
+  f.name = "megatron-deepspeed";
+  f.attention = AttentionKernel::flash2;  // flash-attn 2 package, no TE fused attention
+  f.overlap_param_gather = false;
+  f.sources = {"microsoft/Megatron-DeepSpeed README: --use-flash-attn-v2, DeepSpeed ZeRO stages"};
+  return f;
+}
+
+Framework torchtitan() {
+  Framework f;
+  f.name = "torchtitan";
+  // PyTorch SDPA: the flash backend is FlashAttention-2 (torch 2.5/2.6, Dec 2024 benchmarks); no FA3.
+  f.attention = AttentionKernel::flash2;
+  // Eager nn.RMSNorm/F.silu etc. without torch.compile: each op is its own kernel.
+  f.fused_elementwise = false;
+  f.unfused_passes_per_norm = 4.0;  // x.pow(2).mean(), rsqrt, x * r, * weight: ~4 read+write passes
+  f.overlap_grad_reduce = true;   // FSDP2 reduce-scatter runs on a separate stream during backward
+  f.overlap_param_gather = true;  // FSDP2 prefetches the next layer's all-gather
+  f.reshard_after_forward = true; // fully_shard default (not with PP, where torchtitan keeps params)
+  // FSDP2 mixed precision: sharded fp32 params (the master copy), fp32 sharded grads, Adam m, v in fp32;
+  // the bf16 unsharded copy exists only transiently per layer.
+  f.state = {4, 4, 8};
+  f.fp8_cast_passes = 2.0;  // torchao Float8Linear dynamic scaling: amax pass + cast pass per input
+  f.sources = {"pytorch/torchtitan docs/fsdp.md (FSDP2 MixedPrecisionPolicy, reshard_after_forward)",
+               "PyTorch SDPA backends (flash = FlashAttention-2)", "pytorch/ao float8 README (dynamic scaling)"};
+  return f;
+}
+
+Framework llm_foundry() {
+  Framework f;
+  f.name = "llm-foundry";
+  f.attention = AttentionKernel::flash2;  // attn_impl: flash (flash-attn 2) in the benchmark yamls
+  // MPT blocks: low_precision_layernorm (one fused torch kernel), GELU unfused; fused cross-entropy optional.
+  f.fused_elementwise = false;
+  f.unfused_passes_per_norm = 1.0;
+  f.overlap_grad_reduce = true;   // FSDP1 backward prefetch (BACKWARD_PRE)
+  f.overlap_param_gather = true;  // FSDP1 forward prefetch
+  f.reshard_after_forward = true; // FULL_SHARD
+  f.state = {4, 4, 8};            // FSDP1 flat fp32 params sharded (master), fp32 grads, Adam (LionW uses m only)
+  f.sources = {"mosaicml/llm-foundry scripts/train/benchmarking/README.md and yamls (FULL_SHARD, attn_impl flash)",
+               "Composer FSDP docs (mixed precision DEFAULT/PURE)"};
+  return f;
+}
+
+Framework other() {
+  Framework f = torchtitan();
+  f.name = "other";
+  f.sources = {"generic PyTorch FSDP stack: eager ops, FlashAttention-2"};
+  return f;
+}
+
+const std::vector<Framework>& registry() {
+  static const std::vector<Framework> all = {megatron(), nemo(),  torchtitan(),
+                                             llm_foundry(), megatron_deepspeed(), other()};
+  return all;
+}
+
+}  // namespace
+
+const Framework* find_framework(const std::string& name) {
+  for (const Framework& f : registry())
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+std::vector<std::string> framework_names() {
+  std::vector<std::string> names;
+  for (const Framework& f : registry()) names.push_back(f.name);
+  return names;
+}
+
+}  // namespace shardplan

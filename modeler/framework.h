@@ -1,0 +1,47 @@
+// The training software stack as a small profile of documented traits. The same plan runs at different speeds
+// under Megatron-LM, torchtitan or llm-foundry because they run different kernels and overlap different things;
+// each trait below names the framework documentation or code it comes from. Traits are never fitted to published
+// rows: a trait is a fact about what the software does.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "modeler/system.h"
+
+namespace shardplan {
+
+/// Bytes per parameter of each training state, before sharding.
+struct StateBytes {
+  double weights = 2;    // the copy the forward pass reads
+  double gradients = 4;  // the gradient buffer gradients accumulate into
+  double optimizer = 12; // fp32 master weights + Adam m and v (mixed-precision Adam, ZeRO paper Sec. 3.1)
+};
+
+struct Framework {
+  std::string name;
+  /// Attention kernel generation run on GPUs that have one of that generation (else flash2).
+  AttentionKernel attention = AttentionKernel::flash2;
+  /// Norms, bias+activation, RoPE, residual+dropout and cross-entropy run as fused kernels (one read and one write
+  /// of the activation) rather than eager PyTorch sequences of elementwise kernels.
+  bool fused_elementwise = true;
+  /// Memory passes over a [tokens x hidden] activation per norm when not fused (eager RMSNorm: pow, mean, rsqrt,
+  /// mul, mul; read+write each).
+  double unfused_passes_per_norm = 1.0;
+  /// Data-parallel gradient reduction overlapped with the backward pass (bucketed).
+  bool overlap_grad_reduce = true;
+  /// ZeRO/FSDP parameter all-gather prefetched and overlapped with compute.
+  bool overlap_param_gather = true;
+  /// Parameter all-gather of ZeRO-3/FSDP repeated in backward (reshard after forward).
+  bool reshard_after_forward = true;
+  StateBytes state;
+  /// fp8 GEMMs: extra memory passes per linear layer to cast inputs (quantize + amax), per the recipe.
+  double fp8_cast_passes = 1.0;
+  std::vector<std::string> sources;
+};
+
+/// The built-in profiles: megatron-lm, nemo, torchtitan, llm-foundry, megatron-deepspeed, other.
+const Framework* find_framework(const std::string& name);
+std::vector<std::string> framework_names();
+
+}  // namespace shardplan

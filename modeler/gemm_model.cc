@@ -1,0 +1,67 @@
+#include "modeler/gemm_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "modeler/problems.h"
+
+namespace shardplan {
+
+GemmTile gemm_tile(const Gpu& gpu) {
+  // The Gpu profile has no architecture field; the profile names of Hopper and later parts (h100, h200, h800,
+  // gh200, b200, gb200, b300, gb300) start with one of these prefixes.
+  static const char* const kHopperPlus[] = {"h1", "h2", "h8", "gh", "b1", "b2", "b3", "gb"};
+  for (const char* p : kHopperPlus)
+    if (gpu.name.rfind(p, 0) == 0) return {128, 256};
+  return {128, 128};
+}
+
+double wave_efficiency(const Gpu& gpu, double m, double n) {
+  if (gpu.sm_count <= 0 || m <= 0 || n <= 0) return 1.0;
+  const GemmTile t = gemm_tile(gpu);
+  const double tiles = std::ceil(m / t.m) * std::ceil(n / t.n);
+  const double waves = std::ceil(tiles / gpu.sm_count);
+  return tiles / (waves * gpu.sm_count);
+}
+
+double dtype_bytes(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::fp32:
+    case Dtype::tf32: return 4.0;
+    case Dtype::bf16:
+    case Dtype::fp16: return 2.0;
+    case Dtype::fp8: return 1.0;
+    case Dtype::fp4: return 0.5;
+  }
+  return 2.0;
+}
+
+Bytes gemm_bytes(Dtype dtype, double m, double n, double k) {
+  const double in = dtype_bytes(dtype);
+  const double out = std::max(in, 2.0);
+  return Bytes((m * k + k * n) * in + m * n * out);
+}
+
+double gemm_efficiency(const Gpu& gpu, Dtype dtype, double flops) {
+  const Curve& own = gpu.eff.gemm[static_cast<int>(dtype)];
+  const Curve& c = own.empty() ? gpu.eff.gemm[static_cast<int>(Dtype::bf16)] : own;
+  return c.empty() ? 1.0 : c.at(flops);
+}
+
+double memory_efficiency(const Gpu& gpu, double bytes) {
+  return gpu.eff.memory.empty() ? 1.0 : gpu.eff.memory.at(bytes);
+}
+
+Seconds gemm_time(const Gpu& gpu, Dtype dtype, double m, double n, double k) {
+  const FlopsPerSec peak = gpu.peak_for(dtype);
+  if (peak.v <= 0)
+    throw ConfigError("gpu '" + gpu.name + "' states no " + kDtypeNames[static_cast<int>(dtype)] + " peak");
+  const Flops flops(2.0 * m * n * k);
+  const Bytes bytes = gemm_bytes(dtype, m, n, k);
+  const Seconds compute = flops / (peak * (gemm_efficiency(gpu, dtype, flops.v) * wave_efficiency(gpu, m, n)));
+  const Seconds memory = gpu.hbm_bw.v > 0 ? bytes / (gpu.hbm_bw * memory_efficiency(gpu, bytes.v)) : Seconds(0);
+  return gpu.eff.kernel_overhead + std::max(compute, memory);
+}
+
+}  // namespace shardplan

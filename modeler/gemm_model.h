@@ -1,0 +1,42 @@
+// Time of one GEMM on one GPU: the formula the cost model predicts with and calibration inverts, in one place so
+// that a profile fitted from measured GEMMs reproduces those measurements when predicted.
+//
+//   t = kernel_overhead + max(flops / (peak * eff_gemm(flops) * wave_eff(m, n)),
+//                             bytes / (hbm_bw * eff_memory(bytes)))
+//
+// flops = 2mnk; bytes = A (m x k) + B (k x n) in the input dtype plus C (m x n) in the output dtype (at least
+// 16-bit: fp8/fp4 GEMMs write bf16). wave_eff models tile quantization: the output is cut into tiles, tiles are
+// scheduled in waves of one tile per SM, and a partial last wave leaves SMs idle.
+#pragma once
+
+#include "modeler/system.h"
+#include "modeler/units.h"
+
+namespace shardplan {
+
+/// Output tile of the GEMM kernels cuBLAS picks for large problems: 128x128 on Ampere and older,
+/// 128x256 on Hopper and later (wgmma tiles in CUTLASS 3 / cuBLAS sm90 kernels).
+struct GemmTile {
+  int m = 128;
+  int n = 128;
+};
+GemmTile gemm_tile(const Gpu& gpu);
+
+/// Fraction of SM-slots doing useful work: tiles / (waves * sm_count). 1 when sm_count is unknown (0).
+double wave_efficiency(const Gpu& gpu, double m, double n);
+
+/// Bytes one GEMM moves to and from HBM at least once (A, B read; C written).
+Bytes gemm_bytes(Dtype dtype, double m, double n, double k);
+
+/// Predicted time of one m x n x k GEMM. Throws ConfigError when the GPU states no peak for `dtype`.
+Seconds gemm_time(const Gpu& gpu, Dtype dtype, double m, double n, double k);
+
+/// Efficiency lookups with the documented fallbacks: a dtype without its own GEMM curve uses bf16's; a missing
+/// curve means 1 (the peak), so an uncalibrated GPU is at worst optimistic, never silently zero.
+double gemm_efficiency(const Gpu& gpu, Dtype dtype, double flops);
+double memory_efficiency(const Gpu& gpu, double bytes);
+
+/// Element size in bytes (fp4 is half a byte).
+double dtype_bytes(Dtype dtype);
+
+}  // namespace shardplan

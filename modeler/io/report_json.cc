@@ -1,0 +1,78 @@
+#include "modeler/io/report_json.h"
+
+#include <ctime>
+
+namespace shardplan::io {
+
+using nlohmann::json;
+
+json context_json(const ReportContext& c) {
+  char date[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return json{{"version", SHARDPLAN_VERSION}, {"command", c.command}, {"model", c.model},
+              {"system", c.system},           {"gpu", c.gpu},         {"gpus", c.gpus},
+              {"framework", c.framework},     {"system_provenance", c.provenance}, {"date", date}};
+}
+
+json plan_json(const Plan& p) {
+  return json{{"tp", p.tp},
+              {"pp", p.pp},
+              {"vpp", p.vpp},
+              {"dp", p.dp},
+              {"cp", p.cp},
+              {"ep", p.ep},
+              {"etp", p.etp},
+              {"zero", p.zero},
+              {"sequence_parallel", p.sequence_parallel},
+              {"tp_comm_overlap", p.tp_comm_overlap},
+              {"cp_kind", to_string(p.cp_kind)},
+              {"micro_batch", p.micro_batch},
+              {"global_batch", p.global_batch},
+              {"microbatches_per_step", p.num_microbatches()},
+              {"seq_len", p.seq_len},
+              {"recompute", to_string(p.recompute)},
+              {"precision", to_string(p.precision)}};
+}
+
+json estimate_json(const Estimate& e) {
+  json j;
+  j["plan"] = plan_json(e.plan);
+  json problems = json::array();
+  for (const Problem& p : e.problems) problems.push_back({{"code", p.code}, {"message", p.message}});
+  j["feasible"] = e.feasible();
+  j["problems"] = problems;
+  if (e.time.compute.v <= 0) return j;  // invalid plan: no breakdown
+  const MemoryBreakdown& m = e.memory;
+  j["memory"] = {{"total_bytes", m.total().v},         {"weights_bytes", m.weights.v},
+                 {"gradients_bytes", m.gradients.v},   {"optimizer_bytes", m.optimizer.v},
+                 {"activations_bytes", m.activations.v}, {"other_bytes", m.other().v},
+                 {"logits_bytes", m.logits.v},         {"buffers_bytes", m.buffers.v},
+                 {"fragmentation_bytes", m.fragmentation.v}, {"context_bytes", m.context.v},       {"capacity_bytes", m.capacity.v},
+                 {"fits", m.fits()}};
+  const TimeBreakdown& t = e.time;
+  json exposed;
+  for (int k = 0; k < kNumCommKinds; ++k) exposed[kCommKindNames[k]] = t.exposed_comm[k].v;
+  j["time"] = {{"step_s", t.step().v},
+               {"compute_s", t.compute.v},
+               {"recompute_s", t.recompute.v},
+               {"exposed_comm_s", t.exposed_comm_total().v},
+               {"exposed_comm_by_kind_s", exposed},
+               {"bubble_s", t.bubble.v},
+               {"optimizer_s", t.optimizer.v}};
+  j["throughput"] = {{"tokens_per_s", e.tokens_per_s},
+                     {"tokens_per_s_per_gpu", e.tokens_per_s_per_gpu},
+                     {"mfu", e.mfu},
+                     {"hfu", e.hfu},
+                     {"model_flops_per_token", e.model_flops_per_token}};
+  return j;
+}
+
+json predict_json(const ReportContext& ctx, const Estimate& e) {
+  json j = estimate_json(e);
+  j["schema_version"] = 1;
+  j["context"] = context_json(ctx);
+  return j;
+}
+
+}  // namespace shardplan::io

@@ -1,0 +1,30 @@
+// JSON reports (the design.md contract, schema_version 1): the only nlohmann/json writer. Consumers ignore unknown
+// keys; keys carry their units (_bytes, _s).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "modeler/estimate.h"
+
+namespace shardplan::io {
+
+struct ReportContext {
+  std::string command;    // "predict", "search", ...
+  std::string model;      // name or file
+  std::string system;     // name or file
+  std::string gpu;
+  int gpus = 0;
+  std::string framework;
+  std::string provenance; // where the system's efficiency tables come from
+};
+
+nlohmann::json context_json(const ReportContext& ctx);
+nlohmann::json plan_json(const Plan& p);
+/// One estimate: {plan, memory, time, throughput, feasible, problems}.
+nlohmann::json estimate_json(const Estimate& e);
+/// The predict report: {schema_version, context, plan, memory, time, throughput}.
+nlohmann::json predict_json(const ReportContext& ctx, const Estimate& e);
+
+}  // namespace shardplan::io

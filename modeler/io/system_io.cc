@@ -1,0 +1,389 @@
+#include "modeler/io/system_io.h"
+
+#include <optional>
+#include <sstream>
+
+#include "modeler/io/paths.h"
+#include "modeler/io/yaml_reader.h"
+
+namespace shardplan::io {
+namespace {
+
+// Efficiencies are fractions of a datasheet rate. Above 1 is legitimate for NVLS all-reduce, whose busbw is
+// ~1.07x the NVLink line rate on 8x H100 (nccl-tests#212, hardware.md 3.1); 1.2 leaves room for that and nothing
+// more, so a percentage typed as 80 instead of 0.80 is caught.
+constexpr double kMaxEfficiency = 1.2;
+constexpr int kMaxInheritDepth = 8;
+const std::vector<std::string> kYamlExt = {".yaml"};
+
+std::string num(double v) {
+  std::ostringstream ss;
+  ss << v;
+  return ss.str();
+}
+
+/// "file:line: path.key: message" at a key of `map` (the map's own line when the key is absent).
+std::string at_key(const YAML::Node& map, const MapReader& r, const std::string& key, const std::string& message) {
+  const YAML::Node v = map[key];
+  return where(v.IsDefined() ? v : map, r.file()) + r.key_path(key) + ": " + message;
+}
+
+/// Rejects keys outside `keys` before any required key is read, so a misspelled required key is reported as the
+/// typo it is ("did you mean") rather than as a missing key.
+void reject_unknown(const YAML::Node& map, const std::string& file, const std::string& path,
+                    const std::vector<std::string>& keys) {
+  MapReader probe(map, file, path);
+  for (const std::string& k : keys) probe.opt_node(k);
+  probe.finish();
+}
+
+/// A node that must be present (not null); marks the key as known.
+YAML::Node required_node(MapReader& r, const std::string& key) {
+  const YAML::Node v = r.opt_node(key);
+  if (!v.IsDefined() || v.IsNull()) r.fail_here("missing required key '" + r.key_path(key) + "'");
+  return v;
+}
+
+/// An efficiency table: a curve whose values are fractions in (0, kMaxEfficiency].
+std::optional<Curve> opt_fraction(MapReader& r, const std::string& key, Problems& problems) {
+  const YAML::Node node = r.opt_node(key);
+  if (!node.IsDefined() || node.IsNull()) return std::nullopt;
+  const std::string path = r.key_path(key);
+  Curve c = parse_curve(node, r.file(), path);
+  const YAML::Node points = node["points"];
+  for (size_t i = 0; i < c.y.size(); ++i)
+    if (c.y[i] > kMaxEfficiency)
+      problems.push_back({"efficiency_range", where(points[i], r.file()) + path + ".points[" + std::to_string(i) +
+                                                  "]: efficiency " + num(c.y[i]) + " is outside (0, " +
+                                                  num(kMaxEfficiency) + "]"});
+  return c;
+}
+
+Curve fraction(MapReader& r, const std::string& key, Problems& problems) {
+  auto c = opt_fraction(r, key, problems);
+  if (!c) r.fail_here("missing required key '" + r.key_path(key) + "'");
+  return *c;
+}
+
+/// A non-empty list of strings (the `sources` of every profile and tier).
+std::vector<std::string> string_list(MapReader& r, const std::string& key) {
+  const YAML::Node seq = r.sequence(key);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < seq.size(); ++i) {
+    if (!seq[i].IsScalar() || seq[i].Scalar().empty())
+      throw ConfigError(where(seq[i], r.file()) + r.key_path(key) + "[" + std::to_string(i) +
+                        "]: expected a non-empty string");
+    out.push_back(seq[i].Scalar());
+  }
+  if (out.empty()) r.fail(key, "expected at least one source");
+  return out;
+}
+
+void read_header(MapReader& r, const YAML::Node& map, const std::string& kind) {
+  const double version = r.number("schema_version");
+  if (version != 1) throw ConfigError(at_key(map, r, "schema_version", "unsupported schema_version " + num(version) +
+                                                                          " (this shardplan reads 1)"));
+  r.choice("kind", {kind});
+}
+
+Tier read_tier(const YAML::Node& node, const std::string& file, const std::string& path, Problems& problems) {
+  reject_unknown(node, file, path, {"name", "domain_gpus", "bw_per_gpu_gbps", "latency_us", "oversubscription",
+                                    "busbw_eff", "p2p_eff", "sources"});
+  MapReader r(node, file, path);
+  Tier t;
+  t.name = r.string("name");
+  t.domain_gpus = r.opt_int("domain_gpus", 0, 1 << 30).value_or(0);
+  t.bw_per_gpu = GBps(r.positive("bw_per_gpu_gbps"));
+  const double latency = r.number("latency_us");
+  if (latency < 0) problems.push_back({"tier", at_key(node, r, "latency_us", "expected a number >= 0, got " + num(latency))});
+  t.latency = us(latency);
+  t.oversubscription = r.opt_number("oversubscription").value_or(1.0);
+  if (t.oversubscription < 1)
+    problems.push_back({"tier", at_key(node, r, "oversubscription",
+                                       "expected a ratio >= 1 (1 = full bisection), got " + num(t.oversubscription))});
+  t.busbw_eff = fraction(r, "busbw_eff", problems);
+  if (auto p2p = opt_fraction(r, "p2p_eff", problems)) t.p2p_eff = *p2p;
+  t.sources = string_list(r, "sources");
+  r.finish();
+  return t;
+}
+
+/// Checks a tier list (innermost first) against the node size: inner tiers bound their domain, domains grow
+/// outwards, and each bounded domain is whole nodes or a whole fraction of one.
+void check_tiers(const std::vector<Tier>& tiers, const std::vector<YAML::Node>& nodes, const std::string& file,
+                 const std::vector<std::string>& paths, int gpus_per_node, Problems& problems) {
+  for (size_t i = 0; i < tiers.size(); ++i) {
+    const int d = tiers[i].domain_gpus;
+    const std::string here = where(nodes[i]["domain_gpus"].IsDefined() ? nodes[i]["domain_gpus"] : nodes[i], file) +
+                             paths[i] + ".domain_gpus: ";
+    if (d == 0) {
+      if (i + 1 < tiers.size())
+        problems.push_back({"tier", here + "only the outermost tier may be unbounded (0); '" + tiers[i].name +
+                                        "' is inside '" + tiers[i + 1].name + "'"});
+      continue;
+    }
+    if (i > 0 && d <= tiers[i - 1].domain_gpus)
+      problems.push_back({"tier", here + std::to_string(d) + " GPUs is not larger than the inner tier '" +
+                                      tiers[i - 1].name + "' (" + std::to_string(tiers[i - 1].domain_gpus) + ")"});
+    if (d % gpus_per_node != 0 && gpus_per_node % d != 0)
+      problems.push_back({"tier", here + std::to_string(d) + " GPUs is neither a multiple nor a divisor of gpus_per_node (" +
+                                      std::to_string(gpus_per_node) + ")"});
+  }
+}
+
+void throw_if_any(const Problems& problems) {
+  if (!problems.empty()) throw ConfigError(join_problems(problems));
+}
+
+GpuProfile read_gpu(const YAML::Node& doc, const std::string& file, const std::string& path) {
+  reject_unknown(doc, file, path, {"schema_version", "kind", "name", "sources", "peak_tflops", "hbm_capacity_gib",
+                                   "hbm_bw_gbps", "l2_mib", "sm_count", "host_link_gbps", "efficiency", "node",
+                                   "scale_out", "host_memory_gib_per_gpu"});
+  MapReader r(doc, file, path);
+  Problems problems;
+  GpuProfile p;
+  Gpu& g = p.gpu;
+  read_header(r, doc, "gpu");
+  g.name = r.string("name");
+  g.sources = string_list(r, "sources");
+
+  MapReader peaks = r.map("peak_tflops");
+  for (int d = 0; d < kNumDtypes; ++d)
+    g.peak[static_cast<size_t>(d)] = TFlops(peaks.opt_positive(kDtypeNames[static_cast<size_t>(d)]).value_or(0.0));
+  peaks.finish();
+  if (g.peak_for(Dtype::bf16).v <= 0 && g.peak_for(Dtype::fp16).v <= 0)
+    problems.push_back({"gpu", at_key(doc, r, "peak_tflops",
+                                      "needs a bf16 or fp16 peak (attention efficiencies refer to the 16-bit peak)")});
+
+  g.hbm_capacity = GiB(r.positive("hbm_capacity_gib"));
+  g.hbm_bw = GBps(r.positive("hbm_bw_gbps"));
+  g.l2 = MiB(r.positive("l2_mib"));
+  g.sm_count = r.positive_int("sm_count");
+  g.host_link_bw = GBps(r.positive("host_link_gbps"));
+
+  const YAML::Node eff_node = required_node(r, "efficiency");
+  reject_unknown(eff_node, file, r.key_path("efficiency"),
+                 {"gemm", "attention", "memory", "kernel_overhead_us", "kernel_overhead_source"});
+  MapReader eff(eff_node, file, r.key_path("efficiency"));
+  const YAML::Node gemm_node = required_node(eff, "gemm");
+  reject_unknown(gemm_node, file, eff.key_path("gemm"), {kDtypeNames.begin(), kDtypeNames.end()});
+  MapReader gemm(gemm_node, file, eff.key_path("gemm"));
+  for (int d = 0; d < kNumDtypes; ++d) {
+    const std::string dtype = kDtypeNames[static_cast<size_t>(d)];
+    // bf16's table is required: it is also the fallback for dtypes without their own (system.h).
+    auto c = dtype == "bf16" ? std::optional<Curve>(fraction(gemm, dtype, problems)) : opt_fraction(gemm, dtype, problems);
+    if (!c) continue;
+    if (dtype != "bf16" && g.peak[static_cast<size_t>(d)].v <= 0)
+      problems.push_back({"gpu", at_key(gemm_node, gemm, dtype, "a table for a dtype without a peak (peak_tflops." +
+                                                                    dtype + " is absent or null)")});
+    g.eff.gemm[static_cast<size_t>(d)] = *c;
+  }
+  gemm.finish();
+
+  const YAML::Node attn_node = required_node(eff, "attention");
+  reject_unknown(attn_node, file, eff.key_path("attention"), {"flash2", "flash3"});
+  MapReader attn(attn_node, file, eff.key_path("attention"));
+  const char* kernels[kNumAttentionKernels] = {"flash2", "flash3"};
+  for (int k = 0; k < kNumAttentionKernels; ++k) {
+    // flash2 is required: it is what a GPU without Hopper-class kernels runs, and the fallback (system.h).
+    const YAML::Node kn = k == 0 ? required_node(attn, kernels[k]) : attn.opt_node(kernels[k]);
+    if (!kn.IsDefined() || kn.IsNull()) continue;
+    reject_unknown(kn, file, attn.key_path(kernels[k]), {"fwd", "bwd"});
+    MapReader kr(kn, file, attn.key_path(kernels[k]));
+    g.eff.attention_fwd[static_cast<size_t>(k)] = fraction(kr, "fwd", problems);
+    g.eff.attention_bwd[static_cast<size_t>(k)] = fraction(kr, "bwd", problems);
+    kr.finish();
+  }
+  attn.finish();
+  g.eff.memory = fraction(eff, "memory", problems);
+  const double overhead = eff.number("kernel_overhead_us");
+  if (overhead < 0)
+    problems.push_back({"gpu", at_key(eff_node, eff, "kernel_overhead_us", "expected a number >= 0, got " + num(overhead))});
+  g.eff.kernel_overhead = us(overhead);
+  if (eff.string("kernel_overhead_source").empty())
+    eff.fail("kernel_overhead_source", "every constant names its source");
+  eff.finish();
+
+  const YAML::Node node_node = required_node(r, "node");
+  reject_unknown(node_node, file, r.key_path("node"), {"gpus_per_node", "scale_up"});
+  MapReader node(node_node, file, r.key_path("node"));
+  p.node.gpus_per_node = node.positive_int("gpus_per_node");
+  const YAML::Node up = required_node(node, "scale_up");
+  p.node.scale_up = read_tier(up, file, node.key_path("scale_up"), problems);
+  node.finish();
+  const YAML::Node out = required_node(r, "scale_out");
+  p.node.scale_out = read_tier(out, file, r.key_path("scale_out"), problems);
+  p.node.host_memory_per_gpu = GiB(r.positive("host_memory_gib_per_gpu"));
+  r.finish();
+
+  if (p.node.scale_up.domain_gpus == 0)
+    problems.push_back({"tier", where(up, file) + node.key_path("scale_up") +
+                                    ".domain_gpus: the scale-up tier must bound its domain (got 0)"});
+  if (p.node.scale_out.domain_gpus != 0)
+    problems.push_back({"tier", where(out["domain_gpus"], file) + r.key_path("scale_out") +
+                                    ".domain_gpus: the scale-out network spans the whole cluster (0 or absent), got " +
+                                    std::to_string(p.node.scale_out.domain_gpus)});
+  check_tiers({p.node.scale_up}, {up}, file, {node.key_path("scale_up")}, p.node.gpus_per_node, problems);
+  throw_if_any(problems);
+  return p;
+}
+
+/// overlay deep-merged onto base: maps merge key by key, anything else in overlay replaces. Builds new map nodes
+/// and shares the leaves, so neither input changes and values keep the line of the file they came from.
+YAML::Node merged(const YAML::Node& overlay, const YAML::Node& base) {
+  if (!overlay.IsMap() || !base.IsMap()) return overlay;
+  YAML::Node out(YAML::NodeType::Map);
+  for (auto it = base.begin(); it != base.end(); ++it) {
+    const std::string key = it->first.as<std::string>();
+    const YAML::Node ov = overlay[key];
+    out[it->first] = ov.IsDefined() ? merged(ov, it->second) : it->second;
+  }
+  for (auto it = overlay.begin(); it != overlay.end(); ++it)
+    if (!base[it->first.as<std::string>()].IsDefined()) out[it->first] = it->second;
+  return out;
+}
+
+std::string resolve_from(const YAML::Node& ref, const std::string& file, const std::string& key,
+                         const std::string& dir, const std::string& what) {
+  if (!ref.IsScalar()) throw ConfigError(where(ref, file) + key + ": expected a " + what + " name or path");
+  try {
+    return resolve_data_file(ref.Scalar(), dir, kYamlExt, what);
+  } catch (const ConfigError& e) {
+    throw ConfigError(where(ref, file) + key + ": " + e.what());
+  }
+}
+
+System read_cluster(const YAML::Node& doc, const std::string& file, int gpus);
+
+/// The cluster document with its `inherits` chain merged in; each ancestor is validated under its own file name.
+YAML::Node with_ancestors(const YAML::Node& doc, const std::string& file, int depth) {
+  if (!doc.IsMap()) return doc;
+  const YAML::Node ref = doc["inherits"];
+  if (!ref.IsDefined() || ref.IsNull()) return doc;
+  if (depth >= kMaxInheritDepth)
+    throw ConfigError(where(ref, file) + "inherits: more than " + std::to_string(kMaxInheritDepth) +
+                      " levels of inheritance (a cycle?)");
+  const std::string base_file = resolve_from(ref, file, "inherits", "hwprofiles/clusters", "cluster");
+  const YAML::Node base = with_ancestors(parse_yaml(read_file(base_file), base_file), base_file, depth + 1);
+  read_cluster(base, base_file, 0);
+  return merged(doc, base);
+}
+
+System read_cluster(const YAML::Node& doc, const std::string& file, int gpus) {
+  reject_unknown(doc, file, "", {"schema_version", "kind", "name", "inherits", "gpu", "gpus_per_node", "default_gpus",
+                                 "host_memory_gib_per_gpu", "tiers", "gpu_overrides", "provenance", "sources"});
+  MapReader r(doc, file, "");
+  Problems problems;
+  read_header(r, doc, "cluster");
+  System s;
+  s.name = r.string("name");
+  r.opt_string("inherits");  // resolved by with_ancestors
+
+  const std::string gpu_file = resolve_from(required_node(r, "gpu"), file, "gpu", "hwprofiles/gpus", "GPU");
+  const YAML::Node gpu_doc = parse_yaml(read_file(gpu_file), gpu_file);
+  GpuProfile profile = read_gpu(gpu_doc, gpu_file, "");
+  const YAML::Node overrides = r.opt_node("gpu_overrides");
+  if (overrides.IsDefined() && !overrides.IsNull()) {
+    if (!overrides.IsMap()) r.fail("gpu_overrides", "expected a mapping (keys of the GPU profile to replace)");
+    profile = read_gpu(merged(overrides, gpu_doc), file, "gpu_overrides");
+  }
+  s.gpu = profile.gpu;
+
+  s.gpus_per_node = r.opt_positive_int("gpus_per_node").value_or(profile.node.gpus_per_node);
+  const int default_gpus = r.opt_positive_int("default_gpus").value_or(s.gpus_per_node);
+  const auto host = r.opt_positive("host_memory_gib_per_gpu");
+  s.host_memory_per_gpu = host ? GiB(*host) : profile.node.host_memory_per_gpu;
+
+  std::vector<YAML::Node> tier_nodes;
+  std::vector<std::string> tier_paths;
+  const YAML::Node tiers = r.opt_node("tiers");
+  if (tiers.IsDefined() && !tiers.IsNull()) {
+    if (!tiers.IsSequence() || tiers.size() == 0) r.fail("tiers", "expected a non-empty list of tiers, innermost first");
+    for (size_t i = 0; i < tiers.size(); ++i) {
+      tier_nodes.push_back(tiers[i]);
+      tier_paths.push_back("tiers[" + std::to_string(i) + "]");
+      s.tiers.push_back(read_tier(tiers[i], file, tier_paths.back(), problems));
+    }
+    check_tiers(s.tiers, tier_nodes, file, tier_paths, s.gpus_per_node, problems);
+  } else {
+    s.tiers = {profile.node.scale_up, profile.node.scale_out};
+  }
+  s.provenance = r.string("provenance");
+  string_list(r, "sources");
+  r.finish();
+
+  if (gpus < 0) throw ConfigError(file + ": gpus must be positive, got " + std::to_string(gpus));
+  s.gpus = gpus > 0 ? gpus : default_gpus;
+  if (s.gpus > s.gpus_per_node && s.gpus % s.gpus_per_node != 0)
+    problems.push_back({"gpus", where(doc["gpus_per_node"].IsDefined() ? doc["gpus_per_node"] : doc, file) +
+                                    (gpus > 0 ? "gpus (" : "default_gpus (") + std::to_string(s.gpus) +
+                                    ") is not a multiple of gpus_per_node (" + std::to_string(s.gpus_per_node) + ")"});
+  throw_if_any(problems);
+  return s;
+}
+
+}  // namespace
+
+GpuProfile parse_gpu_profile(std::string_view text, const std::string& filename) {
+  return read_gpu(parse_yaml(text, filename), filename, "");
+}
+
+GpuProfile load_gpu_profile(const std::string& name_or_path) {
+  const std::string file = resolve_data_file(name_or_path, "hwprofiles/gpus", kYamlExt, "GPU");
+  return parse_gpu_profile(read_file(file), file);
+}
+
+Gpu parse_gpu(std::string_view text, const std::string& filename) { return parse_gpu_profile(text, filename).gpu; }
+
+Gpu load_gpu(const std::string& name_or_path) { return load_gpu_profile(name_or_path).gpu; }
+
+System parse_cluster(std::string_view text, const std::string& filename, int gpus) {
+  return read_cluster(with_ancestors(parse_yaml(text, filename), filename, 0), filename, gpus);
+}
+
+System load_system(const std::string& name_or_path, int gpus) {
+  const std::string file = resolve_data_file(name_or_path, "hwprofiles/clusters", kYamlExt, "cluster");
+  return parse_cluster(read_file(file), file, gpus);
+}
+
+System standard_system(const GpuProfile& profile, const StandardSystemOptions& opts) {
+  const StandardNode& node = profile.node;
+  if (opts.gpus < 0 || opts.gpus_per_node < 0 || opts.nvlink_domain < 0 || opts.nic_gbps_per_gpu < 0)
+    throw ConfigError("standard " + profile.gpu.name + " system: GPU counts and NIC bandwidth must be positive");
+  System s;
+  s.gpu = profile.gpu;
+  s.gpus_per_node = opts.gpus_per_node > 0 ? opts.gpus_per_node : node.gpus_per_node;
+  s.gpus = opts.gpus > 0 ? opts.gpus : s.gpus_per_node;
+  s.host_memory_per_gpu = node.host_memory_per_gpu;
+  s.name = profile.gpu.name + " x" + std::to_string(s.gpus) + " (standard node)";
+  s.provenance = "datasheet defaults: standard node of " + profile.gpu.name;
+
+  Tier up = node.scale_up;
+  if (opts.nvlink_domain > 0)
+    up.domain_gpus = opts.nvlink_domain;
+  else if (opts.gpus_per_node > 0 && node.scale_up.domain_gpus == node.gpus_per_node)
+    up.domain_gpus = s.gpus_per_node;  // the standard domain is the node: a smaller or larger node carries it along
+  Tier out = node.scale_out;
+  if (opts.nic_gbps_per_gpu > 0) {
+    out.bw_per_gpu = Gbps(opts.nic_gbps_per_gpu);
+    out.sources.push_back("--nic-gbps " + num(opts.nic_gbps_per_gpu) + " Gb/s per GPU (replaces the datasheet NIC)");
+  }
+  s.tiers = {up, out};
+
+  const std::string what = "standard " + profile.gpu.name + " system: ";
+  if (s.gpus > s.gpus_per_node && s.gpus % s.gpus_per_node != 0)
+    throw ConfigError(what + "gpus (" + std::to_string(s.gpus) + ") is not a multiple of gpus per node (" +
+                      std::to_string(s.gpus_per_node) + ")");
+  if (up.domain_gpus % s.gpus_per_node != 0 && s.gpus_per_node % up.domain_gpus != 0)
+    throw ConfigError(what + "NVLink domain (" + std::to_string(up.domain_gpus) +
+                      ") is neither a multiple nor a divisor of gpus per node (" + std::to_string(s.gpus_per_node) + ")");
+  return s;
+}
+
+System standard_system(const Gpu& gpu, const StandardSystemOptions& opts) {
+  GpuProfile profile = load_gpu_profile(gpu.name);
+  profile.gpu = gpu;
+  return standard_system(profile, opts);
+}
+
+}  // namespace shardplan::io

@@ -1,0 +1,40 @@
+// Runs the validation: predicts every published run and collects per-run errors and per-group MAPE.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "modeler/io/published_runs.h"
+
+namespace shardplan::io {
+
+struct RunResult {
+  const PublishedRun* run = nullptr;
+  bool skipped = false;
+  std::string skip_reason;
+  Resolution resolution;
+  double predicted_tokens_per_s_per_gpu = 0;
+  double error_pct = 0;  // (predicted - measured) / measured x 100
+  std::optional<double> predicted_memory_gib, memory_error_pct;
+};
+
+struct GroupStats {
+  int runs = 0;
+  double mape = 0;
+};
+
+struct ValidationReport {
+  std::vector<RunResult> results;
+  std::map<std::string, GroupStats> by_source, by_framework;
+  GroupStats throughput, memory;
+};
+
+/// Predicts each run on its GPU's standard system (GPU profiles loaded once each). MoE runs are skipped until
+/// the MoE model exists.
+ValidationReport run_validation(const std::vector<PublishedRun>& runs);
+
+/// A short source label: the text before the first " (" or ",".
+std::string source_label(const std::string& source);
+
+}  // namespace shardplan::io

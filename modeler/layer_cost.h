@@ -1,0 +1,32 @@
+// Compute time of one micro-batch through one transformer layer and through the embedding/LM head, on one rank.
+#pragma once
+
+#include "modeler/strategies/strategy.h"
+
+namespace shardplan {
+
+struct PassCost {
+  Seconds time;
+  Seconds attention;  // the attention kernel's share (the window context-parallel K/V passing hides behind)
+  double flops = 0;   // FLOPs executed
+};
+
+struct LayerCost {
+  PassCost forward;
+  PassCost backward;
+  PassCost recompute;  // forward work re-run during backward (selective: attention core; full: whole layer)
+};
+
+/// Seconds of one memory-bound kernel moving `bytes` through HBM.
+Seconds memory_time(const Gpu& gpu, Bytes bytes);
+/// The attention kernel the framework runs on this GPU (flash3 only where the GPU profile has its table).
+AttentionKernel attention_kernel(const Context& ctx);
+/// Forward FLOPs of causal attention for one rank and micro-batch: 4 b s_q s_kv a_l d / 2 (QK^T and PV over the
+/// causal half; with load-balanced context parallelism each rank does 1/cp of it).
+double attention_fwd_flops(const Context& ctx, const Sharding& sh);
+
+LayerCost layer_cost(const Context& ctx, const Sharding& sh);
+/// Embedding lookup on the first stage, LM head + cross-entropy on the last; the busier of the two stages.
+LayerCost head_cost(const Context& ctx, const Sharding& sh);
+
+}  // namespace shardplan

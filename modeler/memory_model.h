@@ -1,0 +1,24 @@
+// Memory per GPU on the busiest pipeline stage: training states, activations, logits, buffers, reserve.
+#pragma once
+
+#include "modeler/estimate.h"
+#include "modeler/strategies/strategy.h"
+
+namespace shardplan {
+
+/// Saved activations of one layer for one micro-batch, in bytes (Korthikanti et al. 2022, Sec. 4, generalised):
+/// without recompute, 34 s b h + 5 a s^2 b for MHA with a 4h plain MLP, 16-bit activations, dropout, and
+/// materialised attention scores. Here each saved tensor is counted from the local shape, so GQA (K/V of kv_heads),
+/// gated MLPs (SwiGLU input 2f, output f), sequence and tensor parallelism (norm-region tensors on norm_tokens,
+/// the rest on local heads/ffn) and context parallelism (tokens / cp) follow. `flash` replaces the 5 a s^2 b score
+/// tensors by FlashAttention's fp32 log-sum-exp (4 bytes per token and head).
+/// Selective recompute drops the score tensors; full recompute keeps only the layer input.
+double activation_bytes_per_layer(const ModelDesc& m, const Sharding& sh, Recompute recompute, bool dropout, bool flash);
+
+/// Dropout is on in GPT-style training recipes (Megatron defaults hidden/attention dropout 0.1) and off for
+/// Llama-family models (no dropout in their configs); a gated MLP marks the latter.
+bool trains_with_dropout(const ModelDesc& m);
+
+MemoryBreakdown memory_breakdown(const Context& ctx, const Sharding& sh, const Schedule& sched);
+
+}  // namespace shardplan

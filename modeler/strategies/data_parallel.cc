@@ -1,0 +1,92 @@
+// Data parallelism with ZeRO (Rajbhandari et al. 2020): stage 1 shards optimizer states over the data-parallel
+// group, stage 2 also gradients, stage 3 (FSDP FULL_SHARD) also parameters. Megatron-Core reduces gradients over
+// dp x cp ranks (context-parallel ranks hold the same weights) at stride tp.
+//   zero 0: all-reduce of the gradient buffer once per step, bucketed and overlapped with the last backward.
+//   zero 1: reduce-scatter of gradients + all-gather of updated parameters per step (Megatron distributed optimizer;
+//           the all-gather overlaps the next forward with --overlap-param-gather).
+//   zero 2: gradients reduce-scattered after every micro-batch's backward (no full gradient buffer is kept).
+//   zero 3: parameters all-gathered before each layer in forward (and again in backward when resharded after
+//           forward), gradients reduce-scattered per micro-batch; both prefetched behind compute.
+#include "modeler/stage_params.h"
+#include "modeler/strategies/strategy.h"
+
+namespace shardplan {
+
+namespace {
+
+constexpr double kGatherBytes = 2.0;  // parameters are gathered in the 16-bit compute dtype
+
+class DataParallel final : public Strategy {
+ public:
+  const char* name() const override { return "dp"; }
+
+  void validate(const Context& ctx, Problems* problems) const override {
+    const Plan& p = ctx.plan;
+    if (p.dp < 1 || p.micro_batch < 1 || p.global_batch < 1) {
+      problems->push_back({"dp_range", "dp (" + std::to_string(p.dp) + "), micro_batch (" +
+                                           std::to_string(p.micro_batch) + ") and global_batch (" +
+                                           std::to_string(p.global_batch) + ") must be at least 1"});
+      return;
+    }
+    if (p.global_batch % (p.micro_batch * p.dp) != 0)
+      problems->push_back({"dp_divides_batch", "micro_batch x dp (" + std::to_string(p.micro_batch) + " x " +
+                                                   std::to_string(p.dp) + ") does not divide global_batch (" +
+                                                   std::to_string(p.global_batch) + ")"});
+    if (p.zero < 0 || p.zero > 3)
+      problems->push_back({"zero_range", "zero (" + std::to_string(p.zero) + ") must be 0, 1, 2 or 3"});
+  }
+
+  void shard(const Context& ctx, Sharding* sh) const override {
+    const double group = 1.0 * ctx.plan.dp * ctx.plan.cp;
+    if (ctx.plan.zero >= 1) sh->dp_shard_optimizer = group;
+    if (ctx.plan.zero >= 2) sh->dp_shard_gradients = group;
+    if (ctx.plan.zero >= 3) sh->dp_shard_weights = group;
+  }
+
+  void add_comm(const Context& ctx, const Sharding& sh, CommPlan* comm) const override {
+    const Plan& p = ctx.plan;
+    const int group = p.dp * p.cp;
+    if (group == 1) return;
+    const Framework& fw = ctx.framework;
+    const double params = busiest_stage_params(ctx, sh).total();
+    const Bytes grads(params * fw.state.gradients), gathered(params * kGatherBytes);
+    const Window reduce_w = fw.overlap_grad_reduce ? Window::last_backward : Window::exposed;
+    switch (p.zero) {
+      case 0:
+        comm->step.push_back({CommKind::dp, Collective::all_reduce, grads, group, p.tp, 1, reduce_w});
+        break;
+      case 1:
+        comm->step.push_back({CommKind::dp, Collective::reduce_scatter, grads, group, p.tp, 1, reduce_w});
+        comm->step.push_back({CommKind::dp, Collective::all_gather, gathered, group, p.tp, 1,
+                              fw.overlap_param_gather ? Window::next_forward : Window::exposed});
+        break;
+      case 2:
+        comm->microbatch.push_back({CommKind::dp, Collective::reduce_scatter, grads, group, p.tp, 1,
+                                    fw.overlap_grad_reduce ? Window::layer : Window::exposed});
+        comm->step.push_back({CommKind::dp, Collective::all_gather, gathered, group, p.tp, 1,
+                              fw.overlap_param_gather ? Window::next_forward : Window::exposed});
+        break;
+      default: {
+        const Window gw = fw.overlap_param_gather ? Window::layer : Window::exposed;
+        const double gathers = fw.reshard_after_forward ? 2.0 : 1.0;
+        comm->microbatch.push_back({CommKind::dp, Collective::all_gather, gathered, group, p.tp, gathers, gw});
+        comm->microbatch.push_back({CommKind::dp, Collective::reduce_scatter, grads, group, p.tp, 1,
+                                    fw.overlap_grad_reduce ? Window::layer : Window::exposed});
+        break;
+      }
+    }
+  }
+
+  void schedule(const Context& ctx, const Sharding&, Schedule* s) const override {
+    s->microbatches = ctx.plan.num_microbatches();
+  }
+};
+
+}  // namespace
+
+const Strategy& data_parallel() {
+  static const DataParallel s;
+  return s;
+}
+
+}  // namespace shardplan

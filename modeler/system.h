@@ -1,0 +1,83 @@
+// System: what the job runs on. A GPU, and the cluster as tiers of interconnect (NVLink/xGMI domain, then the
+// scale-out network), with the efficiency tables that turn peaks into achieved rates.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "modeler/curve.h"
+#include "modeler/units.h"
+
+namespace shardplan {
+
+/// Numeric formats whose dense peak a GPU profile states.
+enum class Dtype { fp32, tf32, bf16, fp16, fp8, fp4 };
+constexpr int kNumDtypes = 6;
+inline constexpr std::array<const char*, kNumDtypes> kDtypeNames = {"fp32", "tf32", "bf16", "fp16", "fp8", "fp4"};
+
+/// Fused attention kernel generations. flash2: FlashAttention-2 (Dao 2023) and kernels of its design (PyTorch
+/// SDPA's flash backend). flash3: Hopper-generation kernels using wgmma/TMA (FlashAttention-3, Shah et al. 2024;
+/// cuDNN fused attention as Transformer Engine uses it).
+enum class AttentionKernel { flash2, flash3 };
+constexpr int kNumAttentionKernels = 2;
+
+/// Achieved efficiencies of one GPU (fractions of the dense peak or of HBM bandwidth). Defaults in
+/// hwprofiles/ come from published measurements; calibration replaces them with the cluster's own.
+struct ComputeEfficiency {
+  /// GEMM: achieved fraction of the dense peak vs FLOPs of one GEMM (2mnk), per dtype. Empty: use bf16's.
+  std::array<Curve, kNumDtypes> gemm;
+  /// Fused attention forward and backward per kernel generation: achieved fraction of the dense 16-bit peak vs
+  /// FLOPs of one attention call. Empty for a kernel the GPU cannot run (then flash2 is used).
+  std::array<Curve, kNumAttentionKernels> attention_fwd;
+  std::array<Curve, kNumAttentionKernels> attention_bwd;
+  /// Streaming memory-bound kernels: achieved fraction of HBM bandwidth vs bytes moved by one kernel.
+  Curve memory;
+  /// Fixed GPU-side cost of one kernel (launch + ramp), added to every kernel's time.
+  Seconds kernel_overhead = us(0);
+};
+
+struct Gpu {
+  std::string name;
+  std::array<FlopsPerSec, kNumDtypes> peak{};  // dense (no 2:4 sparsity); 0 = not supported
+  Bytes hbm_capacity;                          // usable by the application as the datasheet states it
+  BytesPerSec hbm_bw;
+  Bytes l2;
+  int sm_count = 0;                             // SMs (NVIDIA) or CUs (AMD): for wave quantization
+  BytesPerSec host_link_bw;                     // PCIe/C2C to host memory, one direction
+  ComputeEfficiency eff;
+  std::vector<std::string> sources;
+
+  FlopsPerSec peak_for(Dtype d) const { return peak[static_cast<int>(d)]; }
+};
+
+/// One level of the interconnect. Tiers are ordered innermost first; a group of ranks uses the innermost tier
+/// that contains all of its members. The last tier spans the whole cluster.
+struct Tier {
+  std::string name;              // "nvlink", "xgmi", "pcie", "infiniband", ...
+  int domain_gpus = 0;           // GPUs sharing this tier (8 for a DGX NVLink domain, 72 for NVL72); 0 = unbounded
+  BytesPerSec bw_per_gpu;        // one-direction bandwidth available to each GPU on this tier
+  Seconds latency;               // per-step latency of a collective on this tier (alpha of an alpha-beta model)
+  double oversubscription = 1.0; // >1 divides bandwidth for traffic that leaves a leaf switch (1 = full bisection)
+  /// Achieved nccl-tests bus bandwidth as a fraction of bw_per_gpu vs message bytes per rank.
+  Curve busbw_eff;
+  /// Fraction reached by a single-GPU pair (send/recv) vs message bytes. Empty: use busbw_eff.
+  Curve p2p_eff;
+  std::vector<std::string> sources;
+};
+
+/// A cluster: identical GPUs in nodes, tiers of interconnect, host memory.
+struct System {
+  std::string name;
+  Gpu gpu;
+  int gpus = 0;
+  int gpus_per_node = 0;
+  std::vector<Tier> tiers;  // innermost first
+  Bytes host_memory_per_gpu;
+  std::string provenance;   // "datasheet defaults" or the calibration run that produced the tables
+
+  /// Index of the innermost tier whose domain holds a group of `size` ranks placed with stride `stride`.
+  int tier_for_group(int size, int stride) const;
+};
+
+}  // namespace shardplan

@@ -1,0 +1,113 @@
+#include "modeler/time_model.h"
+
+#include <algorithm>
+
+#include "modeler/collectives.h"
+#include "modeler/stage_params.h"
+
+namespace shardplan {
+
+namespace {
+
+using PerKind = std::array<Seconds, kNumCommKinds>;
+
+/// Exposed communication of a set of collectives against the compute they may hide behind, attributed to each
+/// strategy in proportion to its share of the overlappable time.
+class Exposure {
+ public:
+  Exposure(const System& sys) : sys_(sys) {}
+
+  /// Adds ops; `windows[w]` is the compute available to hide window w.
+  void add(const std::vector<CommOp>& ops, double repeat = 1.0) {
+    for (const CommOp& op : ops) {
+      const Seconds t = collective_time(sys_, op) * (op.count * repeat);
+      const int w = static_cast<int>(op.window);
+      by_window_[w][static_cast<int>(op.kind)] += t;
+      total_[w] += t;
+    }
+  }
+  /// Exposed seconds per kind given the compute of each window.
+  PerKind exposed(Seconds layer_compute, Seconds attention, Seconds last_backward, Seconds next_forward,
+                  Seconds tail_exposed_fraction_of_last_backward = Seconds(0)) const {
+    PerKind out{};
+    const Seconds hide[5] = {Seconds(0), layer_compute, attention, last_backward, next_forward};
+    for (int w = 0; w < 5; ++w) {
+      if (total_[w].v <= 0) continue;
+      Seconds excess = total_[w] - hide[w];
+      if (excess.v < 0) excess = Seconds(0);
+      if (w == static_cast<int>(Window::last_backward)) excess = std::max(excess, tail_exposed_fraction_of_last_backward);
+      const double share = excess / total_[w];
+      for (int k = 0; k < kNumCommKinds; ++k) out[k] += by_window_[w][k] * share;
+    }
+    return out;
+  }
+  Seconds total(Window w) const { return total_[static_cast<int>(w)]; }
+
+ private:
+  const System& sys_;
+  PerKind by_window_[5]{};
+  Seconds total_[5]{};
+};
+
+void add_scaled(PerKind* into, const PerKind& x, double k) {
+  for (int i = 0; i < kNumCommKinds; ++i) (*into)[i] += x[i] * k;
+}
+
+Seconds sum(const PerKind& x) {
+  Seconds s;
+  for (Seconds t : x) s += t;
+  return s;
+}
+
+}  // namespace
+
+double gradient_bucket_params(int dp) { return std::max(40e6, 1e6 * dp); }
+
+TimeBreakdown step_time(const Context& ctx, const Sharding& sh, const Schedule& sched, const CommPlan& comm,
+                        const LayerCost& layer, const LayerCost& head) {
+  const Plan& p = ctx.plan;
+  const System& sys = ctx.system;
+  const double m = sched.microbatches, L = sh.layers;
+
+  // One layer, one micro-batch: forward, and backward with any recompute (which repeats the forward's
+  // collectives under full recompute).
+  Exposure fwd(sys), bwd(sys);
+  fwd.add(comm.layer_forward);
+  bwd.add(comm.layer_backward);
+  if (p.recompute == Recompute::full) bwd.add(comm.layer_forward);
+  const Seconds compute_b = layer.backward.time + layer.recompute.time;
+  const PerKind exp_f = fwd.exposed(layer.forward.time, layer.forward.attention, Seconds(0), Seconds(0));
+  const PerKind exp_b =
+      bwd.exposed(compute_b, layer.backward.attention + layer.recompute.attention, Seconds(0), Seconds(0));
+
+  const Seconds t_f = (layer.forward.time + sum(exp_f)) * L + head.forward.time;
+  const Seconds t_b = (compute_b + sum(exp_b)) * L + head.backward.time;
+
+  Exposure mb(sys);
+  mb.add(comm.microbatch);
+  const PerKind exp_mb = mb.exposed(t_f + t_b, Seconds(0), Seconds(0), Seconds(0));
+
+  // Per step: gradient reduction behind the last micro-batch's backward (its last bucket always exposed), the
+  // distributed optimizer's parameter all-gather behind the next step's first forward.
+  Exposure st(sys);
+  st.add(comm.step);
+  const double params = busiest_stage_params(ctx, sh).total();
+  const double tail_fraction = std::min(1.0, gradient_bucket_params(p.dp) / std::max(1.0, params));
+  const PerKind exp_step =
+      st.exposed(Seconds(0), Seconds(0), t_b, t_f, st.total(Window::last_backward) * tail_fraction);
+
+  TimeBreakdown tb;
+  tb.compute = (layer.forward.time + compute_b) * (L * m) + (head.forward.time + head.backward.time) * m;
+  tb.recompute = layer.recompute.time * (L * m);
+  add_scaled(&tb.exposed_comm, exp_f, L * m);
+  add_scaled(&tb.exposed_comm, exp_b, L * m);
+  add_scaled(&tb.exposed_comm, exp_mb, m);
+  add_scaled(&tb.exposed_comm, exp_step, 1.0);
+  tb.bubble = (t_f + t_b) * sched.bubble_fraction;
+
+  const double owned = params / sh.dp_shard_optimizer;
+  tb.optimizer = memory_time(sys.gpu, Bytes(owned * kAdamBytesPerParam));
+  return tb;
+}
+
+}  // namespace shardplan

@@ -1,0 +1,21 @@
+// Step time from per-layer compute, windowed communication and the micro-batch schedule.
+#pragma once
+
+#include "modeler/estimate.h"
+#include "modeler/layer_cost.h"
+#include "modeler/strategies/strategy.h"
+
+namespace shardplan {
+
+/// Megatron-Core DDP gradient bucket: max(40M, 1M x dp) elements (distributed_data_parallel_config.py); the last
+/// bucket's reduction cannot overlap any backward compute.
+double gradient_bucket_params(int dp);
+
+/// Bytes the optimizer step moves per locally owned parameter: mixed-precision Adam reads fp32 master, m, v and
+/// the fp32 gradient (16), writes master, m, v (12) and the 16-bit model copy (2), plus the gradient-norm read (4).
+constexpr double kAdamBytesPerParam = 34.0;
+
+TimeBreakdown step_time(const Context& ctx, const Sharding& sh, const Schedule& sched, const CommPlan& comm,
+                        const LayerCost& layer, const LayerCost& head);
+
+}  // namespace shardplan

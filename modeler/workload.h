@@ -1,0 +1,74 @@
+// Workload: what one rank runs for one micro-batch through one transformer layer (GEMMs, attention,
+// memory-bound ops), the collectives each strategy adds, and the step-level schedule. Strategies fill these in
+// through the narrow interface in strategies/strategy.h; the time and memory models only read them.
+#pragma once
+
+#include <vector>
+
+#include "modeler/collectives_factors.h"
+#include "modeler/units.h"
+
+namespace shardplan {
+
+/// The local (per-rank) shape of one transformer layer and of the rank's share of the model state after every
+/// strategy has divided it.
+struct Sharding {
+  double batch = 1;         // sequences per micro-batch
+  double seq_q = 0;         // query tokens per sequence on this rank (s / cp)
+  double seq_kv = 0;        // key/value extent each query block attends over (s)
+  double tokens = 0;        // tokens through this rank's GEMMs per micro-batch (batch x seq_q)
+  double norm_tokens = 0;   // tokens through norms/residuals (tokens / tp under sequence parallelism)
+  double heads = 0;         // local query heads
+  double kv_heads = 0;      // local key/value heads (replicated when tp > kv_heads)
+  double ffn = 0;           // local MLP width
+  double vocab = 0;         // local vocabulary columns of the LM head
+  double layers = 0;        // transformer layers on the busiest pipeline rank
+  int stages = 1;           // pipeline stages
+  int chunks = 1;           // model chunks per pipeline rank (interleaving)
+  double weight_shard = 1;  // divisor of layer weights held by this rank (tp x ...)
+  double dp_shard_optimizer = 1;  // ZeRO divisors over data parallelism
+  double dp_shard_gradients = 1;
+  double dp_shard_weights = 1;
+  double activation_divisor = 1;  // extra divisor on saved activations (e.g. context parallelism is in tokens)
+};
+
+/// When a collective's time can hide behind compute.
+enum class Window {
+  exposed,         // on the critical path
+  layer,           // behind the same layer's compute of the same micro-batch (TP overlap, FSDP prefetch)
+  attention,       // behind the attention kernel (context-parallel K/V ring)
+  last_backward,   // behind the last micro-batch's backward (bucketed gradient reduction)
+  next_forward,    // behind the next step's first forward (distributed-optimizer parameter all-gather)
+};
+
+/// Which strategy a collective belongs to, for the time breakdown.
+enum class CommKind { tp, cp, pp, dp, ep };
+constexpr int kNumCommKinds = 5;
+inline constexpr const char* kCommKindNames[kNumCommKinds] = {"tp", "cp", "pp", "dp", "ep"};
+
+struct CommOp {
+  CommKind kind;
+  Collective collective;
+  Bytes bytes;       // the nccl-tests size S of one call (all_gather: gathered output; all_reduce: the buffer)
+  int group = 1;     // ranks in the group
+  int stride = 1;    // rank stride between group members (Megatron order: tp innermost)
+  double count = 1;  // calls per scope
+  Window window = Window::exposed;
+};
+
+/// Collectives per scope. Per-layer ops repeat for every layer of the stage and every micro-batch.
+struct CommPlan {
+  std::vector<CommOp> layer_forward;
+  std::vector<CommOp> layer_backward;
+  std::vector<CommOp> microbatch;  // per micro-batch per stage, outside layers (pipeline sends)
+  std::vector<CommOp> step;        // once per optimizer step (gradient sync, parameter gather)
+};
+
+/// Step-level schedule of micro-batches.
+struct Schedule {
+  int microbatches = 1;       // per pipeline per step (gradient accumulation steps)
+  double bubble_fraction = 0; // pipeline bubble as a multiple of one micro-batch's stage time (fwd+bwd)
+  double in_flight = 1;       // micro-batches whose activations the busiest stage holds at its peak
+};
+
+}  // namespace shardplan

@@ -1,0 +1,55 @@
+#include "calibrate/measurements.h"
+
+#include <doctest/doctest.h>
+
+#include "modeler/problems.h"
+
+using namespace shardplan;
+using namespace shardplan::calibrate;
+
+TEST_SUITE("calibrate.measurements") {
+
+TEST_CASE("context and result rows parse into typed measurements") {
+  const std::string text =
+      R"({"record":"context","benchmark":"gemm","backend":"cublasLt","gpu":"NVIDIA H200","cuda":"13.0","hosts":["a","a"]})"
+      "\n"
+      R"({"record":"result","benchmark":"gemm","backend":"cublasLt","params":{"dtype":"bf16","m":1024,"n":2048,"k":512},"time_s":1e-4,"wrong":0})"
+      "\n"
+      R"({"record":"result","benchmark":"collective","backend":"mpi","params":{"collective":"all_gather","nranks":4,"stride":2,"bytes":4096},"time_s":2e-5,"wrong":0})"
+      "\n";
+  const RawFile f = parse_jsonl(text, "raw.jsonl");
+  REQUIRE(f.rows.size() == 2);
+  CHECK(f.contexts == std::vector<std::string>{"gemm (cublasLt), gpu NVIDIA H200, cuda 13.0, hosts a"});
+  CHECK(f.rows[0].bench == Bench::gemm);
+  CHECK(f.rows[0].flops == 2.0 * 1024 * 2048 * 512);
+  CHECK(f.rows[0].where == "raw.jsonl:2");
+  CHECK(f.rows[1].collective == Collective::all_gather);
+  CHECK(f.rows[1].nranks == 4);
+  CHECK(f.rows[1].stride == 2);
+  CHECK(f.rows[1].bytes == 4096);
+}
+
+TEST_CASE("a row with wrong results is refused") {
+  const std::string text =
+      R"({"record":"result","benchmark":"collective","backend":"nccl","params":{"bytes":1024,"collective":"all_reduce","nranks":2},"time_s":1e-5,"wrong":3})"
+      "\n";
+  CHECK_THROWS_WITH_AS(parse_jsonl(text, "raw.jsonl"),
+                       "raw.jsonl:1: collective {\"bytes\":1024,\"collective\":\"all_reduce\",\"nranks\":2} produced 3 "
+                       "wrong results; refusing to fit incorrect measurements (fix the cause and re-run this row)",
+                       ConfigError);
+}
+
+TEST_CASE("malformed lines name the file and line; a truncated last line is skipped") {
+  CHECK_THROWS_WITH_AS(parse_jsonl("{\"record\":\"result\"\n{}\n", "r.jsonl"), "r.jsonl:1: not a JSON object",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(
+      parse_jsonl(R"({"record":"result","benchmark":"gemmm","backend":"x","params":{},"time_s":1,"wrong":0})", "r.jsonl"),
+      "r.jsonl:1: unknown benchmark 'gemmm' (expected gemm, attention, memory or collective)", ConfigError);
+  const RawFile f = parse_jsonl(
+      R"({"record":"result","benchmark":"memory","backend":"cuda","params":{"op":"copy"},"bytes":8,"time_s":1,"wrong":0})"
+      "\n{\"record\":\"res",
+      "r.jsonl");
+  CHECK(f.rows.size() == 1);
+}
+
+}

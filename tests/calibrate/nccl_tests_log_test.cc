@@ -1,0 +1,115 @@
+#include "calibrate/nccl_tests_log.h"
+
+#include <doctest/doctest.h>
+
+#include <cctype>
+#include <map>
+#include <sstream>
+
+#include "modeler/io/yaml_reader.h"
+#include "modeler/problems.h"
+
+using namespace shardplan;
+using namespace shardplan::calibrate;
+
+namespace {
+
+/// The blocks of tests/data/nccl_tests_samples.txt (a copy of shared/data), by sample number. Sample 4 quotes
+/// its log lines as indented Python comments ("    # 1073741824 ..."); the indent, and the "# " before a data
+/// row, are removed to get the log back.
+std::map<int, std::string> samples() {
+  const std::string text = io::read_file(SHARDPLAN_SOURCE_DIR "/tests/data/nccl_tests_samples.txt");
+  std::map<int, std::string> out;
+  std::istringstream in(text);
+  int current = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("=== BEGIN SAMPLE ", 0) == 0) {
+      current = std::stoi(line.substr(17));
+      continue;
+    }
+    if (line.rfind("=== END SAMPLE", 0) == 0) {
+      current = 0;
+      continue;
+    }
+    if (current == 4 && line.rfind("    #", 0) == 0) {
+      line = line.substr(4);
+      if (line.size() > 2 && line[1] == ' ' && std::isdigit(static_cast<unsigned char>(line[2]))) line = line.substr(2);
+    }
+    if (current) out[current] += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_SUITE("calibrate.nccl_tests_log") {
+
+TEST_CASE("every sample parses: runs, collectives, ranks and row counts") {
+  const auto s = samples();
+  REQUIRE(s.size() == 5);
+
+  const auto r1 = parse_nccl_tests(s.at(1));  // current format, 2 nodes x 8 H100, all_reduce 8 B .. 8 GiB
+  REQUIRE(r1.size() == 1);
+  CHECK(r1[0].binary == "all_reduce_perf");
+  CHECK(r1[0].collective == Collective::all_reduce);
+  CHECK(r1[0].nranks == 16);
+  CHECK(r1[0].rows.size() == 31);
+  CHECK(r1[0].failure.empty());
+  CHECK(r1[0].rows.back().bytes == 8589934592.0);
+  CHECK(r1[0].rows.back().time_us == 47535);
+  CHECK(r1[0].rows.back().busbw_gbps == 338.82);
+  CHECK_NOTHROW(check_usable(r1[0], "s1.log"));
+
+  const auto r2 = parse_nccl_tests(s.at(2));  // old format: all_gather without redop (failed), all_reduce
+  REQUIRE(r2.size() == 2);
+  CHECK(r2[0].binary == "all_gather_perf");
+  CHECK(r2[0].error_column);
+  CHECK(r2[0].nranks == 12);
+  CHECK(r2[0].rows.size() == 31);
+  CHECK(r2[1].binary == "all_reduce_perf");
+  CHECK(r2[1].rows.size() == 31);
+  CHECK(r2[1].rows[0].wrong == 0);  // a max error of 2e-07 is rounding, not a wrong result
+  CHECK_NOTHROW(check_usable(r2[1], "s2.log"));
+
+  const auto r3 = parse_nccl_tests(s.at(3));  // sendrecv, in-place #wrong printed as N/A, no device list
+  REQUIRE(r3.size() == 1);
+  CHECK(r3[0].collective == Collective::send_recv);
+  CHECK(r3[0].nranks == 0);
+  CHECK(r3[0].rows.size() == 4);
+  CHECK(r3[0].rows[3].busbw_gbps == 195.10);
+  CHECK_NOTHROW(check_usable(r3[0], "s3.log", 8));
+
+  const auto r4 = parse_nccl_tests(s.at(4));  // two header generations, one row each, binary not named
+  REQUIRE(r4.size() == 2);
+  CHECK(r4[0].error_column);
+  CHECK(!r4[1].error_column);
+  CHECK(r4[0].rows.size() == 1);
+  CHECK(r4[1].rows.size() == 1);
+  CHECK(r4[1].rows[0].time_us == 44023);
+  CHECK(!r4[0].collective);
+
+  const auto r5 = parse_nccl_tests(s.at(5));  // current header reconstructed from printf formats, no rows
+  REQUIRE(r5.size() == 1);
+  CHECK(r5[0].collective == Collective::all_reduce);
+  CHECK(r5[0].nranks == 1);
+  CHECK(r5[0].rows.empty());
+}
+
+TEST_CASE("the failed run is refused with a message naming the file, the run and the failure") {
+  const auto runs = parse_nccl_tests(samples().at(2));
+  CHECK_THROWS_WITH_AS(check_usable(runs[0], "dgx2.log"),
+                       "dgx2.log:6: all_gather_perf run failed its correctness check (line 56: \"# Out of bounds "
+                       "values : 4 FAILED\"); its timings cannot be used: fix the run and measure again",
+                       ConfigError);
+}
+
+TEST_CASE("unusable runs: unknown collective, no device list") {
+  const auto s = samples();
+  CHECK_THROWS_WITH_AS(check_usable(parse_nccl_tests(s.at(4))[0], "p.log"),
+                       "p.log:8: the run: cannot tell which collective this is (no '<name>_perf' line before it)",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(check_usable(parse_nccl_tests(s.at(3))[0], "s.log"),
+                       "s.log:7: sendrecv_perf run: the log lists no devices; pass --ranks N", ConfigError);
+}
+
+}

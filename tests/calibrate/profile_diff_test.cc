@@ -1,0 +1,37 @@
+#include "calibrate/profile_diff.h"
+
+#include <doctest/doctest.h>
+
+using namespace shardplan;
+using namespace shardplan::calibrate;
+
+TEST_SUITE("calibrate.profile_diff") {
+
+TEST_CASE("diff compares overhead, curves at the union of points, and tiers by name") {
+  System a, b;
+  a.gpu.eff.kernel_overhead = us(4);
+  b.gpu.eff.kernel_overhead = us(5);
+  a.gpu.eff.memory = Curve::constant(0.9, "a");
+  b.gpu.eff.memory = Curve{{1e6, 1e9}, {0.5, 0.92}, OutOfRange::clamp, "b"};
+  Tier t;
+  t.name = "nvlink";
+  t.bw_per_gpu = GBps(450);
+  t.latency = us(3);
+  a.tiers = {t};
+  t.latency = us(2);
+  b.tiers = {t};
+  const auto rows = diff_systems(a, b);
+  REQUIRE(rows.size() == 6);
+  CHECK(rows[0].table == "gpu");
+  CHECK(rows[0].before == doctest::Approx(4));
+  CHECK(rows[0].after == doctest::Approx(5));
+  CHECK(rows[1].table == "memory");
+  CHECK(rows[1].key == "eff @ 1 bytes");  // a's single point
+  CHECK(rows[3].key == "eff @ 1e+09 bytes");
+  CHECK(rows[3].before == doctest::Approx(0.9));
+  CHECK(rows[3].after == doctest::Approx(0.92));
+  CHECK(rows[5].key == "latency_us");
+  CHECK(rows[5].after == doctest::Approx(2));
+}
+
+}

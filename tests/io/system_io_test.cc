@@ -1,0 +1,221 @@
+#include "modeler/io/system_io.h"
+
+#include <doctest/doctest.h>
+
+#include "modeler/io/paths.h"
+#include "modeler/io/yaml_reader.h"
+#include "modeler/problems.h"
+
+using namespace shardplan;
+using namespace shardplan::io;
+
+namespace {
+
+// A minimal valid GPU profile; line numbers matter for the error-message tests below.
+const std::string kMiniGpu = R"(schema_version: 1
+kind: gpu
+name: mini
+sources: ["test"]
+peak_tflops: {bf16: 100, fp8: 200}
+hbm_capacity_gib: 10
+hbm_bw_gbps: 1000
+l2_mib: 8
+sm_count: 10
+host_link_gbps: 32
+efficiency:
+  gemm:
+    bf16: {points: [[1.0e9, 0.5], [1.0e12, 0.8]], source: "t"}
+  attention:
+    flash2: {fwd: {points: [[1, 0.6]], source: "t"}, bwd: {points: [[1, 0.5]], source: "t"}}
+  memory: {points: [[1, 0.9]], source: "t"}
+  kernel_overhead_us: 4
+  kernel_overhead_source: "t"
+node:
+  gpus_per_node: 8
+  scale_up: {name: nvlink, domain_gpus: 8, bw_per_gpu_gbps: 450, latency_us: 3.4, busbw_eff: {points: [[1, 0.8]], source: "t"}, sources: ["t"]}
+scale_out: {name: ib, bw_per_gpu_gbps: 50, latency_us: 14, busbw_eff: {points: [[1, 0.86]], source: "t"}, sources: ["t"]}
+host_memory_gib_per_gpu: 256
+)";
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("every shipped GPU profile parses and is named after its file") {
+  const auto names = list_data_files("hwprofiles/gpus", {".yaml"});
+  CHECK(names.size() >= 14);
+  for (const std::string& name : names) {
+    CAPTURE(name);
+    const GpuProfile p = load_gpu_profile(name);
+    CHECK(p.gpu.name == name);
+    CHECK(!p.gpu.eff.gemm[static_cast<size_t>(Dtype::bf16)].empty());
+  }
+}
+
+TEST_CASE("every shipped cluster parses at its default size") {
+  const auto names = list_data_files("hwprofiles/clusters", {".yaml"});
+  CHECK(names.size() >= 8);
+  for (const std::string& name : names) {
+    CAPTURE(name);
+    const System s = load_system(name, 0);
+    CHECK(s.name == name);
+    CHECK(s.gpus > 0);
+    CHECK(s.tiers.size() >= 2);
+    CHECK(s.tiers.back().domain_gpus == 0);
+  }
+}
+
+TEST_CASE("the mini GPU profile reads with units converted once") {
+  const GpuProfile p = parse_gpu_profile(kMiniGpu, "mini.yaml");
+  CHECK(p.gpu.peak_for(Dtype::bf16).v == doctest::Approx(100e12));
+  CHECK(p.gpu.peak_for(Dtype::fp16).v == 0);  // absent = not supported
+  CHECK(p.gpu.hbm_capacity.v == doctest::Approx(10.0 * 1024 * 1024 * 1024));
+  CHECK(p.gpu.hbm_bw.v == doctest::Approx(1000e9));
+  CHECK(p.gpu.eff.kernel_overhead.v == doctest::Approx(4e-6));
+  CHECK(p.gpu.eff.attention_fwd[1].empty());  // no flash3
+  CHECK(p.node.scale_up.latency.v == doctest::Approx(3.4e-6));
+  CHECK(p.node.scale_out.domain_gpus == 0);
+}
+
+TEST_CASE("a DGX H100 at 64 GPUs: NVLink inside the node, InfiniBand across") {
+  const System s = load_system("dgx-h100", 64);
+  CHECK(s.gpus == 64);
+  CHECK(s.gpus_per_node == 8);
+  REQUIRE(s.tiers.size() == 2);
+  CHECK(s.tiers[0].name == "nvlink");
+  CHECK(s.tiers[0].bw_per_gpu.v == doctest::Approx(450e9));
+  CHECK(s.tiers[1].bw_per_gpu.v == doctest::Approx(50e9));
+  CHECK(s.gpu.peak_for(Dtype::bf16).v == doctest::Approx(989.4e12));
+  CHECK(s.provenance == "datasheet defaults");
+}
+
+TEST_CASE("inherits and gpu_overrides deep-merge: maps key by key, lists replace") {
+  const std::string text = R"(schema_version: 1
+kind: cluster
+name: dgx-h100-calibrated
+inherits: dgx-h100
+default_gpus: 16
+gpu_overrides:
+  sources: ["calibration run"]
+  efficiency:
+    gemm:
+      bf16: {points: [[1.0e9, 0.5], [1.0e12, 0.75]], policy: error, source: "calibrated: test"}
+provenance: "calibrated: 2025-01-01 testhost"
+)";
+  const System s = parse_cluster(text, "calibrated.yaml", 0);
+  CHECK(s.name == "dgx-h100-calibrated");
+  CHECK(s.gpus == 16);
+  CHECK(s.gpus_per_node == 8);                              // inherited from dgx-h100
+  CHECK(s.host_memory_per_gpu.v == doctest::Approx(256.0 * 1024 * 1024 * 1024));
+  CHECK(s.provenance == "calibrated: 2025-01-01 testhost");  // replaced
+  CHECK(s.gpu.name == "h100-sxm5-80gb");
+  const Curve& bf16 = s.gpu.eff.gemm[static_cast<size_t>(Dtype::bf16)];
+  CHECK(bf16.x.size() == 2);
+  CHECK(bf16.policy == OutOfRange::error);
+  CHECK(s.gpu.eff.gemm[static_cast<size_t>(Dtype::fp8)].y.at(0) == doctest::Approx(0.709));  // sibling kept
+  CHECK(!s.gpu.eff.attention_fwd[1].empty());                                               // other maps kept
+  CHECK(s.gpu.hbm_bw.v == doctest::Approx(3350e9));
+  CHECK(s.gpu.sources == std::vector<std::string>{"calibration run"});  // a list replaces
+  CHECK(s.tiers.size() == 2);
+}
+
+TEST_CASE("errors name file, line and key, verbatim") {
+  SUBCASE("malformed YAML") {
+    CHECK_THROWS_WITH_AS(parse_gpu("name: [1, 2\nkind: gpu\n", "bad.yaml"),
+                         "bad.yaml:2:5: invalid YAML: end of sequence flow not found", ConfigError);
+  }
+  SUBCASE("unknown key with a suggestion, before the missing key it stands for") {
+    CHECK_THROWS_WITH_AS(parse_gpu(replaced(kMiniGpu, "hbm_bw_gbps", "hbm_bw_gpbs"), "mini.yaml"),
+                         "mini.yaml:7: unknown key 'hbm_bw_gpbs', did you mean 'hbm_bw_gbps'?",
+                         ConfigError);
+  }
+  SUBCASE("unknown key deep in a table") {
+    CHECK_THROWS_WITH_AS(parse_gpu(replaced(kMiniGpu, "bf16: {points", "bf61: {points"), "mini.yaml"),
+                         "mini.yaml:13: unknown key 'efficiency.gemm.bf61', did you mean 'bf16'?",
+                         ConfigError);
+  }
+  SUBCASE("negative bandwidth") {
+    CHECK_THROWS_WITH_AS(parse_gpu(replaced(kMiniGpu, "hbm_bw_gbps: 1000", "hbm_bw_gbps: -1000"), "mini.yaml"),
+                         "mini.yaml:7: hbm_bw_gbps: expected a positive number, got -1000", ConfigError);
+  }
+  SUBCASE("GEMM efficiency above 1.2, reported together with other range problems") {
+    std::string text = replaced(kMiniGpu, "[1.0e12, 0.8]", "[1.0e12, 80]");
+    text = replaced(text, "memory: {points: [[1, 0.9]]", "memory: {points: [[1, 1.3]]");
+    CHECK_THROWS_WITH_AS(parse_gpu(text, "mini.yaml"),
+                         "mini.yaml:13: efficiency.gemm.bf16.points[1]: efficiency 80 is outside (0, 1.2]\n"
+                         "mini.yaml:16: efficiency.memory.points[0]: efficiency 1.3 is outside (0, 1.2]",
+                         ConfigError);
+  }
+  SUBCASE("missing bf16 GEMM table") {
+    CHECK_THROWS_WITH_AS(parse_gpu(replaced(kMiniGpu, "bf16: {points", "fp8: {points"), "mini.yaml"),
+                         "mini.yaml:13: efficiency.gemm: missing required key 'efficiency.gemm.bf16'",
+                         ConfigError);
+  }
+  SUBCASE("gpus not a multiple of gpus_per_node") {
+    const std::string dgx_h100 = read_file(resolve_data_file("dgx-h100", "hwprofiles/clusters", {".yaml"}, "cluster"));
+    CHECK_THROWS_WITH_AS(parse_cluster(dgx_h100, "dgx-h100.yaml", 12),
+                         "dgx-h100.yaml:7: gpus (12) is not a multiple of gpus_per_node (8)", ConfigError);
+  }
+  SUBCASE("an inner tier without a bound") {
+    const std::string text = R"(schema_version: 1
+kind: cluster
+name: x
+gpu: h100-sxm5-80gb
+tiers:
+  - {name: nvlink, bw_per_gpu_gbps: 450, latency_us: 3.4, busbw_eff: {points: [[1, 0.8]], source: "t"}, sources: ["t"]}
+  - {name: ib, bw_per_gpu_gbps: 50, latency_us: 14, busbw_eff: {points: [[1, 0.86]], source: "t"}, sources: ["t"]}
+provenance: "test"
+sources: ["test"]
+)";
+    CHECK_THROWS_WITH_AS(parse_cluster(text, "x.yaml", 0),
+                         "x.yaml:6: tiers[0].domain_gpus: only the outermost tier may be unbounded (0); 'nvlink' is inside 'ib'",
+                         ConfigError);
+  }
+  SUBCASE("inherits names an unknown cluster") {
+    CHECK_THROWS_WITH_AS(parse_cluster("schema_version: 1\nkind: cluster\nname: x\ninherits: dgx-h10\n", "x.yaml", 0),
+                         "x.yaml:4: inherits: unknown cluster 'dgx-h10', did you mean 'dgx-h100'? (known: dgx-a100, "
+                         "dgx-b200, dgx-b300, dgx-h100, dgx-h200, gb200-nvl72, gb300-nvl72, hgx-h800, mi300x-8)",
+                         ConfigError);
+  }
+}
+
+TEST_CASE("standard_system: NVL72 domain larger than the node, NIC override in Gb/s") {
+  StandardSystemOptions opts;
+  opts.gpus = 144;
+  opts.gpus_per_node = 4;
+  opts.nvlink_domain = 72;
+  opts.nic_gbps_per_gpu = 400;
+  const System s = standard_system(load_gpu_profile("gb200"), opts);
+  CHECK(s.gpus == 144);
+  CHECK(s.gpus_per_node == 4);
+  REQUIRE(s.tiers.size() == 2);
+  CHECK(s.tiers[0].domain_gpus == 72);
+  CHECK(s.tiers[1].domain_gpus == 0);
+  CHECK(s.tiers[1].bw_per_gpu.v == doctest::Approx(50e9));  // 400 Gb/s = 50 GB/s
+  CHECK(s.tier_for_group(72, 1) == 0);                      // a whole rack stays on NVLink
+  CHECK(s.tier_for_group(2, 72) == 1);                      // one rank per rack crosses the NIC
+}
+
+TEST_CASE("standard_system: defaults, a smaller node, and the Gpu overload") {
+  const GpuProfile h100 = load_gpu_profile("h100-sxm5-80gb");
+  const System one_node = standard_system(h100, {});
+  CHECK(one_node.gpus == 8);
+  CHECK(one_node.tiers[0].domain_gpus == 8);
+  CHECK(one_node.tiers[1].bw_per_gpu.v == doctest::Approx(50e9));
+
+  StandardSystemOptions four;
+  four.gpus = 16;
+  four.gpus_per_node = 4;
+  const System small = standard_system(h100.gpu, four);
+  CHECK(small.tiers[0].domain_gpus == 4);  // the NVLink domain is the node, so it follows the node size
+  CHECK(small.gpus == 16);
+
+  StandardSystemOptions bad;
+  bad.gpus = 12;
+  CHECK_THROWS_WITH_AS(standard_system(h100, bad),
+                       "standard h100-sxm5-80gb system: gpus (12) is not a multiple of gpus per node (8)", ConfigError);
+}

@@ -1,0 +1,64 @@
+#include "modeler/curve.h"
+
+#include <doctest/doctest.h>
+
+#include "modeler/problems.h"
+
+using namespace shardplan;
+
+namespace {
+Curve two_points(OutOfRange policy) {
+  Curve c;
+  c.x = {1e3, 1e6};
+  c.y = {0.2, 0.8};
+  c.policy = policy;
+  c.source = "test table";
+  return c;
+}
+}  // namespace
+
+TEST_CASE("Curve::at interpolates linearly in log(x)") {
+  const Curve c = two_points(OutOfRange::clamp);
+  CHECK(c.at(1e3) == doctest::Approx(0.2));
+  CHECK(c.at(1e6) == doctest::Approx(0.8));
+  CHECK(c.at(1e4) == doctest::Approx(0.4));     // a third of the way in log10: 3 -> 4 of 3 -> 6
+  CHECK(c.at(1e5) == doctest::Approx(0.6));
+  CHECK(c.at(31622.776601683792) == doctest::Approx(0.5));  // 10^4.5, the log midpoint
+}
+
+TEST_CASE("Curve::at with three points uses the bracketing segment") {
+  Curve c;
+  c.x = {1, 100, 10000};
+  c.y = {0.1, 0.5, 0.7};
+  CHECK(c.at(10) == doctest::Approx(0.3));
+  CHECK(c.at(1000) == doctest::Approx(0.6));
+}
+
+TEST_CASE("clamp policy returns the end points outside the table") {
+  const Curve c = two_points(OutOfRange::clamp);
+  CHECK(c.at(1) == doctest::Approx(0.2));
+  CHECK(c.at(1e9) == doctest::Approx(0.8));
+}
+
+TEST_CASE("error policy throws outside the table and names it") {
+  const Curve c = two_points(OutOfRange::error);
+  CHECK(c.at(1e3) == doctest::Approx(0.2));  // the end points themselves are inside
+  CHECK(c.at(1e6) == doctest::Approx(0.8));
+  CHECK_THROWS_WITH_AS(c.at(10),
+                       "efficiency table (test table) has no point for 10.000000 (range 1000.000000..1000000.000000, "
+                       "policy 'error')",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(c.at(2e6),
+                       "efficiency table (test table) has no point for 2000000.000000 (range "
+                       "1000.000000..1000000.000000, policy 'error')",
+                       ConfigError);
+}
+
+TEST_CASE("a single point is a constant, whatever the policy") {
+  Curve c = Curve::constant(0.75, "datasheet");
+  CHECK(c.at(1e-3) == doctest::Approx(0.75));
+  CHECK(c.at(1e12) == doctest::Approx(0.75));
+  c.policy = OutOfRange::error;
+  CHECK(c.at(1e12) == doctest::Approx(0.75));
+  CHECK(c.source == "datasheet");
+}
