@@ -1,10 +1,15 @@
 // `shardplan profile diff A B`: what a calibration changed, table by table, old vs new and the change in percent.
+// `shardplan profile gemm S --shapes FILE`: the predicted time of exact GEMM shapes (modeler/gemm_model.h), to
+// check a profile against GEMMs measured outside its fit (kernels/device_check.sh).
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 
 #include "apps/command.h"
 #include "calibrate/profile_diff.h"
+#include "modeler/gemm_model.h"
 #include "modeler/io/system_io.h"
+#include "modeler/problems.h"
 
 namespace shardplan::cli {
 namespace {
@@ -18,10 +23,15 @@ class ProfileCommand final : public Command {
     diff_->add_option("a", a_, "Cluster name or path (before)")->required();
     diff_->add_option("b", b_, "Cluster name or path (after)")->required();
     diff_->add_flag("--all", all_, "Also list unchanged values");
+    gemm_ = cmd_->add_subcommand("gemm", "Predicted time of GEMM shapes on a system's GPU");
+    gemm_->add_option("system", a_, "Cluster name or path")->required();
+    gemm_->add_option("--shapes", shapes_, "File of 'm,n,k' lines")->required()->check(CLI::ExistingFile);
+    gemm_->add_option("--dtype", dtype_, "GEMM dtype")->check(CLI::IsMember({"fp32", "tf32", "bf16", "fp16", "fp8", "fp4"}));
     return cmd_;
   }
 
   int run() override {
+    if (gemm_->parsed()) return run_gemm();
     const System a = io::load_system(a_, 0);
     const System b = io::load_system(b_, 0);
     const auto rows = calibrate::diff_systems(a, b);
@@ -40,9 +50,27 @@ class ProfileCommand final : public Command {
     return 0;
   }
 
+  int run_gemm() {
+    const System s = io::load_system(a_, 0);
+    Dtype dtype = Dtype::bf16;
+    for (int i = 0; i < kNumDtypes; ++i)
+      if (dtype_ == kDtypeNames[i]) dtype = static_cast<Dtype>(i);
+    std::ifstream in(shapes_);
+    std::string line;
+    std::printf("# m n k predicted_us (%s, %s)\n", s.name.c_str(), dtype_.c_str());
+    for (int no = 1; std::getline(in, line); ++no) {
+      if (line.empty() || line[0] == '#') continue;
+      double m = 0, n = 0, k = 0;
+      if (std::sscanf(line.c_str(), "%lf,%lf,%lf", &m, &n, &k) != 3 || m <= 0 || n <= 0 || k <= 0)
+        throw ConfigError(shapes_ + ":" + std::to_string(no) + ": expected m,n,k (positive integers)");
+      std::printf("%.0f %.0f %.0f %.3f\n", m, n, k, gemm_time(s.gpu, dtype, m, n, k).v * 1e6);
+    }
+    return 0;
+  }
+
  private:
-  CLI::App *cmd_ = nullptr, *diff_ = nullptr;
-  std::string a_, b_;
+  CLI::App *cmd_ = nullptr, *diff_ = nullptr, *gemm_ = nullptr;
+  std::string a_, b_, shapes_, dtype_ = "bf16";
   bool all_ = false;
 };
 

@@ -72,7 +72,7 @@ __global__ void attention_fwd(const __nv_bfloat16* __restrict__ q, const __nv_bf
 /// Host reference of output row `row` (batch b, head h), one element d.
 double reference(int b, int h, int row, int d, int seq, int heads, int kv_heads, int hd, bool causal) {
   const int kvh = h / (heads / kv_heads);
-  const auto idx = [&](int s, int hh, int nh, int dd) { return ((long long(b) * seq + s) * nh + hh) * hd + dd; };
+  const auto idx = [&](int s, int hh, int nh, int dd) { return ((static_cast<long long>(b) * seq + s) * nh + hh) * hd + dd; };
   std::vector<double> scores;
   double mx = -1e30;
   for (int key = 0; key < seq && (!causal || key <= row); ++key) {
@@ -138,7 +138,7 @@ int body(int argc, char** argv) {
         for (int s = 0; s < 8; ++s) {
           const int b = s % batch, h = (s * 5) % heads, row = (seq - 1) * s / 7, d = (s * 13) % hd;
           __nv_bfloat16 got;
-          CUDA_CHECK(cudaMemcpy(&got, o + ((long long(b) * seq + row) * heads + h) * hd + d, 2, cudaMemcpyDeviceToHost));
+          CUDA_CHECK(cudaMemcpy(&got, o + ((static_cast<long long>(b) * seq + row) * heads + h) * hd + d, 2, cudaMemcpyDeviceToHost));
           const double ref = reference(b, h, row, d, seq, heads, kv_heads, hd, causal);
           if (std::abs(__bfloat162float(got) - ref) > 2e-2 * std::abs(ref) + 1e-2) ++wrong;
         }

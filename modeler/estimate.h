@@ -28,12 +28,25 @@ struct MemoryBreakdown {
   bool fits() const { return total() <= capacity; }
 };
 
+/// The shape of the simulated step, for timelines: one micro-batch on the busiest stage, repeated.
+struct StepShape {
+  int microbatches = 1;      // per pipeline per step
+  int stages = 1;            // pipeline stages
+  int chunks = 1;            // model chunks per stage (interleaving)
+  Seconds forward;           // one micro-batch's forward on the busiest stage, exposed communication included
+  Seconds backward;          // same for backward (recompute included)
+  Seconds microbatch_comm;   // exposed per-micro-batch communication (pipeline sends, ZeRO-2/3 traffic)
+  std::array<Seconds, kNumCommKinds> layer_comm{};  // exposed per-layer communication per micro-batch (all layers)
+  Seconds step_comm;         // exposed once-per-step communication (gradient sync, parameter gather)
+};
+
 struct TimeBreakdown {
   Seconds compute;    // GEMMs, attention and memory-bound kernels of all micro-batches (recompute included)
   Seconds recompute;  // the part of compute spent re-running forward passes
   std::array<Seconds, kNumCommKinds> exposed_comm{};  // communication not hidden behind compute, per strategy
   Seconds bubble;     // pipeline fill and drain
   Seconds optimizer;  // optimizer step
+  StepShape shape;
   Seconds exposed_comm_total() const {
     Seconds s;
     for (Seconds c : exposed_comm) s += c;

@@ -105,6 +105,16 @@ TimeBreakdown step_time(const Context& ctx, const Sharding& sh, const Schedule& 
   add_scaled(&tb.exposed_comm, exp_step, 1.0);
   tb.bubble = (t_f + t_b) * sched.bubble_fraction;
 
+  StepShape& shape = tb.shape;
+  shape.microbatches = sched.microbatches;
+  shape.stages = sh.stages;
+  shape.chunks = sh.chunks;
+  shape.forward = t_f;
+  shape.backward = t_b;
+  shape.microbatch_comm = sum(exp_mb);
+  for (int k = 0; k < kNumCommKinds; ++k) shape.layer_comm[k] = (exp_f[k] + exp_b[k]) * L;
+  shape.step_comm = sum(exp_step);
+
   const double owned = params / sh.dp_shard_optimizer;
   tb.optimizer = memory_time(sys.gpu, Bytes(owned * kAdamBytesPerParam));
   return tb;

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "modeler/problems.h"
+#include "tests/modeler/test_fixtures.h"
 
 using namespace shardplan;
 
@@ -44,6 +45,75 @@ TEST_CASE("gemm_time: overhead + max(compute, memory), hand-checked") {
   CHECK_THROWS_WITH_AS(gemm_time(g, Dtype::fp16, 1, 1, 1), "gpu 'a100-sxm4-80gb' states no fp16 peak", ConfigError);
   g.peak[static_cast<int>(Dtype::fp16)] = TFlops(312);
   CHECK(gemm_efficiency(g, Dtype::fp16, 1e12) == doctest::Approx(0.8));  // falls back to bf16's table
+}
+
+TEST_CASE("synthetic GPU: compute-bound GEMM is 2mnk / peak") {
+  const Gpu g = test::synthetic_gpu();
+  // 4096^3: 2 x 4096^3 = 1.374e11 FLOPs at 1e14 FLOP/s = 1.374 ms; bytes 3 x 4096^2 x 2 = 100.7 MB = 0.1 ms.
+  const double flops = 2.0 * 4096 * 4096 * 4096;
+  CHECK(gemm_time(g, Dtype::bf16, 4096, 4096, 4096).v == doctest::Approx(flops / test::kPeak));
+}
+
+TEST_CASE("synthetic GPU: memory-bound GEMM is bytes / bandwidth") {
+  const Gpu g = test::synthetic_gpu();
+  // A GEMV-like 1 x 8192 x 8192: 1.3e8 FLOPs (1.3 us) but 134 MB of weights (134 us).
+  const double bytes = (1.0 * 8192 + 8192.0 * 8192) * 2 + 1.0 * 8192 * 2;
+  CHECK(gemm_bytes(Dtype::bf16, 1, 8192, 8192).v == bytes);
+  CHECK(gemm_time(g, Dtype::bf16, 1, 8192, 8192).v == doctest::Approx(bytes / test::kHbm));
+  // The ridge: at m = n = k = x, 2x^3 / 1e14 = 6x^2 / 1e12 <=> x = 300; below it memory wins, above compute.
+  CHECK(gemm_time(g, Dtype::bf16, 200, 200, 200).v == doctest::Approx(6.0 * 200 * 200 / test::kHbm));
+  CHECK(gemm_time(g, Dtype::bf16, 400, 400, 400).v == doctest::Approx(2.0 * 400 * 400 * 400 / test::kPeak));
+}
+
+TEST_CASE("element sizes; narrow GEMMs write at least 16-bit outputs") {
+  CHECK(dtype_bytes(Dtype::fp32) == 4.0);
+  CHECK(dtype_bytes(Dtype::tf32) == 4.0);
+  CHECK(dtype_bytes(Dtype::bf16) == 2.0);
+  CHECK(dtype_bytes(Dtype::fp16) == 2.0);
+  CHECK(dtype_bytes(Dtype::fp8) == 1.0);
+  CHECK(dtype_bytes(Dtype::fp4) == 0.5);
+  // m=2, n=3, k=4: A 8 and B 12 elements in, C 6 elements out.
+  CHECK(gemm_bytes(Dtype::fp32, 2, 3, 4).v == (8 + 12) * 4.0 + 6 * 4.0);
+  CHECK(gemm_bytes(Dtype::fp8, 2, 3, 4).v == (8 + 12) * 1.0 + 6 * 2.0);
+  CHECK(gemm_bytes(Dtype::fp4, 2, 3, 4).v == (8 + 12) * 0.5 + 6 * 2.0);
+}
+
+TEST_CASE("tiles: 128x256 on Hopper and later profile names, else 128x128") {
+  Gpu g;
+  for (const char* name : {"h100-sxm5-80gb", "h200-sxm-141gb", "h800-sxm5-80gb", "gh200", "b200", "gb200", "b300"}) {
+    CAPTURE(name);
+    g.name = name;
+    CHECK(gemm_tile(g).n == 256);
+    CHECK(gemm_tile(g).m == 128);
+  }
+  for (const char* name : {"a100-sxm4-80gb", "v100-sxm3-32gb", "mi300x", "synthetic"}) {
+    CAPTURE(name);
+    g.name = name;
+    CHECK(gemm_tile(g).n == 128);
+  }
+}
+
+TEST_CASE("wave quantization on a 4-SM synthetic GPU slows the compute term by tiles / (waves x SMs)") {
+  Gpu g = test::synthetic_gpu();
+  g.sm_count = 4;
+  CHECK(wave_efficiency(g, 256, 256) == 1.0);          // 2 x 2 tiles: one full wave
+  CHECK(wave_efficiency(g, 384, 256) == 6.0 / 8.0);    // 3 x 2 tiles: 2 waves of 4
+  CHECK(wave_efficiency(g, 100, 100) == 1.0 / 4.0);    // a partial tile is a whole tile
+  CHECK(wave_efficiency(g, 0, 100) == 1.0);            // degenerate shapes are not penalised
+  // 384 x 256 x 8192 is compute-bound (intensity ~150 > 100): 2mnk / (peak x 0.75).
+  CHECK(gemm_time(g, Dtype::bf16, 384, 256, 8192).v == doctest::Approx(2.0 * 384 * 256 * 8192 / (test::kPeak * 0.75)));
+}
+
+TEST_CASE("efficiency fallbacks: missing curves mean the peak; kernel overhead adds") {
+  Gpu g = test::synthetic_gpu();
+  g.eff.gemm[static_cast<int>(Dtype::bf16)] = Curve{};
+  g.eff.memory = Curve{};
+  CHECK(gemm_efficiency(g, Dtype::bf16, 1e9) == 1.0);
+  CHECK(memory_efficiency(g, 1e9) == 1.0);
+  g.eff.gemm[static_cast<int>(Dtype::bf16)] = Curve::constant(0.5, "test");
+  g.eff.kernel_overhead = us(4);
+  const double flops = 2.0 * 4096 * 4096 * 4096;
+  CHECK(gemm_time(g, Dtype::bf16, 4096, 4096, 4096).v == doctest::Approx(4e-6 + flops / (test::kPeak * 0.5)));
 }
 
 }

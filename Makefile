@@ -1,0 +1,35 @@
+# Thin wrapper over CMake for the README's two commands. `make deps` installs the Debian packages that are
+# missing (apt-get; sudo when not root), `make search` builds and runs the main job, `make test` runs every test.
+BUILD ?= build
+JOBS ?= 2
+WERROR ?= ON
+PKGS := cmake g++ make python3 libcli11-dev nlohmann-json3-dev libeigen3-dev libyaml-cpp-dev doctest-dev \
+        libopenmpi-dev openmpi-bin libbenchmark-dev
+
+.PHONY: deps configure build test search bench clean
+
+deps:
+	@missing=$$(for p in $(PKGS); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  sudo=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
+	  echo "installing: $$missing"; \
+	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
+	fi
+
+configure:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DSHARDPLAN_WERROR=$(WERROR)
+
+build: configure
+	cmake --build $(BUILD) -j$(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+search: build
+	./$(BUILD)/shardplan search --model llama-3-70b --system dgx-h100 --gpus 256 --gbs 1024 --seq 8192 --top 10
+
+bench: build
+	./$(BUILD)/bench/shardplan_bench
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# End-to-end calibration without a GPU: the MPI collective benchmark runs for real on 4 local ranks, its JSON lines
+# go through `shardplan calibrate fit` into a profile inheriting dgx-h100, and `shardplan predict` uses it.
+# Usage: mpi_e2e.sh SHARDPLAN_BIN MPI_BENCH_BIN MPIEXEC WORKDIR
+set -euo pipefail
+shardplan=$1 bench=$2 mpiexec=$3 work=$4
+rm -rf "$work" && mkdir -p "$work"
+# Running as root is allowed in CI containers; --oversubscribe lets 4 ranks share 2 cores.
+"$mpiexec" --allow-run-as-root --oversubscribe -np 4 "$bench" --max-bytes 256K --min-bytes 1K --factor 4 \
+  --reps 3 --warmup 2 > "$work/raw.jsonl"
+rows=$(grep -c '"record":"result"' "$work/raw.jsonl")
+echo "measured $rows rows"
+test "$rows" -gt 20
+"$shardplan" calibrate fit "$work/raw.jsonl" --base dgx-h100 --out "$work/p.yaml"
+grep -q '^inherits: dgx-h100' "$work/p.yaml"
+# A second fit to the same file must refuse to overwrite it (exit 2) and leave it intact.
+if "$shardplan" calibrate fit "$work/raw.jsonl" --base dgx-h100 --out "$work/p.yaml" 2> "$work/err.txt"; then
+  echo "overwrote without --force" >&2
+  exit 1
+fi
+grep -q "file exists; pass --force" "$work/err.txt"
+"$shardplan" profile diff dgx-h100 "$work/p.yaml" | tail -1
+if "$shardplan" --help 2>&1 | grep -qE '^ +predict\b'; then
+  "$shardplan" predict --model llama-3-8b --system "$work/p.yaml" --gpus 8 --tp 8 --pp 1 --dp 1 --mbs 1 --gbs 8 \
+    --seq 8192
+else
+  echo "shardplan predict not available in this build: skipped the predict step"
+fi

@@ -1,0 +1,71 @@
+#include "modeler/framework.h"
+
+#include <doctest/doctest.h>
+
+using namespace shardplan;
+
+namespace {
+// Traits other than the name and sources: two profiles that differ only in name behave the same.
+void check_same_traits(const Framework& a, const Framework& b) {
+  CHECK(a.attention == b.attention);
+  CHECK(a.fused_elementwise == b.fused_elementwise);
+  CHECK(a.unfused_passes_per_norm == b.unfused_passes_per_norm);
+  CHECK(a.overlap_grad_reduce == b.overlap_grad_reduce);
+  CHECK(a.overlap_param_gather == b.overlap_param_gather);
+  CHECK(a.reshard_after_forward == b.reshard_after_forward);
+  CHECK(a.state.weights == b.state.weights);
+  CHECK(a.state.gradients == b.state.gradients);
+  CHECK(a.state.optimizer == b.state.optimizer);
+  CHECK(a.fp8_cast_passes == b.fp8_cast_passes);
+}
+}  // namespace
+
+TEST_SUITE("framework") {
+
+TEST_CASE("the built-in profiles are the published-runs framework names") {
+  CHECK(framework_names() ==
+        std::vector<std::string>{"megatron-lm", "nemo", "torchtitan", "llm-foundry", "megatron-deepspeed", "other"});
+  for (const std::string& name : framework_names()) {
+    CAPTURE(name);
+    const Framework* f = find_framework(name);
+    REQUIRE(f != nullptr);
+    CHECK(f->name == name);
+    CHECK_FALSE(f->sources.empty());  // every trait names its source
+    CHECK(f->unfused_passes_per_norm >= 1.0);
+    CHECK(f->fp8_cast_passes >= 1.0);
+  }
+  CHECK(find_framework("megatron") == nullptr);
+  CHECK(find_framework("") == nullptr);
+}
+
+TEST_CASE("Megatron-LM holds 2 + 4 + 12 = 18 bytes of state per parameter") {
+  // Megatron-LM docs/distrib_optimizer.md: bf16 params with fp32 main grads, 18 bytes per parameter without the
+  // distributed optimizer (2 param + 4 grad + 12 fp32 master, m, v).
+  const Framework* f = find_framework("megatron-lm");
+  REQUIRE(f != nullptr);
+  CHECK(f->state.weights + f->state.gradients + f->state.optimizer == 18.0);
+  CHECK(f->state.weights == 2.0);
+}
+
+TEST_CASE("derived profiles keep their parent's traits") {
+  check_same_traits(*find_framework("nemo"), *find_framework("megatron-lm"));
+  check_same_traits(*find_framework("other"), *find_framework("torchtitan"));
+  // Megatron-DeepSpeed: FlashAttention-2, no overlapped parameter gather; the rest as Megatron.
+  const Framework& mds = *find_framework("megatron-deepspeed");
+  CHECK(mds.attention == AttentionKernel::flash2);
+  CHECK_FALSE(mds.overlap_param_gather);
+  CHECK(mds.state.weights == find_framework("megatron-lm")->state.weights);
+}
+
+TEST_CASE("FSDP stacks keep fp32 sharded parameters as the master copy: no separate 4-byte master in optimizer") {
+  for (const char* name : {"torchtitan", "llm-foundry"}) {
+    CAPTURE(name);
+    const Framework& f = *find_framework(name);
+    CHECK(f.state.weights == 4.0);
+    CHECK(f.state.optimizer == 8.0);  // Adam m and v only
+    CHECK(f.attention == AttentionKernel::flash2);
+  }
+  CHECK_FALSE(find_framework("torchtitan")->fused_elementwise);
+}
+
+}

@@ -1,0 +1,154 @@
+#include "modeler/layer_cost.h"
+
+#include <doctest/doctest.h>
+
+#include "tests/modeler/test_fixtures.h"
+
+using namespace shardplan;
+
+// The tiny model at micro-batch 2, s 128 (T = 256 tokens), h 64, a 4, d 16, f 256, V 128, tp 1:
+//   linear forward FLOPs 2T x (64 x 192 + 64 x 64 + 2 x 64 x 256) = 2 x 256 x 49,152 = 25,165,824
+//   causal attention forward 4 b s^2 a d / 2 = 4 x 2 x 128^2 x 64 / 2 = 4,194,304
+// Two synthetic GPUs isolate the terms: "compute only" has unbounded HBM (every kernel costs FLOPs / peak),
+// "bandwidth only" an unbounded peak (every kernel costs bytes / 1000 GB/s).
+namespace {
+constexpr double kLinear = 25165824, kAttn = 4194304;
+
+test::Setup tiny(int tp = 1, int cp = 1) {
+  test::Setup su(test::tiny_model(), test::plan_of(tp, 1, 1, cp, 2, 2, 128));
+  return su;
+}
+void compute_only(test::Setup* su) { su->system.gpu.hbm_bw = BytesPerSec(1e30); }
+void bandwidth_only(test::Setup* su) { su->system.gpu.peak[static_cast<int>(Dtype::bf16)] = FlopsPerSec(1e30); }
+}  // namespace
+
+TEST_SUITE("layer_cost") {
+
+TEST_CASE("FLOPs: forward counts the full attention square as Megatron does; backward runs 2x linear, 2.5x attention") {
+  const test::Setup su = tiny();
+  const Sharding sh = su.sharding();
+  CHECK(attention_fwd_flops(su.ctx(), sh) == kAttn);
+  const LayerCost c = layer_cost(su.ctx(), sh);
+  CHECK(c.forward.flops == kLinear + 2 * kAttn);
+  CHECK(c.backward.flops == 2 * kLinear + 5 * kAttn);
+  CHECK(c.recompute.flops == 0);
+  // Layers + LM head, forward + 2x backward, equal Megatron's model FLOPs per token x tokens.
+  const LayerCost head = head_cost(su.ctx(), sh);
+  CHECK(head.forward.flops == 2.0 * 256 * 128 * 64);
+  CHECK(3 * (2 * c.forward.flops + head.forward.flops) == 256 * model_flops_per_token(su.model, 128));
+}
+
+TEST_CASE("compute only: time = FLOPs / peak, attention at the causal half") {
+  test::Setup su = tiny();
+  compute_only(&su);
+  const LayerCost c = layer_cost(su.ctx(), su.sharding());
+  CHECK(c.forward.time.v == doctest::Approx((kLinear + kAttn) / test::kPeak));
+  CHECK(c.forward.attention.v == doctest::Approx(kAttn / test::kPeak));
+  CHECK(c.backward.time.v == doctest::Approx((2 * kLinear + 2.5 * kAttn) / test::kPeak));
+  CHECK(c.backward.attention.v == doctest::Approx(2.5 * kAttn / test::kPeak));
+  const LayerCost head = head_cost(su.ctx(), su.sharding());
+  CHECK(head.forward.time.v == doctest::Approx(2.0 * 256 * 128 * 64 / test::kPeak));
+  CHECK(head.backward.time.v == doctest::Approx(4.0 * 256 * 128 * 64 / test::kPeak));
+}
+
+TEST_CASE("bandwidth only: GEMM operands plus fused elementwise kernels") {
+  test::Setup su = tiny();
+  bandwidth_only(&su);
+  // GEMM bytes (A + B + C, 2 bytes each): QKV 155,648; out 73,728; up 196,608; down 196,608 = 622,592.
+  // Elementwise: 2 norms x 2 x T h x 2 = 131,072; 2 residuals x 3 x T h x 2 = 196,608; GELU 2 x T f x 2 =
+  // 262,144; RoPE 2 x T x (4 + 4) x 16 x 2 = 131,072; total 720,896.
+  // Backward: dX and dW GEMMs each move what the forward GEMM moved; elementwise twice the forward.
+  const LayerCost c = layer_cost(su.ctx(), su.sharding());
+  CHECK(c.forward.time.v == doctest::Approx((622592.0 + 720896.0) / test::kHbm));
+  CHECK(c.backward.time.v == doctest::Approx(2 * (622592.0 + 720896.0) / test::kHbm));
+  // No rotary embedding: 131,072 bytes fewer.
+  su.model.position = PositionKind::learned;
+  su.model.max_position = 128;
+  CHECK(layer_cost(su.ctx(), su.sharding()).forward.time.v == doctest::Approx((622592.0 + 589824.0) / test::kHbm));
+}
+
+TEST_CASE("bandwidth only: eager frameworks pay passes per norm and an unfused SwiGLU") {
+  test::Setup su = tiny();
+  bandwidth_only(&su);
+  su.framework.fused_elementwise = false;
+  su.framework.unfused_passes_per_norm = 4;
+  // Norms 4x: 524,288 instead of 131,072; a plain GELU stays 2 T f x 2.
+  CHECK(layer_cost(su.ctx(), su.sharding()).forward.time.v ==
+        doctest::Approx((622592.0 + 720896.0 + 393216.0) / test::kHbm));
+  // SwiGLU, f 96: fused reads gate and up and writes one (3 T f x 2), eager 5 T f x 2.
+  su.model = test::tiny_gqa_gated();
+  const double T = 256, f = 96;
+  const LayerCost eager = layer_cost(su.ctx(), su.sharding());
+  su.framework.fused_elementwise = true;
+  const LayerCost fused = layer_cost(su.ctx(), su.sharding());
+  CHECK((eager.forward.time - fused.forward.time).v ==
+        doctest::Approx((2 * T * f * 2 + 2 * 3 * (2 * T * 64 * 2)) / test::kHbm));  // SwiGLU 5 vs 3; 2 norms, 3 passes more
+}
+
+TEST_CASE("the layer cost is the sum of gemm_time over its GEMMs plus attention plus elementwise") {
+  const test::Setup su = tiny();
+  const Gpu& g = su.system.gpu;
+  auto lin = [&](double m, double n, double k) { return gemm_time(g, Dtype::bf16, m, n, k); };
+  const Seconds gemms = lin(256, 192, 64) + lin(256, 64, 64) + lin(256, 256, 64) + lin(256, 64, 256);
+  const LayerCost c = layer_cost(su.ctx(), su.sharding());
+  CHECK(c.forward.time.v == doctest::Approx((gemms + Seconds(kAttn / test::kPeak) + Seconds(720896.0 / test::kHbm)).v));
+}
+
+TEST_CASE("recompute: selective re-runs the attention core, full the whole forward") {
+  test::Setup su = tiny();
+  su.plan.recompute = Recompute::selective;
+  LayerCost c = layer_cost(su.ctx(), su.sharding());
+  CHECK(c.recompute.time == c.forward.attention);
+  CHECK(c.recompute.attention == c.forward.attention);
+  CHECK(c.recompute.flops == 2 * kAttn);
+  su.plan.recompute = Recompute::full;
+  c = layer_cost(su.ctx(), su.sharding());
+  CHECK(c.recompute.time == c.forward.time);
+  CHECK(c.recompute.flops == c.forward.flops);
+}
+
+TEST_CASE("tensor and context parallelism divide the per-rank work") {
+  const LayerCost one = layer_cost(tiny().ctx(), tiny().sharding());
+  const test::Setup tp2 = tiny(2);
+  CHECK(layer_cost(tp2.ctx(), tp2.sharding()).forward.flops == one.forward.flops / 2);
+  // cp 2: each rank has s/2 queries against all s keys, half the causal work (load-balanced split).
+  const test::Setup cp2 = tiny(1, 2);
+  CHECK(attention_fwd_flops(cp2.ctx(), cp2.sharding()) == kAttn / 2);
+  CHECK(layer_cost(cp2.ctx(), cp2.sharding()).forward.flops == one.forward.flops / 2);
+}
+
+TEST_CASE("head: embedding on the first stage, LM head + cross-entropy + final norm on the last") {
+  test::Setup su = tiny();
+  bandwidth_only(&su);
+  // Embedding gather 2 x T h x 2 = 65,536 (backward 2x). LM head GEMM 256 x 128 x 64: 114,688 bytes (backward 2x).
+  // Fused cross-entropy 12 bytes per logit, half in each pass: 196,608. Final norm 65,536 (backward 2x).
+  LayerCost h = head_cost(su.ctx(), su.sharding());
+  CHECK(h.forward.time.v == doctest::Approx((65536.0 + 114688 + 196608 + 65536) / test::kHbm));
+  CHECK(h.backward.time.v == doctest::Approx((131072.0 + 229376 + 196608 + 131072) / test::kHbm));
+  // pp 2: the busier (last) stage only.
+  su.plan = test::plan_of(1, 2, 1, 1, 2, 4, 128);
+  su.system.gpus = 2;
+  h = head_cost(su.ctx(), su.sharding());
+  CHECK(h.forward.time.v == doctest::Approx((114688.0 + 196608 + 65536) / test::kHbm));
+  CHECK(h.backward.time.v == doctest::Approx((229376.0 + 196608 + 131072) / test::kHbm));
+  // Eager cross-entropy: 28 bytes per logit.
+  su.framework.fused_elementwise = false;
+  h = head_cost(su.ctx(), su.sharding());
+  CHECK(h.forward.time.v == doctest::Approx((114688.0 + 256 * 128 * 14 + 65536) / test::kHbm));
+}
+
+TEST_CASE("memory_time and the attention kernel choice") {
+  Gpu g = test::synthetic_gpu();
+  CHECK(memory_time(g, Bytes(1e9)).v == doctest::Approx(1e-3));
+  g.eff.memory = Curve::constant(0.8, "test");
+  g.eff.kernel_overhead = us(2);
+  CHECK(memory_time(g, Bytes(1e9)).v == doctest::Approx(2e-6 + 1e-3 / 0.8));
+
+  test::Setup su = tiny();
+  su.framework.attention = AttentionKernel::flash3;
+  CHECK(attention_kernel(su.ctx()) == AttentionKernel::flash2);  // the GPU has no flash3 table
+  su.system.gpu.eff.attention_fwd[static_cast<int>(AttentionKernel::flash3)] = Curve::constant(1.0, "test");
+  CHECK(attention_kernel(su.ctx()) == AttentionKernel::flash3);
+}
+
+}

@@ -1,0 +1,189 @@
+#include "modeler/memory_model.h"
+
+#include <doctest/doctest.h>
+
+#include "modeler/stage_params.h"
+#include "tests/modeler/test_fixtures.h"
+
+using namespace shardplan;
+
+namespace {
+
+// Activation bytes of one layer with the tiny model (h 64, a 4, d 16, f 4h) at s 128, b 2, built through the
+// strategies' shard() with tensor parallelism t, sequence parallelism on or off.
+struct Act {
+  double s = 128, b = 2, h = 64, a = 4;
+  double korthikanti_none() const { return 34 * s * b * h + 5 * a * s * s * b; }
+};
+
+Sharding shard(int tp, bool sp, const ModelDesc& m = test::tiny_model()) {
+  Plan p = test::plan_of(tp, 1, 1, 1, 2, 2, 128);
+  p.sequence_parallel = sp;
+  return test::Setup(m, p).sharding();
+}
+
+}  // namespace
+
+TEST_SUITE("memory_model") {
+
+TEST_CASE("Korthikanti et al. 2022, Eq. 1: 34 s b h + 5 a s^2 b without parallelism") {
+  const Act k;
+  const ModelDesc m = test::tiny_model();
+  // 34 x 128 x 2 x 64 = 557,056; 5 x 4 x 128^2 x 2 = 655,360.
+  CHECK(activation_bytes_per_layer(m, shard(1, false), Recompute::none, true, false) == 557056.0 + 655360.0);
+  CHECK(k.korthikanti_none() == 557056.0 + 655360.0);
+}
+
+TEST_CASE("Korthikanti Eq. 2: tensor parallel t without SP, s b h (10 + 24/t) + 5 a s^2 b / t") {
+  const Act k;
+  const ModelDesc m = test::tiny_model();
+  for (int t : {2, 4}) {
+    CAPTURE(t);
+    const double expect = k.s * k.b * k.h * (10.0 + 24.0 / t) + 5 * k.a * k.s * k.s * k.b / t;
+    CHECK(activation_bytes_per_layer(m, shard(t, false), Recompute::none, true, false) == expect);
+  }
+}
+
+TEST_CASE("Korthikanti Eq. 4: with sequence parallelism everything divides by t") {
+  const Act k;
+  const ModelDesc m = test::tiny_model();
+  for (int t : {1, 2, 4}) {
+    CAPTURE(t);
+    CHECK(activation_bytes_per_layer(m, shard(t, true), Recompute::none, true, false) == k.korthikanti_none() / t);
+  }
+}
+
+TEST_CASE("Korthikanti Eq. 5 and 6: selective keeps 34 s b h / t, full keeps the input 2 s b h / t") {
+  const Act k;
+  const ModelDesc m = test::tiny_model();
+  for (int t : {1, 2, 4}) {
+    CAPTURE(t);
+    CHECK(activation_bytes_per_layer(m, shard(t, true), Recompute::selective, true, false) ==
+          34 * k.s * k.b * k.h / t);
+    CHECK(activation_bytes_per_layer(m, shard(t, true), Recompute::full, true, false) == 2 * k.s * k.b * k.h / t);
+    // Without SP the full-recompute input is replicated over tp: 2 s b h.
+    CHECK(activation_bytes_per_layer(m, shard(t, false), Recompute::full, true, false) == 2 * k.s * k.b * k.h);
+  }
+}
+
+TEST_CASE("GPT-3 175B at s 2048, b 1, t 8 with SP: (34 s b h + 5 a s^2 b) / t") {
+  const ModelDesc m = test::gpt3_175b();
+  Plan p = test::plan_of(8, 1, 1, 1, 1, 1, 2048);
+  p.sequence_parallel = true;
+  const Sharding sh = test::Setup(m, p).sharding();
+  const double s = 2048, h = 12288, a = 96;
+  // (34 x 2048 x 12288 + 5 x 96 x 2048^2) / 8 = (855.6 MB + 2013.3 MB) / 8 = 358.6 MB.
+  CHECK(activation_bytes_per_layer(m, sh, Recompute::none, true, false) == (34 * s * h + 5 * a * s * s) / 8);
+}
+
+TEST_CASE("without dropout: no masks, and the scores are the 2-byte softmax output only") {
+  const Act k;
+  const ModelDesc m = test::tiny_model();
+  // 34 - 2 mask bytes = 32 s b h; 2 a s^2 b.
+  CHECK(activation_bytes_per_layer(m, shard(1, false), Recompute::none, false, false) ==
+        32 * k.s * k.b * k.h + 2 * k.a * k.s * k.s * k.b);
+}
+
+TEST_CASE("FlashAttention replaces the score tensors by an fp32 log-sum-exp per query and head") {
+  const Act k;
+  const ModelDesc m = test::tiny_model();
+  for (int t : {1, 2}) {
+    CAPTURE(t);
+    const double lse = 4.0 * k.s * k.b * k.a / t;
+    CHECK(activation_bytes_per_layer(m, shard(t, true), Recompute::none, true, true) ==
+          34 * k.s * k.b * k.h / t + lse);
+    // Selective recompute has nothing left to drop but keeps the statistics.
+    CHECK(activation_bytes_per_layer(m, shard(t, true), Recompute::selective, true, true) ==
+          34 * k.s * k.b * k.h / t + lse);
+  }
+}
+
+TEST_CASE("GQA and gated MLP, per saved tensor") {
+  // h 64, a 4, kv 2, d 16, f 96 (SwiGLU), s 128, b 2, no dropout, materialised scores.
+  const ModelDesc m = test::tiny_gqa_gated();
+  const double s = 128, b = 2, h = 64, a = 4, kv = 2, d = 16, f = 96;
+  for (int t : {1, 2}) {
+    CAPTURE(t);
+    const double norm_region = 4 * s * b * h * 2 / t;              // both norms' inputs, QKV and MLP inputs
+    const double attention = s * b * (2 * a + 2 * kv) * d * 2 / t;  // Q, K, V and the attention output
+    const double mlp = s * b * 3 * f * 2 / t;                       // SwiGLU input (gate, up) and output
+    const double scores = 2 * a * s * s * b / t;
+    CHECK(activation_bytes_per_layer(m, shard(t, true, m), Recompute::none, false, false) ==
+          norm_region + attention + mlp + scores);
+  }
+  CHECK(trains_with_dropout(test::tiny_model()));
+  CHECK_FALSE(trains_with_dropout(m));
+}
+
+TEST_CASE("memory_breakdown: states, activations, logits on a one-GPU tiny plan") {
+  const test::Setup su(test::tiny_model(), test::plan_of(1, 1, 1, 1, 2, 2, 128));
+  const Sharding sh = su.sharding();
+  const Schedule sched = su.schedule();
+  const MemoryBreakdown mem = memory_breakdown(su.ctx(), sh, sched);
+  // One stage holds all layers, the embedding and the LM head (stage_params_test pins the counts).
+  const double n = busiest_stage_params(su.ctx(), sh).total();
+  CHECK(mem.weights.v == 2 * n);
+  CHECK(mem.gradients.v == 4 * n);
+  CHECK(mem.optimizer.v == 12 * n);
+  // Dropout on (plain MLP), flash statistics: per layer 34 s b h + 4 s b a, two layers, one micro-batch in flight.
+  const double per_layer = 34.0 * 128 * 2 * 64 + 4.0 * 128 * 2 * 4;
+  CHECK(sched.in_flight == 1.0);
+  CHECK(mem.activations.v == 2 * per_layer);
+  // Logits: bf16 + the fp32 copy, [tokens x V].
+  CHECK(mem.logits.v == 256.0 * 128 * 6);
+  CHECK(mem.buffers.v == 0.0);
+  // The parts add up; the context is outside the allocator.
+  const Bytes allocated = mem.weights + mem.gradients + mem.optimizer + mem.activations + mem.logits + mem.buffers;
+  CHECK(mem.total().v == doctest::Approx((allocated + mem.fragmentation + mem.context).v));
+  CHECK(mem.other().v == doctest::Approx((mem.logits + mem.buffers + mem.fragmentation + mem.context).v));
+  CHECK(mem.allocator_reserved().v == doctest::Approx((mem.total() - mem.context).v));
+  CHECK(mem.fragmentation.v > 0);
+  CHECK(mem.fragmentation < allocated);
+  CHECK(mem.capacity == GiB(80));
+  CHECK(mem.fits());
+}
+
+TEST_CASE("full recompute stores layer inputs and re-materialises one layer") {
+  Plan p = test::plan_of(1, 1, 1, 1, 2, 2, 128);
+  p.recompute = Recompute::full;
+  const test::Setup su(test::tiny_model(), p);
+  const MemoryBreakdown mem = memory_breakdown(su.ctx(), su.sharding(), su.schedule());
+  const double input = 2.0 * 128 * 2 * 64;
+  const double one_layer = 34.0 * 128 * 2 * 64 + 4.0 * 128 * 2 * 4;
+  CHECK(mem.activations.v == 2 * input + one_layer);
+}
+
+TEST_CASE("activations scale with the micro-batches in flight; pipeline send/receive buffers") {
+  // pp 2, 4 micro-batches: the first stage holds p = 2 micro-batches of its 1 layer.
+  const test::Setup su(test::tiny_model(), test::plan_of(1, 2, 1, 1, 2, 8, 128));
+  const MemoryBreakdown mem = memory_breakdown(su.ctx(), su.sharding(), su.schedule());
+  const double per_layer = 34.0 * 128 * 2 * 64 + 4.0 * 128 * 2 * 4;
+  CHECK(mem.activations.v == 1 * per_layer * 2);
+  CHECK(mem.buffers.v == 2.0 * 256 * 64 * 2);
+}
+
+TEST_CASE("ZeRO-3 gather buffers and fp8 weight copies") {
+  Plan p = test::plan_of(1, 1, 4, 1, 1, 4, 128);
+  p.zero = 3;
+  const test::Setup z3(test::tiny_model(), p);
+  const MemoryBreakdown mem = memory_breakdown(z3.ctx(), z3.sharding(), z3.schedule());
+  // Two gathered 16-bit layers plus one layer of 4-byte unsharded gradients.
+  CHECK(mem.buffers.v == params_per_layer(z3.model) * (4.0 + 4.0));
+
+  test::Setup f8(test::tiny_model(), test::plan_of(1, 1, 1));
+  f8.plan.precision = Dtype::fp8;
+  const MemoryBreakdown m8 = memory_breakdown(f8.ctx(), f8.sharding(), f8.schedule());
+  CHECK(m8.weights.v == 3.0 * busiest_stage_params(f8.ctx(), f8.sharding()).total());  // bf16 + the cached fp8 copy
+}
+
+TEST_CASE("fits compares the total with the capacity") {
+  MemoryBreakdown mem;
+  mem.weights = GiB(40);
+  mem.context = GiB(1);
+  mem.capacity = GiB(41);
+  CHECK(mem.fits());
+  mem.capacity = GiB(40.5);
+  CHECK_FALSE(mem.fits());
+}
+
+}

@@ -1,0 +1,56 @@
+#include "modeler/plan.h"
+
+#include <doctest/doctest.h>
+
+using namespace shardplan;
+
+TEST_SUITE("plan") {
+
+TEST_CASE("gpus is tp x pp x cp x dp; expert parallelism folds into them") {
+  Plan p;
+  CHECK(p.gpus() == 1);
+  p.tp = 8;
+  p.pp = 4;
+  p.cp = 2;
+  p.dp = 3;
+  p.ep = 16;  // folded with dp x cp: not a separate factor
+  p.etp = 2;
+  CHECK(p.gpus() == 192);
+}
+
+TEST_CASE("micro-batches per step = global / (micro x dp)") {
+  Plan p;
+  p.global_batch = 512;
+  p.micro_batch = 2;
+  p.dp = 16;
+  CHECK(p.num_microbatches() == 16);
+  p.micro_batch = 1;
+  p.dp = 512;
+  CHECK(p.num_microbatches() == 1);
+}
+
+TEST_CASE("names as the CLI and JSON spell them") {
+  CHECK(std::string(to_string(Recompute::none)) == "none");
+  CHECK(std::string(to_string(Recompute::selective)) == "selective");
+  CHECK(std::string(to_string(Recompute::full)) == "full");
+  CHECK(std::string(to_string(CpKind::ring)) == "ring");
+  CHECK(std::string(to_string(CpKind::allgather)) == "allgather");
+  CHECK(std::string(to_string(Dtype::fp32)) == "fp32");
+  CHECK(std::string(to_string(Dtype::tf32)) == "tf32");
+  CHECK(std::string(to_string(Dtype::bf16)) == "bf16");
+  CHECK(std::string(to_string(Dtype::fp16)) == "fp16");
+  CHECK(std::string(to_string(Dtype::fp8)) == "fp8");
+  CHECK(std::string(to_string(Dtype::fp4)) == "fp4");
+}
+
+TEST_CASE("defaults: one GPU, bf16, no recompute, ring CP, no SP") {
+  const Plan p;
+  CHECK(p.precision == Dtype::bf16);
+  CHECK(p.recompute == Recompute::none);
+  CHECK(p.cp_kind == CpKind::ring);
+  CHECK_FALSE(p.sequence_parallel);
+  CHECK(p.zero == 0);
+  CHECK(p.num_microbatches() == 1);
+}
+
+}

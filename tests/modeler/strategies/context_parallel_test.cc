@@ -1,0 +1,85 @@
+#include <doctest/doctest.h>
+
+#include "tests/modeler/test_fixtures.h"
+
+using namespace shardplan;
+
+namespace {
+test::Setup with_cp(int cp, int tp = 1, int seq = 128, const ModelDesc& m = test::tiny_model()) {
+  return test::Setup(m, test::plan_of(tp, 1, 1, cp, 2, 2, seq));
+}
+}  // namespace
+
+TEST_SUITE("context_parallel") {
+
+TEST_CASE("2 x cp must divide the sequence for the load-balanced causal split") {
+  Problems ps = with_cp(4, 1, 100).problems(context_parallel());
+  REQUIRE(ps.size() == 1);
+  CHECK(ps[0].code == "cp_divides_seq");
+  CHECK(ps[0].message == "2 x cp (8) does not divide the sequence length (100) for the load-balanced split");
+  CHECK(with_cp(4, 1, 128).problems(context_parallel()).empty());
+  CHECK(with_cp(1, 1, 101).problems(context_parallel()).empty());  // no split, any length
+  ps = with_cp(0).problems(context_parallel());
+  REQUIRE(ps.size() == 1);
+  CHECK(ps[0].message == "cp (0) must be at least 1");
+}
+
+TEST_CASE("shard: queries and tokens over cp; every query block still attends over the whole sequence") {
+  const Sharding sh = with_cp(4).sharding();
+  CHECK(sh.seq_q == 32);
+  CHECK(sh.seq_kv == 128);
+  CHECK(sh.tokens == 64);  // 2 sequences x 32
+  CHECK(sh.norm_tokens == 64);
+  CHECK(sh.heads == 4);
+  // With tp 2 and SP the norm region is split over both.
+  test::Setup su = with_cp(2, 2);
+  su.plan.sequence_parallel = true;
+  CHECK(su.sharding().norm_tokens == 256.0 / 4);
+}
+
+TEST_CASE("ring: cp - 1 K/V sends per layer forward, K/V plus dK/dV backward, behind attention") {
+  const test::Setup su = with_cp(4, 2, 128, test::tiny_gqa_gated());
+  const CommPlan c = su.comm();
+  // K and V of the rank's 64 tokens, local K/V heads 2 / tp 2 = 1, d 16, 2 bytes: 2 x 64 x 1 x 16 x 2 = 4,096.
+  const CommOp* f = nullptr;
+  for (const CommOp& op : c.layer_forward)
+    if (op.kind == CommKind::cp) f = &op;
+  REQUIRE(f != nullptr);
+  CHECK(f->collective == Collective::send_recv);
+  CHECK(f->bytes.v == 4096);
+  CHECK(f->count == 3);
+  CHECK(f->group == 4);
+  CHECK(f->stride == 2);  // cp ranks sit outside tp
+  CHECK(f->window == Window::attention);
+  const CommOp* b = nullptr;
+  for (const CommOp& op : c.layer_backward)
+    if (op.kind == CommKind::cp) b = &op;
+  REQUIRE(b != nullptr);
+  CHECK(b->bytes.v == 8192);
+  CHECK(b->count == 3);
+  CHECK(b->window == Window::attention);
+}
+
+TEST_CASE("all-gather variant: K/V gathered once per layer, gradients reduce-scattered, exposed") {
+  test::Setup su = with_cp(4);
+  su.plan.cp_kind = CpKind::allgather;
+  const CommPlan c = su.comm();
+  REQUIRE(c.layer_forward.size() == 1);
+  // The gathered K/V of all 4 ranks: 4 x (2 x 64 x 4 x 16 x 2) = 65,536 bytes.
+  CHECK(c.layer_forward[0].collective == Collective::all_gather);
+  CHECK(c.layer_forward[0].bytes.v == 65536);
+  CHECK(c.layer_forward[0].count == 1);
+  CHECK(c.layer_forward[0].window == Window::exposed);
+  REQUIRE(c.layer_backward.size() == 1);
+  CHECK(c.layer_backward[0].collective == Collective::reduce_scatter);
+  CHECK(c.layer_backward[0].bytes.v == 65536);
+}
+
+TEST_CASE("cp 1 adds no communication") {
+  const CommPlan c = with_cp(1).comm();
+  CHECK(c.layer_forward.empty());
+  CHECK(c.layer_backward.empty());
+  CHECK(std::string(context_parallel().name()) == "cp");
+}
+
+}

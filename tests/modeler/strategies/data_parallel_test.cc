@@ -1,0 +1,129 @@
+#include <doctest/doctest.h>
+
+#include "modeler/memory_model.h"
+#include "modeler/stage_params.h"
+#include "tests/modeler/test_fixtures.h"
+
+using namespace shardplan;
+
+namespace {
+test::Setup with_dp(int dp, int zero, int cp = 1, int tp = 1) {
+  Plan p = test::plan_of(tp, 1, dp, cp, 1, 8 * dp, 128);
+  p.zero = zero;
+  return test::Setup(test::tiny_model(), p);
+}
+}  // namespace
+
+TEST_SUITE("data_parallel") {
+
+TEST_CASE("ZeRO divisors over dp x cp: 1 optimizer, 2 + gradients, 3 + weights") {
+  for (int zero : {0, 1, 2, 3}) {
+    CAPTURE(zero);
+    const Sharding sh = with_dp(4, zero, 2).sharding();  // group 8
+    CHECK(sh.dp_shard_optimizer == (zero >= 1 ? 8 : 1));
+    CHECK(sh.dp_shard_gradients == (zero >= 2 ? 8 : 1));
+    CHECK(sh.dp_shard_weights == (zero >= 3 ? 8 : 1));
+  }
+}
+
+TEST_CASE("memory_breakdown divides the training states by the ZeRO divisors") {
+  const test::Setup z0 = with_dp(4, 0);
+  const MemoryBreakdown m0 = memory_breakdown(z0.ctx(), z0.sharding(), z0.schedule());
+  const double n = busiest_stage_params(z0.ctx(), z0.sharding()).total();
+  CHECK(m0.weights.v == 2 * n);
+  CHECK(m0.gradients.v == 4 * n);
+  CHECK(m0.optimizer.v == 12 * n);
+  for (int zero : {1, 2, 3}) {
+    CAPTURE(zero);
+    const test::Setup z = with_dp(4, zero);
+    const MemoryBreakdown m = memory_breakdown(z.ctx(), z.sharding(), z.schedule());
+    CHECK(m.optimizer.v == 12 * n / 4);
+    CHECK(m.gradients.v == 4 * n / (zero >= 2 ? 4 : 1));
+    CHECK(m.weights.v == 2 * n / (zero >= 3 ? 4 : 1));
+    CHECK(m.activations == m0.activations);
+  }
+}
+
+TEST_CASE("collectives per ZeRO stage") {
+  const test::Setup su = with_dp(4, 0, 1, 2);  // tp 2: the dp group has stride 2
+  const double n = busiest_stage_params(su.ctx(), su.sharding()).total();
+  // 0: one all-reduce of the fp32 gradient buffer per step, behind the last backward.
+  CommPlan c = su.comm();
+  REQUIRE(c.step.size() == 1);
+  CHECK(c.step[0].collective == Collective::all_reduce);
+  CHECK(c.step[0].bytes.v == 4 * n);
+  CHECK(c.step[0].group == 4);
+  CHECK(c.step[0].stride == 2);
+  CHECK(c.step[0].window == Window::last_backward);
+  CHECK(c.microbatch.empty());
+  // 1: reduce-scatter of gradients + all-gather of the 16-bit parameters (behind the next forward).
+  c = with_dp(4, 1, 1, 2).comm();
+  REQUIRE(c.step.size() == 2);
+  CHECK(c.step[0].collective == Collective::reduce_scatter);
+  CHECK(c.step[0].bytes.v == 4 * n);
+  CHECK(c.step[1].collective == Collective::all_gather);
+  CHECK(c.step[1].bytes.v == 2 * n);
+  CHECK(c.step[1].window == Window::next_forward);
+  CHECK(c.microbatch.empty());
+  // 2: the reduce-scatter moves to every micro-batch.
+  c = with_dp(4, 2, 1, 2).comm();
+  REQUIRE(c.microbatch.size() == 1);
+  CHECK(c.microbatch[0].collective == Collective::reduce_scatter);
+  CHECK(c.microbatch[0].window == Window::layer);
+  REQUIRE(c.step.size() == 1);
+  CHECK(c.step[0].collective == Collective::all_gather);
+  // 3: parameters gathered per micro-batch, twice when resharded after forward; gradients reduce-scattered.
+  c = with_dp(4, 3, 1, 2).comm();
+  CHECK(c.step.empty());
+  REQUIRE(c.microbatch.size() == 2);
+  CHECK(c.microbatch[0].collective == Collective::all_gather);
+  CHECK(c.microbatch[0].bytes.v == 2 * n);
+  CHECK(c.microbatch[0].count == 2);
+  CHECK(c.microbatch[1].collective == Collective::reduce_scatter);
+  CHECK(c.microbatch[1].bytes.v == 4 * n);
+  test::Setup keep = with_dp(4, 3, 1, 2);
+  keep.framework.reshard_after_forward = false;
+  CHECK(keep.comm().microbatch[0].count == 1);
+}
+
+TEST_CASE("overlap switched off exposes the collectives") {
+  test::Setup su = with_dp(4, 1);
+  su.framework.overlap_grad_reduce = false;
+  su.framework.overlap_param_gather = false;
+  for (const CommOp& op : su.comm().step) CHECK(op.window == Window::exposed);
+}
+
+TEST_CASE("context-parallel ranks join the gradient reduction; one replica adds nothing") {
+  const CommPlan c = with_dp(2, 0, 2).comm();
+  REQUIRE(c.step.size() == 1);
+  CHECK(c.step[0].group == 4);
+  CHECK(with_dp(1, 0).comm().step.empty());
+  CHECK(with_dp(1, 3).comm().microbatch.empty());
+}
+
+TEST_CASE("micro-batches per step = global / (micro x dp)") {
+  CHECK(with_dp(4, 0).schedule().microbatches == 8);  // gbs 32, mbs 1, dp 4
+}
+
+TEST_CASE("problems: ranges, batch divisibility, ZeRO stage") {
+  test::Setup su = with_dp(3, 0);
+  su.plan.micro_batch = 2;
+  su.plan.global_batch = 8;
+  Problems ps = su.problems(data_parallel());
+  REQUIRE(ps.size() == 1);
+  CHECK(ps[0].code == "dp_divides_batch");
+  CHECK(ps[0].message == "micro_batch x dp (2 x 3) does not divide global_batch (8)");
+  su = with_dp(2, 4);
+  ps = su.problems(data_parallel());
+  REQUIRE(ps.size() == 1);
+  CHECK(ps[0].code == "zero_range");
+  CHECK(ps[0].message == "zero (4) must be 0, 1, 2 or 3");
+  su = with_dp(2, 0);
+  su.plan.dp = 0;
+  ps = su.problems(data_parallel());
+  REQUIRE(ps.size() == 1);
+  CHECK(ps[0].message == "dp (0), micro_batch (1) and global_batch (16) must be at least 1");
+  CHECK(std::string(data_parallel().name()) == "dp");
+}
+
+}

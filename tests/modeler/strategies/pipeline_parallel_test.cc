@@ -1,0 +1,89 @@
+#include <doctest/doctest.h>
+
+#include "tests/modeler/test_fixtures.h"
+
+using namespace shardplan;
+
+namespace {
+// The tiny model with 8 layers, so that pp x vpp has room.
+test::Setup with_pp(int pp, int vpp, int gbs = 16, int tp = 1, int dp = 1) {
+  ModelDesc m = test::tiny_model();
+  m.layers = 8;
+  Plan p = test::plan_of(tp, pp, dp, 1, 1, gbs, 128);
+  p.vpp = vpp;
+  return test::Setup(m, p);
+}
+}  // namespace
+
+TEST_SUITE("pipeline_parallel") {
+
+TEST_CASE("bubble (p - 1) / v micro-batch times (Narayanan et al. 2021, Sec. 2.2)") {
+  CHECK(with_pp(1, 1).schedule().bubble_fraction == 0);
+  CHECK(with_pp(2, 1).schedule().bubble_fraction == 1);
+  CHECK(with_pp(4, 1).schedule().bubble_fraction == 3);
+  CHECK(with_pp(4, 2).schedule().bubble_fraction == 1.5);
+  CHECK(with_pp(2, 4).schedule().bubble_fraction == 0.25);
+  CHECK(with_pp(4, 2).schedule().microbatches == 16);
+}
+
+TEST_CASE("in flight: p micro-batches under 1F1B, x (1 + (p - 1) / (p v)) interleaved, at most m") {
+  CHECK(with_pp(1, 1).schedule().in_flight == 1);
+  CHECK(with_pp(4, 1).schedule().in_flight == 4);
+  // p 4, v 2: 4 x (1 + 3/8) = 5.5 (Korthikanti et al. 2022, Sec. 4.2.3).
+  CHECK(with_pp(4, 2).schedule().in_flight == 5.5);
+  // p 2, v 4: 2 x (1 + 1/8) = 2.25.
+  CHECK(with_pp(2, 4).schedule().in_flight == 2.25);
+  // Fewer micro-batches than stages: only m are ever in flight.
+  CHECK(with_pp(4, 1, 2).schedule().in_flight == 2);
+}
+
+TEST_CASE("shard: layers over stages; chunks per stage recorded") {
+  const Sharding sh = with_pp(4, 2).sharding();
+  CHECK(sh.layers == 2);
+  CHECK(sh.stages == 4);
+  CHECK(sh.chunks == 2);
+}
+
+TEST_CASE("sends: the [tokens x h] activation split over tp, forward and backward per chunk boundary") {
+  // tp 2, dp 2, pp 2: stride tp x cp x dp = 4. 128 tokens x 64 x 2 bytes / tp 2 = 8,192 bytes.
+  const CommPlan c = with_pp(2, 1, 16, 2, 2).comm();
+  const CommOp* send = nullptr;
+  for (const CommOp& op : c.microbatch)
+    if (op.kind == CommKind::pp) send = &op;
+  REQUIRE(send != nullptr);
+  CHECK(send->collective == Collective::send_recv);
+  CHECK(send->bytes.v == 8192);
+  CHECK(send->group == 2);
+  CHECK(send->stride == 4);
+  CHECK(send->count == 2);
+  CHECK(send->window == Window::exposed);
+  // Interleaved: v times the boundaries, overlapped with compute.
+  const CommPlan ci = with_pp(2, 2, 16, 2, 2).comm();
+  for (const CommOp& op : ci.microbatch)
+    if (op.kind == CommKind::pp) {
+      CHECK(op.count == 4);
+      CHECK(op.window == Window::layer);
+    }
+  CHECK(with_pp(1, 1).comm().microbatch.empty());
+}
+
+TEST_CASE("problems: layers, interleaving, micro-batch groups") {
+  Problems ps = with_pp(3, 1).problems(pipeline_parallel());
+  REQUIRE(ps.size() == 1);
+  CHECK(ps[0].code == "pp_divides_layers");
+  CHECK(ps[0].message == "pp x vpp (3 x 1) does not divide layers (8)");
+  ps = with_pp(1, 2).problems(pipeline_parallel());
+  CHECK(test::codes(ps) == "vpp_needs_pp");
+  CHECK(ps[0].message == "vpp (2) needs pp > 1");
+  // 6 micro-batches do not split into groups of pp 4.
+  ps = with_pp(4, 2, 6).problems(pipeline_parallel());
+  CHECK(test::codes(ps) == "vpp_microbatches");
+  CHECK(ps[0].message == "interleaved schedule needs micro-batches per step (6) divisible by pp (4)");
+  ps = with_pp(0, 1).problems(pipeline_parallel());
+  REQUIRE(ps.size() == 1);
+  CHECK(ps[0].message == "pp (0) and vpp (1) must be at least 1");
+  CHECK(with_pp(4, 2).problems(pipeline_parallel()).empty());
+  CHECK(std::string(pipeline_parallel().name()) == "pp");
+}
+
+}
