@@ -2,9 +2,11 @@
 // inherits the base cluster (calibrate/README.md).
 #include <unistd.h>
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 
 #include "apps/command.h"
 #include "calibrate/fit.h"
@@ -61,7 +63,7 @@ void print_report(const calibrate::Fit& fit, const System& base, std::ostream& o
   if (fit.gpu.kernel_overhead_s) os << "  kernel overhead: " << *fit.gpu.kernel_overhead_s * 1e6 << " us\n";
   for (const auto& t : fit.tiers) {
     const Tier& tier = base.tiers[static_cast<size_t>(t.tier)];
-    os << "  tier " << tier.name << ": latency " << t.ab.alpha_s * 1e6 << " us, bus bandwidth "
+    os << "  tier " << tier.name << ": latency " << t.ab.alpha_s * 1e6 << " us per step, bus bandwidth "
        << t.ab.bw_Bps / 1e9 << " GB/s (" << percent(t.ab.bw_Bps / tier.bw_per_gpu.v) << " of " << tier.bw_per_gpu.v / 1e9
        << "), " << t.res.rows << " rows, median " << percent(t.res.median_rel) << ", max " << percent(t.res.max_rel)
        << "\n";

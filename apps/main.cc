@@ -18,6 +18,10 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<cli::Command>> commands;
   commands.push_back(cli::make_predict_command());
   commands.push_back(cli::make_validate_command());
+  commands.push_back(cli::make_search_command());
+  commands.push_back(cli::make_sweep_command());
+  commands.push_back(cli::make_calibrate_command());
+  commands.push_back(cli::make_profile_command());
   std::vector<CLI::App*> subs;
   for (auto& c : commands) subs.push_back(c->setup(app));
   try {

@@ -24,10 +24,28 @@ void add_plan_flags(CLI::App* app, PlanFlags* f) {
   app->add_option("--cp", f->cp, "context-parallel degree")->check(CLI::PositiveNumber);
   app->add_option("--ep", f->ep, "expert-parallel degree (MoE models)")->check(CLI::PositiveNumber);
   app->add_option("--etp", f->etp, "expert tensor-parallel degree (MoE models)")->check(CLI::PositiveNumber);
+  app->add_option("--tsp", f->tsp, "folded tensor + sequence parallel degree (replaces tp and cp; techniques.md 1)")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--moe-imbalance", f->moe_imbalance,
+                  "dropless MoE: busiest expert's tokens over the mean (default 1: force-balanced routing)")
+      ->check(CLI::Range(1.0, 1e9));
+  app->add_option("--capacity-factor", f->capacity_factor,
+                  "token-drop MoE: expert capacity over the mean tokens per expert (default: dropless)")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--sdp-keep", f->sdp_keep,
+                  "subnetwork data parallelism: fraction of layer parameters each worker keeps, in (0, 1]; changes "
+                  "training semantics")
+      ->check(CLI::Range(0.0, 1.0));
+  app->add_option("--sdp-mask", f->sdp_mask, "SDP masking: forward (drop in both passes) or backward (only in backward)")
+      ->check(CLI::IsMember({"forward", "backward"}));
+  app->add_option("--sdp-granularity", f->sdp_granularity, "SDP subnetworks: block (whole layers) or neuron")
+      ->check(CLI::IsMember({"block", "neuron"}));
   app->add_option("--zero", f->zero, "ZeRO stage: 0 none, 1 optimizer, 2 +gradients, 3 +parameters (FSDP)")
       ->check(CLI::Range(0, 3));
-  app->add_flag("--sp,!--no-sp", f->sp, "Megatron sequence parallelism (default on when tp > 1)");
+  auto* on = app->add_flag("--sp", f->sp_on, "Megatron sequence parallelism (default on when tp > 1)");
+  app->add_flag("--no-sp", f->sp_off, "no sequence parallelism")->excludes(on);
   app->add_flag("--tp-overlap", f->tp_overlap, "overlap tensor-parallel collectives with GEMMs");
+  app->add_flag("--uneven-pp", f->uneven_pp, "allow pp x vpp not dividing the layers (busiest stage gets the extra)");
   app->add_option("--cp-kind", f->cp_kind, "context-parallel attention: ring or allgather")
       ->check(CLI::IsMember({"ring", "allgather"}));
   app->add_option("--mbs", f->mbs, "micro-batch size (sequences)")->check(CLI::PositiveNumber);
@@ -89,19 +107,29 @@ Plan resolve_plan(const PlanFlags& f, const System& sys) {
   p.vpp = f.vpp.value_or(1);
   p.cp = f.cp.value_or(1);
   p.ep = f.ep.value_or(1);
-  p.etp = f.etp.value_or(1);
+  p.etp = f.etp.value_or(p.tp);
+  p.tsp = f.tsp.value_or(1);
   p.zero = f.zero.value_or(1);
-  const int model_parallel = p.tp * p.pp * p.cp;
+  p.moe_imbalance = f.moe_imbalance.value_or(1.0);
+  p.capacity_factor = f.capacity_factor.value_or(0.0);
+  p.sdp_keep = f.sdp_keep.value_or(1.0);
+  p.sdp_mask = f.sdp_mask == "backward" ? SdpMask::backward : SdpMask::forward;
+  p.sdp_granularity = f.sdp_granularity == "neuron" ? SdpGranularity::neuron : SdpGranularity::block;
+  if (!f.sdp_keep && (f.sdp_mask != "forward" || f.sdp_granularity != "block"))
+    throw ConfigError("--sdp-mask and --sdp-granularity need --sdp-keep");
+  const int model_parallel = p.tp * p.tsp * p.pp * p.cp;
   if (f.dp) {
     p.dp = *f.dp;
   } else {
     if (sys.gpus % model_parallel != 0)
-      throw ConfigError("tp x pp x cp (" + std::to_string(model_parallel) + ") does not divide the GPU count (" +
+      throw ConfigError(std::string(p.tsp > 1 ? "tp x tsp x pp x cp (" : "tp x pp x cp (") +
+                        std::to_string(model_parallel) + ") does not divide the GPU count (" +
                         std::to_string(sys.gpus) + ")");
     p.dp = sys.gpus / model_parallel;
   }
-  p.sequence_parallel = f.sp.value_or(p.tp > 1);
+  p.sequence_parallel = f.sp_on || (!f.sp_off && p.tp > 1);
   p.tp_comm_overlap = f.tp_overlap;
+  p.uneven_pipeline = f.uneven_pp;
   p.cp_kind = f.cp_kind == "allgather" ? CpKind::allgather : CpKind::ring;
   p.micro_batch = f.mbs.value_or(1);
   p.global_batch = f.gbs.value_or(p.dp * p.micro_batch);
@@ -111,13 +139,30 @@ Plan resolve_plan(const PlanFlags& f, const System& sys) {
   return p;
 }
 
+namespace {
+std::string fmt_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+}  // namespace
+
 std::string plan_arguments(const Plan& p, const std::string& framework) {
   std::string s = "--tp " + std::to_string(p.tp) + " --pp " + std::to_string(p.pp);
   if (p.vpp > 1) s += " --vpp " + std::to_string(p.vpp);
   if (p.cp > 1) s += " --cp " + std::to_string(p.cp);
+  if (p.tsp > 1) s += " --tsp " + std::to_string(p.tsp);
+  if (p.ep > 1) s += " --ep " + std::to_string(p.ep);
+  if (p.etp != p.tp) s += " --etp " + std::to_string(p.etp);
+  if (p.moe_imbalance != 1.0) s += " --moe-imbalance " + fmt_number(p.moe_imbalance);
+  if (p.capacity_factor > 0) s += " --capacity-factor " + fmt_number(p.capacity_factor);
+  if (p.sdp_keep < 1.0)
+    s += " --sdp-keep " + fmt_number(p.sdp_keep) + " --sdp-mask " + to_string(p.sdp_mask) + " --sdp-granularity " +
+         to_string(p.sdp_granularity);
   s += " --dp " + std::to_string(p.dp) + " --zero " + std::to_string(p.zero);
   s += p.sequence_parallel ? " --sp" : " --no-sp";
   if (p.tp_comm_overlap) s += " --tp-overlap";
+  if (p.uneven_pipeline) s += " --uneven-pp";
   if (p.cp > 1 && p.cp_kind == CpKind::allgather) s += " --cp-kind allgather";
   s += " --mbs " + std::to_string(p.micro_batch) + " --gbs " + std::to_string(p.global_batch) + " --seq " +
        std::to_string(p.seq_len) + " --recompute " + to_string(p.recompute) + " --precision " +

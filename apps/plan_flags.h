@@ -22,9 +22,13 @@ struct SystemFlags {
 };
 
 struct PlanFlags {
-  std::optional<int> tp, pp, vpp, dp, cp, ep, etp, zero, mbs, gbs, seq;
-  std::optional<bool> sp;
+  std::optional<int> tp, pp, vpp, dp, cp, ep, etp, tsp, zero, mbs, gbs, seq;
+  std::optional<double> sdp_keep, moe_imbalance, capacity_factor;
+  std::string sdp_mask = "forward";
+  std::string sdp_granularity = "block";
+  bool sp_on = false, sp_off = false;  // --sp / --no-sp; neither: on when tp > 1
   bool tp_overlap = false;
+  bool uneven_pp = false;
   std::string cp_kind = "ring";
   std::string recompute = "none";
   std::string precision = "bf16";
@@ -38,7 +42,8 @@ System resolve_system(const SystemFlags& f);
 const Framework& resolve_framework(const std::string& name);
 Recompute parse_recompute(const std::string& s);
 Dtype parse_precision(const std::string& s);
-/// The plan the flags describe; dp defaults to gpus / (tp x pp x cp), gbs to dp x mbs, seq to 4096.
+/// The plan the flags describe; dp defaults to gpus / (tp x tsp x pp x cp), etp to tp (Megatron-Core's default),
+/// gbs to dp x mbs, seq to 4096.
 Plan resolve_plan(const PlanFlags& f, const System& sys);
 /// The `shardplan predict` arguments that reproduce a plan (search rows print it).
 std::string plan_arguments(const Plan& p, const std::string& framework);

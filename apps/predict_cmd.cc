@@ -6,7 +6,10 @@
 #include "apps/report_table.h"
 #include "modeler/evaluate.h"
 #include "modeler/io/model_io.h"
+#include "modeler/io/atomic_write.h"
 #include "modeler/io/report_json.h"
+#include "modeler/io/trace_json.h"
+#include "modeler/timeline.h"
 
 namespace shardplan::cli {
 
@@ -21,11 +24,13 @@ class PredictCommand final : public Command {
     add_system_flags(sub, &system_, false);
     add_plan_flags(sub, &plan_);
     sub->add_flag("--json", json_, "print the JSON report (schema_version 1)");
+    sub->add_option("--trace", trace_, "write the simulated step as Chrome/Perfetto trace JSON (ui.perfetto.dev)");
+    sub->add_flag("--force", force_, "overwrite the --trace file if it exists");
     return sub;
   }
 
   int run() override {
-    const ModelDesc model = io::load_model(model_);
+    const ModelDesc model = io::load_model(model_, /*allow_moe=*/true);
     const System sys = resolve_system(system_);
     const Framework& fw = resolve_framework(plan_.framework);
     const Plan plan = resolve_plan(plan_, sys);
@@ -43,6 +48,10 @@ class PredictCommand final : public Command {
         std::cout << "\n" << format_memory(e.memory) << "\n" << format_time(e.time) << "\n" << format_throughput(e);
       }
     }
+    if (!trace_.empty() && !invalid) {
+      const std::string title = model.name + " on " + std::to_string(sys.gpus) + " x " + sys.gpu.name;
+      io::write_file_atomic(trace_, io::trace_json(build_timeline(e), title).dump() + "\n", force_);
+    }
     if (!e.feasible()) {
       std::cerr << (invalid ? "invalid plan:\n" : "plan does not fit:\n") << join_problems(e.problems) << "\n";
       return 2;
@@ -55,6 +64,8 @@ class PredictCommand final : public Command {
   SystemFlags system_;
   PlanFlags plan_;
   bool json_ = false;
+  std::string trace_;
+  bool force_ = false;
 };
 
 }  // namespace

@@ -34,7 +34,16 @@ std::string format_plan(const Plan& p) {
                 p.tp, p.pp, p.vpp, p.cp, p.dp, p.zero, p.sequence_parallel ? "on" : "off",
                 p.tp_comm_overlap ? "  tp-overlap" : "", p.micro_batch, p.global_batch, p.seq_len,
                 p.num_microbatches(), to_string(p.recompute), to_string(p.precision));
-  return buf;
+  std::string s = buf;
+  if (p.tsp > 1) s += "      tsp " + std::to_string(p.tsp) + " (folded tensor + sequence parallel)\n";
+  if (p.ep > 1 || p.etp > 1 || p.moe_imbalance != 1.0 || p.capacity_factor > 0)
+    s += "      ep " + std::to_string(p.ep) + "  etp " + std::to_string(p.etp) + "  | routing " +
+         (p.capacity_factor > 0 ? "token-drop, capacity factor " + fmt("%g", p.capacity_factor)
+                                : "dropless, imbalance " + fmt("%g", p.moe_imbalance)) + "\n";
+  if (p.changes_training_semantics())
+    s += "      sdp keep " + fmt("%g", p.sdp_keep) + "  mask " + to_string(p.sdp_mask) + "  granularity " +
+         to_string(p.sdp_granularity) + "  [changes training semantics: trains subnetworks]\n";
+  return s;
 }
 
 std::string format_memory(const MemoryBreakdown& m) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "modeler/collectives.h"
 #include "modeler/collectives_factors.h"
 #include "modeler/gemm_model.h"
 #include "modeler/problems.h"
@@ -36,13 +37,17 @@ Residuals residuals(const std::vector<double>& predicted, const std::vector<doub
 }
 
 AlphaBeta fit_alpha_beta(const std::vector<double>& x, const std::vector<double>& t) {
+  return fit_alpha_beta(x, t, std::vector<double>(x.size(), 1.0));
+}
+
+AlphaBeta fit_alpha_beta(const std::vector<double>& x, const std::vector<double>& t, const std::vector<double>& steps) {
   const Eigen::Index n = static_cast<Eigen::Index>(x.size());
   if (n < 2) throw ConfigError("alpha-beta fit needs at least 2 sizes, got " + std::to_string(n));
   Eigen::MatrixXd A(n, 2);
   Eigen::VectorXd b(n);
   for (Eigen::Index i = 0; i < n; ++i) {
     const double w = 1.0 / t[static_cast<size_t>(i)];
-    A(i, 0) = w;
+    A(i, 0) = steps[static_cast<size_t>(i)] * w;
     A(i, 1) = x[static_cast<size_t>(i)] * w;
     b(i) = 1.0;  // t_i * w
   }
@@ -82,12 +87,6 @@ Curve monotone_curve(std::vector<double> x, std::vector<double> y, const std::st
     c.y.push_back(std::min(b.y, kMaxEfficiency));
   }
   return c;
-}
-
-double collective_time_s(const Tier& tier, Collective c, int n, double bytes) {
-  const Curve& eff = c == Collective::send_recv && !tier.p2p_eff.empty() ? tier.p2p_eff : tier.busbw_eff;
-  const double e = eff.empty() ? 1.0 : eff.at(bytes);
-  return tier.latency.v + bytes * bus_bw_factor(c, n) / (tier.bw_per_gpu.v * e);
 }
 
 namespace {
@@ -191,22 +190,27 @@ void fit_attention(const std::vector<const Measurement*>& rows, const Gpu& gpu, 
   out.notes.erase(std::unique(out.notes.begin(), out.notes.end()), out.notes.end());
 }
 
-TierFit fit_tier(int index, const std::vector<const Measurement*>& rows, const Tier& base, const std::string& source) {
+/// Inverts modeler/collectives.h: t = latency * latency_steps + S * factor / (bw_per_gpu * eff / oversubscription).
+/// Groups spanning several inner domains are modeled hierarchically by the predictor; their rows are inverted with
+/// the flat formula, and the residuals (computed with the predictor itself) show how well that holds.
+TierFit fit_tier(int index, const std::vector<const Measurement*>& rows, const System& base, const std::string& source) {
+  const Tier& tier = base.tiers[static_cast<size_t>(index)];
   TierFit f;
   f.tier = index;
-  std::vector<double> x, t;
+  std::vector<double> x, t, steps;
   for (const Measurement* m : rows) {
     x.push_back(m->bytes * bus_bw_factor(m->collective, m->nranks));
     t.push_back(m->time_s);
+    steps.push_back(std::max(1.0, latency_steps(m->collective, m->nranks, index > 0)));
   }
-  f.ab = fit_alpha_beta(x, t);
-  // Efficiency relative to the tier's stated bandwidth, from the time left after the fitted latency. Rows whose
+  f.ab = fit_alpha_beta(x, t, steps);
+  // Efficiency relative to the tier's stated bandwidth from the time left after the fitted latency. Rows whose
   // time is mostly latency say little about bandwidth and are left out.
   std::vector<double> s, eff, s_p2p, eff_p2p;
   for (size_t i = 0; i < rows.size(); ++i) {
-    const double busy = t[i] - f.ab.alpha_s;
+    const double busy = t[i] - f.ab.alpha_s * steps[i];
     if (busy < 0.2 * t[i]) continue;
-    const double e = x[i] / (busy * base.bw_per_gpu.v);
+    const double e = x[i] * tier.oversubscription / (busy * tier.bw_per_gpu.v);
     if (rows[i]->collective == Collective::send_recv) {
       s_p2p.push_back(rows[i]->bytes);
       eff_p2p.push_back(e);
@@ -220,15 +224,23 @@ TierFit fit_tier(int index, const std::vector<const Measurement*>& rows, const T
     eff = eff_p2p;
   }
   if (s.empty())
-    throw ConfigError("tier '" + base.name + "': every measured size is latency-bound; measure larger messages");
+    throw ConfigError("tier '" + tier.name + "': every measured size is latency-bound; measure larger messages");
   f.busbw_eff = monotone_curve(s, eff, source);
   if (!s_p2p.empty()) f.p2p_eff = monotone_curve(s_p2p, eff_p2p, source);
-  Tier fitted = base;
-  fitted.latency = Seconds(f.ab.alpha_s);
-  fitted.busbw_eff = f.busbw_eff;
-  fitted.p2p_eff = f.p2p_eff ? *f.p2p_eff : Curve{};
+  System fitted = base;
+  Tier& ft = fitted.tiers[static_cast<size_t>(index)];
+  ft.latency = Seconds(f.ab.alpha_s);
+  ft.busbw_eff = f.busbw_eff;
+  ft.p2p_eff = f.p2p_eff ? *f.p2p_eff : Curve{};
   std::vector<double> pred;
-  for (const Measurement* m : rows) pred.push_back(collective_time_s(fitted, m->collective, m->nranks, m->bytes));
+  for (const Measurement* m : rows) {
+    CommOp op{};
+    op.collective = m->collective;
+    op.bytes = Bytes(m->bytes);
+    op.group = m->nranks;
+    op.stride = m->stride;
+    pred.push_back(collective_time(fitted, op).v);
+  }
   f.res = residuals(pred, t);
   return f;
 }
@@ -254,7 +266,7 @@ Fit fit_all(const std::vector<Measurement>& rows, const System& base, const std:
   if (!memory.empty()) fit_memory(memory, gpu, fit.gpu, source);
   if (!gemm.empty()) fit_gemm(gemm, gpu, fit.gpu, source);
   if (!attention.empty()) fit_attention(attention, gpu, fit.gpu, source);
-  for (const auto& [index, list] : tiers) fit.tiers.push_back(fit_tier(index, list, base.tiers[index], source));
+  for (const auto& [index, list] : tiers) fit.tiers.push_back(fit_tier(index, list, base, source));
   if (rows.empty()) throw ConfigError("no measurements to fit");
   return fit;
 }

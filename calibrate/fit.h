@@ -1,5 +1,5 @@
 // Fitting cost tables from measurements, by inverting the same formulas the predictor uses
-// (modeler/gemm_model.h for GEMMs, the alpha-beta nccl-tests model for collectives), so that predicting the
+// (modeler/gemm_model.h for GEMMs, modeler/collectives.h for collectives), so that predicting the
 // measured cases reproduces the measurements up to the smoothing reported in the residuals.
 #pragma once
 
@@ -29,6 +29,8 @@ struct AlphaBeta {
   double bw_Bps = 0;
 };
 AlphaBeta fit_alpha_beta(const std::vector<double>& x, const std::vector<double>& t);
+/// Same with the latency counted `steps[i]` times per row: t = alpha * steps + x / bw (a ring's sequential steps).
+AlphaBeta fit_alpha_beta(const std::vector<double>& x, const std::vector<double>& t, const std::vector<double>& steps);
 
 /// A curve through binned medians of (x, y) (bins one octave wide), made non-decreasing in x by pool-adjacent-
 /// violators isotonic regression weighted by bin counts: efficiencies grow with problem size, and measurement
@@ -38,7 +40,7 @@ Curve monotone_curve(std::vector<double> x, std::vector<double> y, const std::st
 
 struct TierFit {
   int tier = 0;              // index into System::tiers
-  AlphaBeta ab;              // over all collectives on the tier, x = bus bytes = S * bus_bw_factor
+  AlphaBeta ab;              // alpha per latency step (modeler latency_steps), x = bus bytes = S * bus_bw_factor
   Curve busbw_eff;           // fraction of the tier's bw_per_gpu, vs S
   std::optional<Curve> p2p_eff;
   Residuals res;
@@ -61,9 +63,5 @@ struct Fit {
 /// Fits everything present in `rows` against the base system's peaks and tiers. `source` names the calibration
 /// run in every curve it writes.
 Fit fit_all(const std::vector<Measurement>& rows, const System& base, const std::string& source);
-
-/// Predicted time of a collective on a tier under the convention the fit assumes:
-/// t = latency + S * bus_bw_factor / (bw_per_gpu * busbw_eff(S)) (p2p_eff for send/recv when present).
-double collective_time_s(const Tier& tier, Collective c, int n, double bytes);
 
 }  // namespace shardplan::calibrate

@@ -34,7 +34,7 @@ std::vector<DiffRow> diff_systems(const System& a, const System& b) {
   out.push_back({"gpu", "kernel_overhead_us", ea.kernel_overhead.v * 1e6, eb.kernel_overhead.v * 1e6});
   for (int d = 0; d < kNumDtypes; ++d)
     diff_curve(std::string("gemm ") + kDtypeNames[d], "FLOPs", ea.gemm[d], eb.gemm[d], out);
-  const char* kernels[kNumAttentionKernels] = {"flash2", "flash3"};
+  const auto& kernels = kAttentionKernelNames;
   for (int k = 0; k < kNumAttentionKernels; ++k) {
     diff_curve(std::string("attention ") + kernels[k] + " fwd", "FLOPs", ea.attention_fwd[k], eb.attention_fwd[k], out);
     diff_curve(std::string("attention ") + kernels[k] + " bwd", "FLOPs", ea.attention_bwd[k], eb.attention_bwd[k], out);

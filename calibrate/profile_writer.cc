@@ -93,7 +93,7 @@ void emit_tier(YAML::Emitter& out, const Tier& t, const TierFit* fit, const std:
   if (fit) {
     char buf[256];
     std::snprintf(buf, sizeof(buf),
-                  "%s: latency_us and busbw_eff fitted (alpha %.2f us, bus bandwidth %.1f GB/s = %.0f%% of "
+                  "%s: latency_us and busbw_eff fitted (latency %.2f us per step, bus bandwidth %.1f GB/s = %.0f%% of "
                   "bw_per_gpu; %s)",
                   source.c_str(), fit->ab.alpha_s * 1e6, fit->ab.bw_Bps / 1e9, 100 * fit->ab.bw_Bps / t.bw_per_gpu.v,
                   residual_text(fit->res).c_str());

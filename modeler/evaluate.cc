@@ -22,11 +22,13 @@ void validate_basics(const Context& ctx, Problems* problems) {
   const Plan& p = ctx.plan;
   const System& s = ctx.system;
   if (p.seq_len < 1) problems->push_back({"seq_range", "seq_len (" + std::to_string(p.seq_len) + ") must be at least 1"});
-  if (p.tp >= 1 && p.pp >= 1 && p.cp >= 1 && p.dp >= 1 && p.gpus() != s.gpus)
-    problems->push_back({"gpus_product", "tp x pp x cp x dp (" + std::to_string(p.tp) + " x " + std::to_string(p.pp) +
-                                             " x " + std::to_string(p.cp) + " x " + std::to_string(p.dp) + " = " +
-                                             std::to_string(p.gpus()) + ") does not equal the GPU count (" +
-                                             std::to_string(s.gpus) + ")"});
+  if (p.tp >= 1 && p.tsp >= 1 && p.pp >= 1 && p.cp >= 1 && p.dp >= 1 && p.gpus() != s.gpus) {
+    const std::string tsp = p.tsp > 1 ? " x tsp" : "", tsp_v = p.tsp > 1 ? " x " + std::to_string(p.tsp) : "";
+    problems->push_back({"gpus_product", "tp" + tsp + " x pp x cp x dp (" + std::to_string(p.tp) + tsp_v + " x " +
+                                             std::to_string(p.pp) + " x " + std::to_string(p.cp) + " x " +
+                                             std::to_string(p.dp) + " = " + std::to_string(p.gpus()) +
+                                             ") does not equal the GPU count (" + std::to_string(s.gpus) + ")"});
+  }
   if (s.gpu.peak_for(p.precision).v <= 0)
     problems->push_back({"precision_unsupported", std::string("precision ") + to_string(p.precision) + " is not supported by " +
                                                       s.gpu.name + " (no dense peak in its profile)"});
@@ -96,9 +98,9 @@ Estimate evaluate(const ModelDesc& model, const System& system, const Plan& plan
   const double peak = system.gpu.peak_for(Dtype::bf16).v * system.gpus;
   e.mfu = e.model_flops_per_token * e.tokens_per_s / peak;
   // Recompute FLOPs per token: one rank's per-layer recompute FLOPs x all layers x the tp x cp ranks that share
-  // a micro-batch, over the micro-batch's tokens.
+  // a micro-batch (tp or tsp, x cp), over the micro-batch's tokens.
   const double recompute_per_token =
-      layer.recompute.flops * model.layers * plan.tp * plan.cp / (1.0 * plan.micro_batch * plan.seq_len);
+      layer.recompute.flops * model.layers * plan.inner() / (1.0 * plan.micro_batch * plan.seq_len);
   e.hfu = (e.model_flops_per_token + recompute_per_token) * e.tokens_per_s / peak;
   if (!e.memory.fits()) e.problems.push_back(oom_problem(e.memory));
   check_invariants(e);

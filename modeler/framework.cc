@@ -18,6 +18,11 @@ Framework megatron() {
   // params + Adam m, v in the (distributed) optimizer: 2 + 4 + 12 bytes per parameter.
   f.state = {2, 4, 12};
   f.fp8_cast_passes = 1.0;  // TE: one fused cast+transpose of each GEMM input per fp8 linear
+  // Unfused vocab-parallel cross-entropy (--cross-entropy-loss-fusion is off by default,
+  // megatron/core/tensor_parallel/cross_entropy.py): forward casts bf16 logits to fp32 (2 read + 4 write), max
+  // (4), subtract (4+4), exp (4+4), sum (4), divide (4+4) = 38 bytes; backward scales the saved softmax by the
+  // incoming gradient (4+4) and casts to bf16 (4+2) = 14 bytes.
+  f.cross_entropy_bytes_per_logit = 52.0;
   f.sources = {"Megatron-LM arguments.py (--overlap-grad-reduce, --overlap-param-gather, accumulate fp32 grads)",
                "Transformer Engine docs: fused attention (cuDNN), LayerNormLinear, fp8 cast-transpose"};
   return f;
@@ -26,7 +31,24 @@ Framework megatron() {
 Framework nemo() {
   Framework f = megatron();
   f.name = "nemo";
+  // NeMo 2 / Megatron-Bridge performance recipes enable cross_entropy_loss_fusion (TE fused kernel): read bf16
+  // logits, write fp32 softmax statistics in one pass, read them back in backward and write bf16 gradients.
+  f.cross_entropy_bytes_per_logit = 12.0;
   f.sources.push_back("NeMo performance recipes: Megatron-Core with TE, distributed optimizer, overlap on");
+  return f;
+}
+
+Framework megatron_legacy() {
+  Framework f = megatron();
+  f.name = "megatron-lm-legacy";
+  // Megatron-LM as in Narayanan et al. 2021 and Korthikanti et al. 2022: core attention as baddbmm +
+  // fused scale-mask-softmax + dropout + bmm (megatron/model/transformer.py CoreAttention, fused_softmax.py);
+  // FlashAttention was integrated in 2023. Apex fused LayerNorm and bias-GeLU; fp32 main grads; no distributed
+  // optimizer overlap of parameter gathers.
+  f.materialized_attention = true;
+  f.overlap_param_gather = false;
+  f.sources = {"NVIDIA/Megatron-LM v2.x-v3.0 megatron/model/transformer.py (CoreAttention), fused_softmax.py",
+               "Korthikanti et al. 2022 Sec. 5 (selective recompute of the attention core)"};
   return f;
 }
 
@@ -54,6 +76,10 @@ Framework torchtitan() {
   // the bf16 unsharded copy exists only transiently per layer.
   f.state = {4, 4, 8};
   f.fp8_cast_passes = 2.0;  // torchao Float8Linear dynamic scaling: amax pass + cast pass per input
+  // Eager F.cross_entropy: logits.float() (2+4), log_softmax (reads 4 twice for max and sum, writes 4),
+  // nll_loss (small); backward: log_softmax backward (reads 4+4, writes 4), cast to bf16 (4+2) = 36 bytes.
+  f.cross_entropy_bytes_per_logit = 36.0;
+  f.selective_is_op_sac = true;  // activation_checkpoint.mode = "selective", selective_ac_option = "op"
   f.sources = {"pytorch/torchtitan docs/fsdp.md (FSDP2 MixedPrecisionPolicy, reshard_after_forward)",
                "PyTorch SDPA backends (flash = FlashAttention-2)", "pytorch/ao float8 README (dynamic scaling)"};
   return f;
@@ -62,7 +88,9 @@ Framework torchtitan() {
 Framework llm_foundry() {
   Framework f;
   f.name = "llm-foundry";
-  f.attention = AttentionKernel::flash2;  // attn_impl: flash (flash-attn 2) in the benchmark yamls
+  // attn_impl: triton in the 2023 MPT yamls the benchmark tables were run with (scripts/train/yamls/pretrain/
+  // mpt-*.yaml): the Triton port of the first FlashAttention algorithm.
+  f.attention = AttentionKernel::flash1;
   // MPT blocks: low_precision_layernorm (one fused torch kernel), GELU unfused; fused cross-entropy optional.
   f.fused_elementwise = false;
   f.unfused_passes_per_norm = 1.0;
@@ -70,7 +98,9 @@ Framework llm_foundry() {
   f.overlap_param_gather = true;  // FSDP1 forward prefetch
   f.reshard_after_forward = true; // FULL_SHARD
   f.state = {4, 4, 8};            // FSDP1 flat fp32 params sharded (master), fp32 grads, Adam (LionW uses m only)
-  f.sources = {"mosaicml/llm-foundry scripts/train/benchmarking/README.md and yamls (FULL_SHARD, attn_impl flash)",
+  // The 2023 MPT yamls set no fused loss: eager F.cross_entropy, as torchtitan below (36 bytes per logit).
+  f.cross_entropy_bytes_per_logit = 36.0;
+  f.sources = {"mosaicml/llm-foundry scripts/train/benchmarking/README.md and yamls (FULL_SHARD, attn_impl triton)",
                "Composer FSDP docs (mixed precision DEFAULT/PURE)"};
   return f;
 }
@@ -78,13 +108,14 @@ Framework llm_foundry() {
 Framework other() {
   Framework f = torchtitan();
   f.name = "other";
+  f.selective_is_op_sac = false;
   f.sources = {"generic PyTorch FSDP stack: eager ops, FlashAttention-2"};
   return f;
 }
 
 const std::vector<Framework>& registry() {
-  static const std::vector<Framework> all = {megatron(), nemo(),  torchtitan(),
-                                             llm_foundry(), megatron_deepspeed(), other()};
+  static const std::vector<Framework> all = {megatron(),    nemo(),        torchtitan(),          llm_foundry(),
+                                             megatron_deepspeed(), other(), megatron_legacy()};
   return all;
 }
 

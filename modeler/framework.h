@@ -22,6 +22,14 @@ struct Framework {
   std::string name;
   /// Attention kernel generation run on GPUs that have one of that generation (else flash2).
   AttentionKernel attention = AttentionKernel::flash2;
+  /// Attention without a fused flash kernel: scores computed by a batched GEMM, written to HBM, softmax and
+  /// dropout as memory-bound kernels over the full s x s square, then a second batched GEMM (Megatron-LM before
+  /// FlashAttention, Narayanan et al. 2021 and Korthikanti et al. 2022). Saved activations include the scores.
+  bool materialized_attention = false;
+  /// "selective" recompute means op-level selective activation checkpointing (torchtitan): every other matmul
+  /// output and the attention output are saved, everything else is recomputed. Otherwise Megatron's meaning:
+  /// recompute the attention core only.
+  bool selective_is_op_sac = false;
   /// Norms, bias+activation, RoPE, residual+dropout and cross-entropy run as fused kernels (one read and one write
   /// of the activation) rather than eager PyTorch sequences of elementwise kernels.
   bool fused_elementwise = true;
@@ -35,12 +43,15 @@ struct Framework {
   /// Parameter all-gather of ZeRO-3/FSDP repeated in backward (reshard after forward).
   bool reshard_after_forward = true;
   StateBytes state;
+  /// HBM bytes moved per logit by the loss, forward and backward, counted from the kernels the framework runs.
+  double cross_entropy_bytes_per_logit = 12.0;
   /// fp8 GEMMs: extra memory passes per linear layer to cast inputs (quantize + amax), per the recipe.
   double fp8_cast_passes = 1.0;
   std::vector<std::string> sources;
 };
 
-/// The built-in profiles: megatron-lm, nemo, torchtitan, llm-foundry, megatron-deepspeed, other.
+/// The built-in profiles: megatron-lm, nemo, torchtitan, llm-foundry, megatron-deepspeed, other, and
+/// megatron-lm-legacy (Megatron-LM before FlashAttention, 2021-2022).
 const Framework* find_framework(const std::string& name);
 std::vector<std::string> framework_names();
 

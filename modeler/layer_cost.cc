@@ -1,8 +1,11 @@
 #include "modeler/layer_cost.h"
 
 #include <algorithm>
+#include <cmath>
+#include <utility>
 
 #include "modeler/gemm_model.h"
+#include "modeler/memory_model.h"
 
 namespace shardplan {
 
@@ -39,6 +42,30 @@ Seconds attention_time(const Context& ctx, double flops, bool backward) {
   return g.eff.kernel_overhead + Flops(flops) / (g.peak_for(Dtype::bf16) * eff);
 }
 
+/// Unfused attention (materialized scores), Megatron-LM's CoreAttention: QK^T as a batched GEMM over the full
+/// s x s square (masking does not skip work), scale-mask-softmax and dropout as memory-bound kernels over the
+/// scores, then scores x V. Backward: two GEMMs per product, softmax and dropout gradients over the scores.
+struct Materialized {
+  Seconds fwd, bwd;
+  double flops_fwd;
+};
+Materialized materialized_attention(const Context& ctx, const Sharding& sh, bool dropout) {
+  const Gpu& g = ctx.system.gpu;
+  const Dtype d = ctx.plan.precision == Dtype::fp8 ? Dtype::bf16 : ctx.plan.precision;
+  const double rows = sh.batch * sh.heads * sh.seq_q, hd = ctx.model.head_dim, skv = sh.seq_kv;
+  const double scores = rows * skv;  // elements of the score tensor
+  Materialized a;
+  a.flops_fwd = 2.0 * 2.0 * rows * skv * hd;
+  const Seconds qk = gemm_time(g, d, rows, skv, hd), pv = gemm_time(g, d, rows, hd, skv);
+  // Softmax reads and writes 16-bit scores; dropout reads them and writes output plus a 1-byte mask.
+  const Seconds softmax = memory_time(g, Bytes(scores * 4.0));
+  const Seconds drop = dropout ? memory_time(g, Bytes(scores * 5.0)) : Seconds(0);
+  a.fwd = qk + pv + softmax + drop;
+  // Backward: dQ, dK from dS; dP, dV from dO; softmax gradient reads probabilities and gradient, writes one.
+  a.bwd = (qk + pv) * 2.0 + memory_time(g, Bytes(scores * 6.0)) + (dropout ? drop : Seconds(0));
+  return a;
+}
+
 }  // namespace
 
 Seconds memory_time(const Gpu& gpu, Bytes bytes) {
@@ -57,20 +84,195 @@ double attention_fwd_flops(const Context& ctx, const Sharding& sh) {
   return 4.0 * sh.batch * sh.seq_q * sh.seq_kv * 0.5 * sh.heads * ctx.model.head_dim;
 }
 
+namespace {
+
+/// Forward and backward time and forward FLOPs of a set of GEMMs.
+struct Gemms {
+  Seconds fwd, bwd;
+  double flops_fwd = 0;
+  void add(const Linear& l) {
+    fwd += l.fwd;
+    bwd += l.bwd;
+    flops_fwd += l.flops_fwd;
+  }
+};
+
+/// Under TSP a rank receives a layer's weights as `splits` shards and runs one GEMM per shard over its tokens:
+/// column shards for QKV and MLP-up (`split_n`), row shards (the reduction dimension) for the output and down
+/// projections, whose partial products accumulate locally (techniques.md section 1).
+Linear sharded_linear(const Context& ctx, double m, double n, double k, double splits, bool split_n) {
+  if (splits <= 1) return linear(ctx, m, n, k);
+  const Linear one = split_n ? linear(ctx, m, n / splits, k) : linear(ctx, m, n, k / splits);
+  return {one.fwd * splits, one.bwd * splits, one.flops_fwd * splits};
+}
+
+/// Time of a grouped GEMM of `groups` problems of m x n x k (TE GroupedLinear / CUTLASS grouped GEMM, what
+/// Megatron-Core's TEGroupedMLP runs for the local experts). It is one launch, so the kernel overhead counts
+/// once; its tiles of all groups fill the SMs together, so wave quantisation is that of the combined tile count;
+/// but each tile computes one expert's small problem, so the FLOP efficiency is the GEMM table's at the per-expert
+/// size, not at the summed size (a sum of per-expert gemm_time calls would count the overhead `groups` times, one
+/// GEMM of the summed size would credit the small problems with a large GEMM's efficiency).
+Seconds grouped_gemm_time(const Context& ctx, double groups, double m, double n, double k) {
+  const Gpu& g = ctx.system.gpu;
+  const Dtype d = gemm_dtype(ctx.plan);
+  if (groups <= 0 || m <= 0) return Seconds(0);
+  const GemmTile tile = gemm_tile(g);
+  const double rows = groups * std::ceil(m / tile.m) * tile.m;  // tile rows of all groups stacked
+  const Flops flops(2.0 * m * n * k * groups);
+  const Seconds compute =
+      flops / (g.peak_for(d) * (gemm_efficiency(g, d, 2.0 * m * n * k) * wave_efficiency(g, rows, n)));
+  const Bytes bytes = gemm_bytes(d, m, n, k) * groups;
+  const Seconds memory = g.hbm_bw.v > 0 ? bytes / (g.hbm_bw * memory_efficiency(g, bytes.v)) : Seconds(0);
+  return g.eff.kernel_overhead + std::max(compute, memory);
+}
+Linear grouped_linear(const Context& ctx, double groups, double m, double n, double k) {
+  Linear l;
+  l.fwd = grouped_gemm_time(ctx, groups, m, n, k);
+  l.bwd = grouped_gemm_time(ctx, groups, m, k, n) + grouped_gemm_time(ctx, groups, k, n, m);
+  l.flops_fwd = 2.0 * m * n * k * groups;
+  return l;
+}
+
+/// QKV and output projections. MLA (DeepSeek-V2, arXiv 2405.04434, Sec. 2.1): query down/up projections through
+/// the q LoRA rank (or one direct projection), the joint K/V down projection to kv_lora_rank + the shared RoPE
+/// key, the K/V up projection to heads x (nope + v), and the output projection from heads x v. The small down
+/// projections are split like the heads (Megatron-Core shards them over tp too).
+Gemms attention_projections(const Context& ctx, const Sharding& sh) {
+  const ModelDesc& m = ctx.model;
+  const double T = sh.tokens, h = m.hidden, split = sh.gemm_splits;
+  Gemms p;
+  if (!m.mla) {
+    p.add(sharded_linear(ctx, T, (sh.heads + 2.0 * sh.kv_heads) * m.head_dim, h, split, true));
+    p.add(sharded_linear(ctx, T, h, sh.heads * m.head_dim, split, false));
+    return p;
+  }
+  const MlaDesc& a = *m.mla;
+  const double frac = sh.heads / m.heads, qk = 1.0 * a.qk_nope_head_dim + a.qk_rope_head_dim;
+  if (a.q_lora_rank > 0) {
+    p.add(sharded_linear(ctx, T, a.q_lora_rank * frac, h, split, true));
+    p.add(sharded_linear(ctx, T, sh.heads * qk, a.q_lora_rank, split, true));
+  } else {
+    p.add(sharded_linear(ctx, T, sh.heads * qk, h, split, true));
+  }
+  p.add(sharded_linear(ctx, T, (1.0 * a.kv_lora_rank + a.qk_rope_head_dim) * frac, h, split, true));
+  p.add(sharded_linear(ctx, T, sh.heads * (1.0 * a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, split, true));
+  p.add(sharded_linear(ctx, T, h, sh.heads * a.v_head_dim, split, false));
+  return p;
+}
+
+/// Query-key pairs per query row, averaged over the rank's rows: causal attention over s_kv keys averages
+/// s_kv / 2; a sliding window of w < s_kv keys gives sum_i min(i, w) / s_kv = w - w^2 / (2 s_kv).
+double keys_per_query(const Sharding& sh, int window) {
+  if (window <= 0 || window >= sh.seq_kv) return 0.5 * sh.seq_kv;
+  return window - 1.0 * window * window / (2.0 * sh.seq_kv);
+}
+
+double attention_flops_window(const Context& ctx, const Sharding& sh, int window) {
+  const ModelDesc& m = ctx.model;
+  // QK^T over the qk head dim and PV over the v head dim (both the head dim outside MLA).
+  const double dims = m.mla ? 1.0 * m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim + m.mla->v_head_dim
+                            : 2.0 * m.head_dim;
+  return 2.0 * sh.batch * sh.seq_q * keys_per_query(sh, window) * sh.heads * dims;
+}
+
+double fraction_of_layers(const ModelDesc& m, bool (*pred)(const ModelDesc&, int)) {
+  int n = 0;
+  for (int i = 0; i < m.layers; ++i) n += pred(m, i) ? 1 : 0;
+  return m.layers > 0 ? 1.0 * n / m.layers : 0.0;
+}
+
+/// The attention kernel of one layer, averaged over full and sliding-window layers (gpt-oss alternates them;
+/// its per-head sink logit adds one column to the softmax, negligible work).
+struct AttentionCost {
+  Seconds fwd, bwd;
+  double flops_fwd = 0, flops_bwd = 0;
+};
+AttentionCost attention_cost(const Context& ctx, const Sharding& sh) {
+  const ModelDesc& m = ctx.model;
+  AttentionCost a;
+  const double sliding = fraction_of_layers(m, is_sliding_layer);
+  const std::pair<double, int> kinds[] = {{1.0 - sliding, 0}, {sliding, m.sliding_window}};
+  for (const auto& [weight, window] : kinds) {
+    if (weight <= 0) continue;
+    const double f = window == 0 && !m.mla ? attention_fwd_flops(ctx, sh) : attention_flops_window(ctx, sh, window);
+    a.fwd += attention_time(ctx, f, false) * weight;
+    a.bwd += attention_time(ctx, kAttentionBwdRatio * f, true) * weight;
+    a.flops_fwd += f * weight;
+    a.flops_bwd += 2.0 * kAttentionBwdRatio * f * weight;
+  }
+  if (ctx.framework.materialized_attention && sliding == 0 && !m.mla) {
+    const Materialized mat = materialized_attention(ctx, sh, trains_with_dropout(m));
+    a = {mat.fwd, mat.bwd, mat.flops_fwd / 2.0, 2.0 * mat.flops_fwd};
+  }
+  return a;
+}
+
+/// An MLP's GEMMs and its memory-bound forward kernels (activation function; MoE permutation and routing).
+struct MlpCost {
+  Gemms gemms;
+  Seconds mem_fwd;
+};
+
+double activation_elems(const ModelDesc& m, const Framework& fw) {
+  // SwiGLU reads gate and up, writes f (fused); eager: silu (read, write) then multiply (2 reads, write).
+  return m.gated_mlp ? (fw.fused_elementwise ? 3.0 : 5.0) : 2.0;
+}
+
+MlpCost dense_mlp(const Context& ctx, double tokens, double ffn, double splits) {
+  const ModelDesc& m = ctx.model;
+  MlpCost c;
+  if (ffn <= 0) return c;
+  c.gemms.add(sharded_linear(ctx, tokens, (m.gated_mlp ? 2.0 : 1.0) * ffn, m.hidden, splits, true));
+  c.gemms.add(sharded_linear(ctx, tokens, m.hidden, ffn, splits, false));
+  c.mem_fwd = memory_time(ctx.system.gpu, Bytes(activation_elems(m, ctx.framework) * tokens * ffn * kAct));
+  return c;
+}
+
+/// One MoE layer's MLP on one rank (Megatron-Core MoELayer): router GEMM and top-k over the rank's tokens, the
+/// token permutation before and the un-permutation after the experts, the local experts as grouped GEMMs over
+/// their token-expert pairs (sh.expert_tokens already carries the busiest rank's load factor), and the shared
+/// experts as a dense MLP over the layer's tokens.
+MlpCost moe_mlp(const Context& ctx, const Sharding& sh) {
+  const ModelDesc& m = ctx.model;
+  const Gpu& g = ctx.system.gpu;
+  const double h = m.hidden, pairs = sh.expert_tokens, per_expert = pairs / sh.local_experts;
+  MlpCost c = dense_mlp(ctx, sh.tokens, sh.shared_ffn, sh.gemm_splits);
+  c.gemms.add(linear(ctx, sh.moe_tokens, m.moe->experts, h));
+  c.gemms.add(grouped_linear(ctx, sh.local_experts, per_expert, (m.gated_mlp ? 2.0 : 1.0) * sh.expert_ffn, h));
+  c.gemms.add(grouped_linear(ctx, sh.local_experts, per_expert, h, sh.expert_ffn));
+  // Router softmax/top-k over fp32 logits (read + write); permute and un-permute each read and write every pair's
+  // hidden vector; the experts' activation function over the pairs.
+  c.mem_fwd += memory_time(g, Bytes(sh.moe_tokens * m.moe->experts * 4.0 * 2.0));
+  c.mem_fwd += memory_time(g, Bytes(pairs * h * kAct * 2.0)) * 2.0;
+  c.mem_fwd += memory_time(g, Bytes(activation_elems(m, ctx.framework) * pairs * sh.expert_ffn * kAct));
+  return c;
+}
+
+/// The MLP of one layer averaged over the model's dense and MoE layers.
+MlpCost mlp_cost(const Context& ctx, const Sharding& sh) {
+  const MlpCost dense = dense_mlp(ctx, sh.tokens, sh.ffn, sh.gemm_splits);
+  const double moe = ctx.model.moe ? fraction_of_layers(ctx.model, is_moe_layer) : 0.0;
+  if (moe <= 0) return dense;
+  const MlpCost routed = moe_mlp(ctx, sh);
+  MlpCost c;
+  c.gemms.fwd = dense.gemms.fwd * (1.0 - moe) + routed.gemms.fwd * moe;
+  c.gemms.bwd = dense.gemms.bwd * (1.0 - moe) + routed.gemms.bwd * moe;
+  c.gemms.flops_fwd = dense.gemms.flops_fwd * (1.0 - moe) + routed.gemms.flops_fwd * moe;
+  c.mem_fwd = dense.mem_fwd * (1.0 - moe) + routed.mem_fwd * moe;
+  return c;
+}
+
+}  // namespace
+
 LayerCost layer_cost(const Context& ctx, const Sharding& sh) {
   const ModelDesc& m = ctx.model;
   const Framework& fw = ctx.framework;
   const Gpu& g = ctx.system.gpu;
   const double T = sh.tokens, Tn = sh.norm_tokens, h = m.hidden, d = m.head_dim;
 
-  const Linear qkv = linear(ctx, T, (sh.heads + 2.0 * sh.kv_heads) * d, h);
-  const Linear out = linear(ctx, T, h, sh.heads * d);
-  const Linear up = linear(ctx, T, (m.gated_mlp ? 2.0 : 1.0) * sh.ffn, h);
-  const Linear down = linear(ctx, T, h, sh.ffn);
-
-  const double attn_flops = attention_fwd_flops(ctx, sh);
-  const Seconds attn_fwd = attention_time(ctx, attn_flops, false);
-  const Seconds attn_bwd = attention_time(ctx, kAttentionBwdRatio * attn_flops, true);
+  const Gemms proj = attention_projections(ctx, sh);
+  const MlpCost mlp = mlp_cost(ctx, sh);
+  const AttentionCost attn = attention_cost(ctx, sh);
 
   // Memory-bound kernels of the forward pass, by bytes read + written. Fused: one read and one write per
   // tensor. Eager (unfused) frameworks run each norm as several elementwise kernels.
@@ -78,11 +280,8 @@ LayerCost layer_cost(const Context& ctx, const Sharding& sh) {
   const Bytes norm(2.0 * Tn * h * kAct * norm_passes);
   const Bytes residual(3.0 * Tn * h * kAct);  // read x and branch output, write the sum
   const Bytes rope(2.0 * T * (sh.heads + sh.kv_heads) * d * kAct);
-  // SwiGLU reads gate and up, writes f (fused); eager: silu (read, write) then multiply (2 reads, write).
-  const double act_elems = m.gated_mlp ? (fw.fused_elementwise ? 3.0 : 5.0) : 2.0;
-  const Bytes activation(act_elems * T * sh.ffn * kAct);
   const bool rotary = m.position == PositionKind::rope;
-  Seconds mem_fwd = 2.0 * memory_time(g, norm) + 2.0 * memory_time(g, residual) + memory_time(g, activation);
+  Seconds mem_fwd = 2.0 * memory_time(g, norm) + 2.0 * memory_time(g, residual) + mlp.mem_fwd;
   if (rotary) mem_fwd += memory_time(g, rope);
   if (ctx.plan.precision == Dtype::fp8) {
     // Casting each linear's input to fp8 (with amax) per the framework's recipe: inputs of QKV, out, up, down.
@@ -92,21 +291,34 @@ LayerCost layer_cost(const Context& ctx, const Sharding& sh) {
   // Backward of elementwise kernels reads the saved input and the incoming gradient and writes one gradient:
   // about twice the forward traffic.
   const Seconds mem_bwd = mem_fwd * 2.0;
+  // SDP's backward masking runs the GEMMs' backward only for the held parameters (techniques.md section 2).
+  const double bwd_frac = sh.backward_fraction;
+  const double gemm_flops = proj.flops_fwd + mlp.gemms.flops_fwd;
 
   LayerCost c;
-  c.forward.time = qkv.fwd + out.fwd + up.fwd + down.fwd + attn_fwd + mem_fwd;
-  c.forward.attention = attn_fwd;
-  c.forward.flops = qkv.flops_fwd + out.flops_fwd + up.flops_fwd + down.flops_fwd + 2.0 * attn_flops;
-  c.backward.time = qkv.bwd + out.bwd + up.bwd + down.bwd + attn_bwd + mem_bwd;
-  c.backward.attention = attn_bwd;
-  c.backward.flops = 2.0 * (qkv.flops_fwd + out.flops_fwd + up.flops_fwd + down.flops_fwd) +
-                     2.0 * kAttentionBwdRatio * attn_flops;
+  c.forward.time = proj.fwd + mlp.gemms.fwd + attn.fwd + mem_fwd;
+  c.forward.attention = attn.fwd;
+  c.forward.flops = gemm_flops + 2.0 * attn.flops_fwd;
+  c.backward.time = (proj.bwd + mlp.gemms.bwd) * bwd_frac + attn.bwd + mem_bwd;
+  c.backward.attention = attn.bwd;
+  c.backward.flops = 2.0 * gemm_flops * bwd_frac + attn.flops_bwd;
   switch (ctx.plan.recompute) {
     case Recompute::none: break;
-    case Recompute::selective:  // Korthikanti Sec. 5: re-run the attention core only
-      c.recompute.time = attn_fwd;
-      c.recompute.attention = attn_fwd;
-      c.recompute.flops = 2.0 * attn_flops;
+    case Recompute::selective:
+      if (fw.selective_is_op_sac) {
+        // torchtitan's op-level selective checkpointing (parallelize_llama.py _save_list policy): saves the
+        // outputs of every other matmul and of SDPA, recomputes the rest: of the layer's matmuls in call order
+        // (wq, wk, wv, wo, w1, w3, w2) the 2nd, 4th and 6th (wk, wo, w3), plus every elementwise kernel.
+        const double recomputed = 2.0 * T * h * (sh.kv_heads * d + sh.heads * d + sh.ffn);
+        const double share = gemm_flops > 0 ? std::min(1.0, recomputed / gemm_flops) : 0.0;
+        c.recompute.time = (proj.fwd + mlp.gemms.fwd) * share + mem_fwd;
+        c.recompute.flops = recomputed;
+        break;
+      }
+      // Korthikanti Sec. 5: re-run the attention core only.
+      c.recompute.time = attn.fwd;
+      c.recompute.attention = attn.fwd;
+      c.recompute.flops = 2.0 * attn.flops_fwd;
       break;
     case Recompute::full:
       c.recompute = c.forward;
@@ -124,14 +336,11 @@ LayerCost head_cost(const Context& ctx, const Sharding& sh) {
   const Bytes embed(T * m.hidden * kAct * 2.0);
   const Seconds first_fwd = memory_time(g, embed), first_bwd = memory_time(g, embed * 2.0);
   // LM head GEMM over the local vocabulary (always 16-bit: fp8 recipes keep the output layer in bf16) and the
-  // cross-entropy over [T x V_local] logits: fused (Megatron vocab-parallel CE) ~12 bytes per logit
-  // (bf16 logits read, fp32 exp written/read, bf16 grad written); eager (upcast, log_softmax, nll, backward)
-  // ~28 bytes per logit.
+  // cross-entropy over [T x V_local] logits, whose HBM traffic per logit is the framework's trait.
   const Dtype d = ctx.plan.precision == Dtype::fp8 ? Dtype::bf16 : ctx.plan.precision;
   const Seconds head_fwd = gemm_time(g, d, T, sh.vocab, m.hidden);
   const Seconds head_bwd = gemm_time(g, d, T, m.hidden, sh.vocab) + gemm_time(g, d, m.hidden, sh.vocab, T);
-  const double ce_bytes = ctx.framework.fused_elementwise ? 12.0 : 28.0;
-  const Seconds ce = memory_time(g, Bytes(T * sh.vocab * ce_bytes));
+  const Seconds ce = memory_time(g, Bytes(T * sh.vocab * ctx.framework.cross_entropy_bytes_per_logit));
   const Seconds final_norm = memory_time(g, Bytes(2.0 * sh.norm_tokens * m.hidden * kAct));
   const Seconds last_fwd = head_fwd + ce / 2.0 + final_norm, last_bwd = head_bwd + ce / 2.0 + final_norm * 2.0;
   const double head_flops = 2.0 * T * sh.vocab * m.hidden;

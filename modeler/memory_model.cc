@@ -2,6 +2,8 @@
 
 #include "modeler/stage_params.h"
 
+#include <algorithm>
+
 namespace shardplan {
 
 namespace {
@@ -17,17 +19,62 @@ constexpr double kFragmentation = 0.05;
 
 bool trains_with_dropout(const ModelDesc& m) { return !m.gated_mlp; }
 
+namespace {
+
+// Attention-region tensors saved for backward, per layer, beyond the norm region: Q, K, V and the attention output
+// (the output projection's input). MLA (DeepSeek-V2 Sec. 2.1) saves queries and keys at the qk head dim
+// (nope + rope), values and output at v_head_dim, and the two latents its up-projections read.
+double attention_bytes(const ModelDesc& m, const Sharding& sh) {
+  const double T = sh.tokens;
+  if (!m.mla) return T * (2.0 * sh.heads + 2.0 * sh.kv_heads) * m.head_dim * kAct;
+  const MlaDesc& a = *m.mla;
+  const double qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+  const double latents = 1.0 * a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim;
+  return T * (sh.heads * (2.0 * qk + 2.0 * a.v_head_dim) + latents) * kAct;
+}
+
+// MLP tensors of an MoE layer: router probabilities (fp32, T x experts), and per routed token-expert pair the
+// permuted input (grouped fc1's input), fc1's output (2f gated), the activation output (fc2's input) and fc2's
+// output (kept for the probability-weighted combine's gradient); shared experts as a dense MLP on all tokens.
+double moe_mlp_bytes(const ModelDesc& m, const Sharding& sh) {
+  const double pairs = sh.expert_tokens, g = m.gated_mlp ? 3.0 : 2.0;
+  return sh.moe_tokens * m.moe->experts * 4.0 + pairs * (2.0 * m.hidden + g * sh.expert_ffn) * kAct +
+         sh.tokens * sh.shared_ffn * g * kAct;
+}
+
+double moe_layer_fraction(const ModelDesc& m) {
+  if (!m.moe || m.layers <= 0) return 0.0;
+  return std::max(0, m.layers - m.moe->dense_layers) / (1.0 * m.layers);
+}
+
+}  // namespace
+
+double op_sac_activation_bytes_per_layer(const ModelDesc& m, const Sharding& sh) {
+  const double T = sh.tokens, h = m.hidden, d = m.head_dim;
+  // Saved under torchtitan's op-level SAC: the checkpointed layer input, the outputs of the 1st, 3rd, 5th and 7th
+  // matmuls (wq, wv, w1, w2 for a gated MLP; wq, wv, w1 for a plain one), SDPA's output and log-sum-exp.
+  double bytes = T * h * kAct;                                  // layer input
+  bytes += T * (sh.heads + sh.kv_heads) * d * kAct;             // wq and wv outputs
+  bytes += T * sh.heads * d * kAct + 4.0 * T * sh.heads;        // SDPA output + fp32 log-sum-exp
+  bytes += T * sh.ffn * kAct;                                   // w1 output
+  if (m.gated_mlp) bytes += T * h * kAct;                       // w2 output
+  return bytes;
+}
+
 double activation_bytes_per_layer(const ModelDesc& m, const Sharding& sh, Recompute recompute, bool dropout,
                                   bool flash) {
-  const double T = sh.tokens, Tn = sh.norm_tokens, h = m.hidden, d = m.head_dim;
+  const double T = sh.tokens, Tn = sh.norm_tokens, h = m.hidden;
   if (recompute == Recompute::full) return Tn * h * kAct;  // the layer input only (Korthikanti Eq. 6: 2sbh/t)
   // Norm region (replicated over tp unless sequence parallel): inputs of both norms and of QKV and MLP-up.
   double bytes = 4.0 * Tn * h * kAct;
   if (dropout) bytes += 2.0 * Tn * h;  // two 1-byte dropout masks (attention output, MLP output)
   // Tensor-parallel region: Q, K, V, attention output (input of the output projection).
-  bytes += T * (2.0 * sh.heads + 2.0 * sh.kv_heads) * d * kAct;
-  // MLP: activation-function input (2f for gate+up) and output (input of the down projection).
-  bytes += T * sh.ffn * (m.gated_mlp ? 3.0 : 2.0) * kAct;
+  bytes += attention_bytes(m, sh);
+  // MLP: activation-function input (2f for gate+up) and output (input of the down projection); MoE layers (the
+  // mean over the model's dense and MoE layers) hold their routed and shared experts' tensors instead.
+  const double dense_mlp = T * sh.ffn * (m.gated_mlp ? 3.0 : 2.0) * kAct;
+  const double moe = moe_layer_fraction(m);
+  bytes += moe > 0 ? (1.0 - moe) * dense_mlp + moe * moe_mlp_bytes(m, sh) : dense_mlp;
   if (flash) {
     bytes += 4.0 * T * sh.heads;  // fp32 log-sum-exp per query row and head
   } else if (recompute == Recompute::none) {
@@ -44,18 +91,22 @@ MemoryBreakdown memory_breakdown(const Context& ctx, const Sharding& sh, const S
   const StageParams params = busiest_stage_params(ctx, sh);
   MemoryBreakdown mem;
   mem.capacity = ctx.system.gpu.hbm_capacity;
-  const double n = params.total();
   double weight_bytes = fw.state.weights;
   if (p.precision == Dtype::fp8) weight_bytes += 1.0;  // cached fp8 (transposed) weight copies
-  mem.weights = Bytes(n * weight_bytes / sh.dp_shard_weights);
-  mem.gradients = Bytes(n * fw.state.gradients / sh.dp_shard_gradients);
-  mem.optimizer = Bytes(n * fw.state.optimizer / sh.dp_shard_optimizer);
+  // Routed experts are sharded over the expert-data-parallel group under ZeRO (Megatron-Core's expert
+  // distributed-optimizer buffers), everything else over dp x cp.
+  mem.weights = Bytes(params.dense() * weight_bytes / sh.dp_shard_weights +
+                      params.experts * weight_bytes / sh.edp_shard_weights);
+  mem.gradients = Bytes(owned_state_params(ctx, sh, true) * fw.state.gradients);
+  mem.optimizer = Bytes(owned_state_params(ctx, sh, false) * fw.state.optimizer);
 
   const bool dropout = trains_with_dropout(ctx.model);
-  const double per_layer = activation_bytes_per_layer(ctx.model, sh, p.recompute, dropout, true);
+  const double per_layer = (p.recompute == Recompute::selective && fw.selective_is_op_sac)
+                               ? op_sac_activation_bytes_per_layer(ctx.model, sh)
+                               : activation_bytes_per_layer(ctx.model, sh, p.recompute, dropout, !fw.materialized_attention);
   double act = per_layer * sh.layers * sched.in_flight;
   if (p.recompute == Recompute::full)  // one layer's activations re-materialised during its backward
-    act += activation_bytes_per_layer(ctx.model, sh, Recompute::none, dropout, true);
+    act += activation_bytes_per_layer(ctx.model, sh, Recompute::none, dropout, !fw.materialized_attention);
   mem.activations = Bytes(act);
 
   // Last stage: bf16 logits plus the fp32 copy the cross-entropy makes, for one micro-batch.
@@ -69,6 +120,7 @@ MemoryBreakdown memory_breakdown(const Context& ctx, const Sharding& sh, const S
     mem.buffers = Bytes(layer * (2.0 * 2.0 + fw.state.gradients));
   }
   if (p.pp > 1) mem.buffers += Bytes(2.0 * sh.tokens * ctx.model.hidden * kAct);  // send + receive buffers
+  mem.buffers += Bytes(sh.transient_bytes);
 
   const Bytes allocated = mem.weights + mem.gradients + mem.optimizer + mem.activations + mem.logits + mem.buffers;
   mem.context = GiB(kContextGiB);

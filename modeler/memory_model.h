@@ -15,6 +15,9 @@ namespace shardplan {
 /// Selective recompute drops the score tensors; full recompute keeps only the layer input.
 double activation_bytes_per_layer(const ModelDesc& m, const Sharding& sh, Recompute recompute, bool dropout, bool flash);
 
+/// Saved activations of one layer under torchtitan's op-level selective checkpointing (see layer_cost.cc).
+double op_sac_activation_bytes_per_layer(const ModelDesc& m, const Sharding& sh);
+
 /// Dropout is on in GPT-style training recipes (Megatron defaults hidden/attention dropout 0.1) and off for
 /// Llama-family models (no dropout in their configs); a gated MLP marks the latter.
 bool trains_with_dropout(const ModelDesc& m);

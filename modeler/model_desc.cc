@@ -55,10 +55,14 @@ double layer_mlp_params(const ModelDesc& m, int i, int experts_used) {
 }
 
 double sum_layers(const ModelDesc& m, bool activated) {
-  double p = 0;
-  for (int i = 0; i < m.layers; ++i)
-    p += attention_params(m) + 2.0 * norm_params(m) +
-         layer_mlp_params(m, i, m.moe ? (activated ? m.moe->top_k : m.moe->experts) : 0);
+  // Layers differ only in their MLP (leading dense layers, then MoE layers), so the sum is closed-form: this runs
+  // on every plan evaluation.
+  const int used = m.moe ? (activated ? m.moe->top_k : m.moe->experts) : 0;
+  const int moe_layers = m.moe ? std::max(0, m.layers - m.moe->dense_layers) : 0;
+  const int dense_layers = m.layers - moe_layers;
+  double p = m.layers * (attention_params(m) + 2.0 * norm_params(m));
+  if (dense_layers > 0) p += dense_layers * layer_mlp_params(m, 0, used);
+  if (moe_layers > 0) p += moe_layers * layer_mlp_params(m, m.layers - 1, used);
   return p;
 }
 

@@ -13,6 +13,10 @@ const char* to_string(Recompute r) {
 
 const char* to_string(CpKind k) { return k == CpKind::ring ? "ring" : "allgather"; }
 
+const char* to_string(SdpMask m) { return m == SdpMask::forward ? "forward" : "backward"; }
+
+const char* to_string(SdpGranularity g) { return g == SdpGranularity::block ? "block" : "neuron"; }
+
 const char* to_string(Dtype d) { return kDtypeNames[static_cast<int>(d)]; }
 
 }  // namespace shardplan

@@ -11,6 +11,10 @@ enum class Recompute { none, selective, full };
 /// Context-parallel attention: Megatron's ring with K/V passing (overlapped with attention compute), or
 /// all-gathering K/V once per layer (Llama 3 paper, Section 3.3.2).
 enum class CpKind { ring, allgather };
+/// Subnetwork data parallelism (techniques.md section 2): which passes drop the parameters a worker does not hold,
+/// and whether whole blocks (layers) or neurons (heads, MLP columns) are dropped.
+enum class SdpMask { forward, backward };
+enum class SdpGranularity { block, neuron };
 
 struct Plan {
   int tp = 1;    // tensor parallel
@@ -20,17 +24,35 @@ struct Plan {
   int cp = 1;    // context parallel
   int ep = 1;    // expert parallel (folded with dp x cp, Megatron-Core style)
   int etp = 1;   // expert tensor parallel
+  int tsp = 1;   // folded tensor + sequence parallel ("row sharding", techniques.md section 1); replaces tp and cp
   int zero = 0;  // 0 none, 1 optimizer states, 2 + gradients, 3 + parameters (FSDP FULL_SHARD)
   bool sequence_parallel = false;  // Megatron SP: norms/dropout sharded over tp, AG/RS instead of all-reduce
   bool tp_comm_overlap = false;    // TP collectives overlapped with GEMMs (Megatron/TE userbuffers)
   CpKind cp_kind = CpKind::ring;
+  /// Allow pp x vpp not dividing the layers: the busiest stage then holds ceil(layers / (pp x vpp)) layers per
+  /// chunk (Megatron-Core --decoder-first/last-pipeline-num-layers, torchtitan's per-module stage split).
+  bool uneven_pipeline = false;
+  /// MoE routing: dropless routing runs the busiest expert at `moe_imbalance` x the mean tokens per expert (1 for
+  /// the force-balanced routing of published benchmarks); token-drop routing (capacity_factor > 0) caps it there.
+  double moe_imbalance = 1.0;
+  double capacity_factor = 0;  // 0: dropless
+  /// Subnetwork data parallelism: each data-parallel worker keeps a fraction sdp_keep of the layer parameters
+  /// (1: plain data parallelism). Changes what is trained, so plans with it are marked.
+  double sdp_keep = 1.0;
+  SdpMask sdp_mask = SdpMask::forward;
+  SdpGranularity sdp_granularity = SdpGranularity::block;
   int micro_batch = 1;   // sequences per micro-batch per data-parallel rank
   int global_batch = 1;  // sequences per optimizer step
   int seq_len = 2048;
   Recompute recompute = Recompute::none;
   Dtype precision = Dtype::bf16;  // GEMM precision; fp8 keeps bf16 master weights and fp32 optimizer states
 
-  int gpus() const { return tp * pp * cp * dp; }
+  int gpus() const { return tp * tsp * pp * cp * dp; }
+  /// Ranks that split one micro-batch's layer inside a pipeline stage (tp or tsp innermost, then cp): the stride
+  /// of the data-parallel group in Megatron's rank order.
+  int inner() const { return tp * tsp * cp; }
+  /// Whether the plan trains something other than the model as given (SDP trains subnetworks).
+  bool changes_training_semantics() const { return sdp_keep < 1.0; }
   /// Micro-batches per step per pipeline: global / (micro x dp) (gradient accumulation steps).
   int num_microbatches() const { return global_batch / (micro_batch * dp); }
 };
@@ -38,5 +60,7 @@ struct Plan {
 const char* to_string(Recompute r);
 const char* to_string(CpKind k);
 const char* to_string(Dtype d);
+const char* to_string(SdpMask m);
+const char* to_string(SdpGranularity g);
 
 }  // namespace shardplan

@@ -3,30 +3,55 @@
 namespace shardplan {
 
 namespace {
-double layer_share(const Context& ctx, const Sharding& sh) { return sh.layers * params_per_layer(ctx.model) / sh.weight_shard; }
-double tp_share(const Context& ctx, double params) { return params / ctx.plan.tp; }
+// Routed-expert parameters per transformer layer, averaged over the layers like params_per_layer.
+double experts_per_layer(const ModelDesc& m) { return m.layers > 0 ? routed_expert_params(m) / m.layers : 0.0; }
+
+void set_layers(const Context& ctx, const Sharding& sh, StageParams* p) {
+  const double experts = experts_per_layer(ctx.model);
+  if (experts > 0) {
+    p->layers = sh.layers * (params_per_layer(ctx.model) - experts) / sh.weight_shard;
+    p->experts = sh.layers * experts / sh.expert_weight_shard;
+  } else {
+    p->layers = sh.layers * params_per_layer(ctx.model) / sh.weight_shard;
+  }
+}
+double vocab_share(const Sharding& sh, double params) { return params / sh.embedding_shard; }
+// The final norm before the LM head, replicated on every rank of the last stage.
+double final_norm_params(const ModelDesc& m) { return non_embedding_params(m) - m.layers * params_per_layer(m); }
 }  // namespace
 
 StageParams first_stage_params(const Context& ctx, const Sharding& sh) {
   StageParams p;
-  p.layers = layer_share(ctx, sh);
-  p.embedding = tp_share(ctx, embedding_params(ctx.model));
-  if (ctx.plan.pp == 1) p.head = tp_share(ctx, lm_head_params(ctx.model));
+  set_layers(ctx, sh, &p);
+  p.embedding = vocab_share(sh, embedding_params(ctx.model));
+  if (ctx.plan.pp == 1) {
+    p.head = vocab_share(sh, lm_head_params(ctx.model));
+    p.final_norm = final_norm_params(ctx.model);
+  }
   return p;
 }
 
 StageParams last_stage_params(const Context& ctx, const Sharding& sh) {
   if (ctx.plan.pp == 1) return first_stage_params(ctx, sh);
   StageParams p;
-  p.layers = layer_share(ctx, sh);
+  set_layers(ctx, sh, &p);
   const double head = ctx.model.tied_embeddings ? 1.0 * ctx.model.vocab * ctx.model.hidden : lm_head_params(ctx.model);
-  p.head = tp_share(ctx, head);
+  p.head = vocab_share(sh, head);
+  p.final_norm = final_norm_params(ctx.model);
   return p;
 }
 
 StageParams busiest_stage_params(const Context& ctx, const Sharding& sh) {
   const StageParams first = first_stage_params(ctx, sh), last = last_stage_params(ctx, sh);
   return first.total() >= last.total() ? first : last;
+}
+
+double owned_state_params(const Context& ctx, const Sharding& sh, bool gradients) {
+  const StageParams p = busiest_stage_params(ctx, sh);
+  const double dense = sh.grad_fraction == 1.0 ? p.dense() : p.layers * sh.grad_fraction + p.embedding + p.head;
+  const double dp_div = gradients ? sh.dp_shard_gradients : sh.dp_shard_optimizer;
+  const double edp_div = gradients ? sh.edp_shard_gradients : sh.edp_shard_optimizer;
+  return dense / dp_div + p.experts * sh.grad_fraction / edp_div;
 }
 
 }  // namespace shardplan

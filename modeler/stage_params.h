@@ -6,10 +6,14 @@
 namespace shardplan {
 
 struct StageParams {
-  double layers = 0;     // transformer-layer parameters on the stage (local share)
+  double layers = 0;     // transformer-layer parameters on the stage (local share), routed experts excluded
+  double experts = 0;    // routed-expert parameters on the stage (local share: / ep x etp); 0 for dense models
   double embedding = 0;  // input embedding (+ positions) on the first stage
   double head = 0;       // LM head on the last stage (a second copy of the embedding when tied and pp > 1)
-  double total() const { return layers + embedding + head; }
+  double final_norm = 0; // the norm before the LM head, on the last stage (replicated over tp)
+  double total() const { return layers + embedding + head + final_norm + experts; }
+  /// Parameters synchronised over the data-parallel (dp x cp) group: all but the routed experts.
+  double dense() const { return layers + embedding + head + final_norm; }
 };
 
 /// The stage with the most parameters: the first (embedding) or the last (LM head) stage. Megatron places the
@@ -18,5 +22,9 @@ StageParams busiest_stage_params(const Context& ctx, const Sharding& sh);
 /// Parameters of the first and the last stage (the same stage when pp == 1).
 StageParams first_stage_params(const Context& ctx, const Sharding& sh);
 StageParams last_stage_params(const Context& ctx, const Sharding& sh);
+
+/// Parameters whose gradients (`gradients`) or optimizer states (otherwise) one rank of the busiest stage keeps
+/// after ZeRO sharding over the data-parallel and the expert-data-parallel groups (and SDP's held fraction).
+double owned_state_params(const Context& ctx, const Sharding& sh, bool gradients);
 
 }  // namespace shardplan

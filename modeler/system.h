@@ -18,9 +18,12 @@ inline constexpr std::array<const char*, kNumDtypes> kDtypeNames = {"fp32", "tf3
 
 /// Fused attention kernel generations. flash2: FlashAttention-2 (Dao 2023) and kernels of its design (PyTorch
 /// SDPA's flash backend). flash3: Hopper-generation kernels using wgmma/TMA (FlashAttention-3, Shah et al. 2024;
-/// cuDNN fused attention as Transformer Engine uses it).
-enum class AttentionKernel { flash2, flash3 };
-constexpr int kNumAttentionKernels = 2;
+/// cuDNN fused attention as Transformer Engine uses it). flash1: the first-generation algorithm (Dao et al. 2022)
+/// and its Triton port (flash_attn_triton), as 2023 PyTorch stacks ran it.
+enum class AttentionKernel { flash2, flash3, flash1 };
+constexpr int kNumAttentionKernels = 3;
+/// Names as profiles spell them (hwprofiles/README.md), indexed by AttentionKernel.
+inline constexpr std::array<const char*, kNumAttentionKernels> kAttentionKernelNames = {"flash2", "flash3", "flash1"};
 
 /// Achieved efficiencies of one GPU (fractions of the dense peak or of HBM bandwidth). Defaults in
 /// hwprofiles/ come from published measurements; calibration replaces them with the cluster's own.

@@ -115,7 +115,7 @@ TimeBreakdown step_time(const Context& ctx, const Sharding& sh, const Schedule& 
   for (int k = 0; k < kNumCommKinds; ++k) shape.layer_comm[k] = (exp_f[k] + exp_b[k]) * L;
   shape.step_comm = sum(exp_step);
 
-  const double owned = params / sh.dp_shard_optimizer;
+  const double owned = owned_state_params(ctx, sh, false);
   tb.optimizer = memory_time(sys.gpu, Bytes(owned * kAdamBytesPerParam));
   return tb;
 }

@@ -5,6 +5,8 @@
 // Conversions happen at the boundary (parsers, reporters); inside the modeler only these types cross functions.
 #pragma once
 
+#include <compare>
+
 namespace shardplan {
 
 /// A quantity of one unit. Only the arithmetic that keeps the unit meaningful is defined.

@@ -30,6 +30,23 @@ struct Sharding {
   double dp_shard_gradients = 1;
   double dp_shard_weights = 1;
   double activation_divisor = 1;  // extra divisor on saved activations (e.g. context parallelism is in tokens)
+  double embedding_shard = 1;     // divisor of the embedding and LM-head weights (tp; tsp)
+  double gemm_splits = 1;         // each layer GEMM runs as this many weight-shard GEMMs (TSP's ring: D)
+  double transient_bytes = 0;     // per-rank working buffers a strategy allocates (TSP weight ring, MoE dispatch)
+  // Mixture of experts (zero for dense models), per MoE layer and micro-batch on this rank.
+  double moe_tokens = 0;          // tokens entering the MoE layer (the rank's sequence shard: tokens / tp)
+  double local_experts = 0;       // routed experts held (experts / ep)
+  double expert_ffn = 0;          // local intermediate width of one routed expert (expert_ffn_hidden / etp)
+  double shared_ffn = 0;          // local intermediate width of all shared experts together (/ tp)
+  double expert_tokens = 0;       // token-expert pairs the busiest rank's local experts compute (load factor in)
+  double expert_weight_shard = 1; // divisor of routed-expert weights (ep x etp)
+  double edp_shard_optimizer = 1; // ZeRO divisors of routed-expert state over the expert-data-parallel group
+  double edp_shard_gradients = 1;
+  double edp_shard_weights = 1;
+  // Subnetwork data parallelism (techniques.md section 2); 1 for every other plan.
+  double holder_fraction = 1;     // fraction of the data-parallel ranks holding each transformer-layer parameter
+  double grad_fraction = 1;       // fraction of the held layer parameters that get gradients and optimizer states
+  double backward_fraction = 1;   // fraction of the layer GEMMs' backward work that runs
 };
 
 /// When a collective's time can hide behind compute.
@@ -42,9 +59,9 @@ enum class Window {
 };
 
 /// Which strategy a collective belongs to, for the time breakdown.
-enum class CommKind { tp, cp, pp, dp, ep };
-constexpr int kNumCommKinds = 5;
-inline constexpr const char* kCommKindNames[kNumCommKinds] = {"tp", "cp", "pp", "dp", "ep"};
+enum class CommKind { tp, cp, pp, dp, ep, tsp };
+constexpr int kNumCommKinds = 6;
+inline constexpr const char* kCommKindNames[kNumCommKinds] = {"tp", "cp", "pp", "dp", "ep", "tsp"};
 
 struct CommOp {
   CommKind kind;

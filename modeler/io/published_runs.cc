@@ -7,6 +7,35 @@ namespace shardplan::io {
 
 namespace {
 
+/// model.moe: routed experts, top-k, expert width, shared experts and leading dense layers (schema 1 keys).
+MoeDesc read_moe(MapReader& r, const ModelDesc& m) {
+  MoeDesc e;
+  e.experts = r.positive_int("experts");
+  e.top_k = r.positive_int("top_k");
+  e.expert_ffn_hidden = r.positive_int("expert_ffn_hidden");
+  e.shared_experts = r.opt_int("shared_experts", 0, 64).value_or(0);
+  e.dense_layers = r.opt_int("dense_layers", 0, 1 << 20).value_or(0);
+  if (e.top_k > e.experts)
+    r.fail("top_k", "top_k (" + std::to_string(e.top_k) + ") exceeds experts (" + std::to_string(e.experts) + ")");
+  if (e.dense_layers > m.layers)
+    r.fail("dense_layers", "dense_layers (" + std::to_string(e.dense_layers) + ") exceeds layers (" +
+                               std::to_string(m.layers) + ")");
+  r.finish();
+  return e;
+}
+
+/// model.mla: DeepSeek-V2/V3 latent attention dimensions (q_lora_rank 0: queries projected directly).
+MlaDesc read_mla(MapReader& r) {
+  MlaDesc a;
+  a.q_lora_rank = r.opt_int("q_lora_rank", 0, 1 << 20).value_or(0);
+  a.kv_lora_rank = r.positive_int("kv_lora_rank");
+  a.qk_nope_head_dim = r.positive_int("qk_nope_head_dim");
+  a.qk_rope_head_dim = r.positive_int("qk_rope_head_dim");
+  a.v_head_dim = r.positive_int("v_head_dim");
+  r.finish();
+  return a;
+}
+
 ModelDesc read_model(MapReader& r, int* seq_len, bool* moe) {
   ModelDesc m;
   m.name = r.opt_string("name").value_or("");
@@ -20,9 +49,9 @@ ModelDesc read_model(MapReader& r, int* seq_len, bool* moe) {
   *seq_len = r.positive_int("seq_len");
   m.gated_mlp = r.boolean("gated_mlp");
   m.tied_embeddings = r.boolean("tied_embeddings");
-  // MoE and MLA blocks are read by the MoE model (issue 3); a dense validation only needs to know they are set.
-  *moe = !r.opt_node("moe").IsNull() && r.opt_node("moe").IsDefined();
-  r.opt_node("mla");
+  if (auto e = r.opt_map("moe")) m.moe = read_moe(*e, m);
+  if (auto a = r.opt_map("mla")) m.mla = read_mla(*a);
+  *moe = m.moe.has_value();
   // The schema does not name norm or positions: gated-MLP rows are Llama-family (RMSNorm, RoPE); the others are
   // GPT-style Megatron/MPT models with LayerNorm and learned absolute positions (Megatron's default
   // position_embedding_type; the llm-foundry rows' notes say the same).
@@ -80,6 +109,7 @@ PublishedRun read_run(const YAML::Node& node, const std::string& file) {
   p.cp = plan.opt_positive_int("cp").value_or(1);
   p.ep = plan.opt_positive_int("ep").value_or(1);
   run.etp = plan.opt_positive_int("etp");
+  p.etp = run.etp.value_or(p.tp);  // Megatron-Core: expert_tensor_parallel_size defaults to tensor_model_parallel_size
   p.zero = plan.opt_int("zero", 0, 3).value_or(0);
   run.plan.sequence_parallel = plan.opt_boolean("sequence_parallel");
   run.plan.micro_batch = plan.opt_positive_int("micro_batch");

@@ -32,7 +32,14 @@ json plan_json(const Plan& p) {
               {"microbatches_per_step", p.num_microbatches()},
               {"seq_len", p.seq_len},
               {"recompute", to_string(p.recompute)},
-              {"precision", to_string(p.precision)}};
+              {"precision", to_string(p.precision)},
+              {"tsp", p.tsp},
+              {"moe_imbalance", p.moe_imbalance},
+              {"capacity_factor", p.capacity_factor},
+              {"sdp_keep", p.sdp_keep},
+              {"sdp_mask", to_string(p.sdp_mask)},
+              {"sdp_granularity", to_string(p.sdp_granularity)},
+              {"changes_training_semantics", p.changes_training_semantics()}};
 }
 
 json estimate_json(const Estimate& e) {

@@ -181,9 +181,9 @@ GpuProfile read_gpu(const YAML::Node& doc, const std::string& file, const std::s
   gemm.finish();
 
   const YAML::Node attn_node = required_node(eff, "attention");
-  reject_unknown(attn_node, file, eff.key_path("attention"), {"flash2", "flash3"});
+  reject_unknown(attn_node, file, eff.key_path("attention"), {"flash2", "flash3", "flash1"});
   MapReader attn(attn_node, file, eff.key_path("attention"));
-  const char* kernels[kNumAttentionKernels] = {"flash2", "flash3"};
+  const auto& kernels = kAttentionKernelNames;
   for (int k = 0; k < kNumAttentionKernels; ++k) {
     // flash2 is required: it is what a GPU without Hopper-class kernels runs, and the fallback (system.h).
     const YAML::Node kn = k == 0 ? required_node(attn, kernels[k]) : attn.opt_node(kernels[k]);

@@ -1,5 +1,7 @@
 #include "modeler/io/validation_run.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "modeler/evaluate.h"
@@ -14,6 +16,24 @@ std::string source_label(const std::string& source) {
 }
 
 namespace {
+
+/// The framework profile a run used. The schema names the software, not its version: Megatron-LM runs published
+/// before 2023 (Narayanan et al. 2021, Korthikanti et al. 2022) predate FlashAttention in Megatron-LM, so a
+/// megatron-lm run whose source cites a year before 2023 uses the megatron-lm-legacy profile.
+const Framework* framework_for(const PublishedRun& run) {
+  if (run.framework == "megatron-lm") {
+    for (size_t i = 0; i + 4 <= run.source.size(); ++i) {
+      const std::string y = run.source.substr(i, 4);
+      const bool digits = std::all_of(y.begin(), y.end(), [](char c) { return c >= '0' && c <= '9'; });
+      const bool word = (i == 0 || !std::isdigit(static_cast<unsigned char>(run.source[i - 1]))) &&
+                        (i + 4 == run.source.size() || !std::isdigit(static_cast<unsigned char>(run.source[i + 4])));
+      if (digits && word && (y.rfind("19", 0) == 0 || y.rfind("20", 0) == 0) && std::stoi(y) < 2023)
+        return find_framework("megatron-lm-legacy");
+    }
+  }
+  return find_framework(run.framework);
+}
+
 void add(GroupStats* g, double abs_err_pct) {
   g->mape = (g->mape * g->runs + abs_err_pct) / (g->runs + 1);
   ++g->runs;
@@ -26,17 +46,29 @@ ValidationReport run_validation(const std::vector<PublishedRun>& runs) {
   for (const PublishedRun& run : runs) {
     RunResult r;
     r.run = &run;
-    if (run.moe) {
-      r.skipped = true;
-      r.skip_reason = "MoE model: expert parallelism is not modelled yet";
-      report.results.push_back(std::move(r));
-      continue;
-    }
     auto it = gpus.find(run.gpu);
     if (it == gpus.end()) it = gpus.emplace(run.gpu, load_gpu_profile(run.gpu)).first;
     const System sys = standard_system(it->second, run.system);
-    const Framework* fw = find_framework(run.framework);
-    r.resolution = fastest_fitting(run.model, sys, run.plan, *fw);
+    const Framework* fw = framework_for(run);
+    r.framework = fw->name;
+    OpenPlan plan = run.plan;
+    // The run ran: a split that pp x vpp does not divide was uneven.
+    plan.plan.uneven_pipeline = run.model.layers % (plan.plan.pp * plan.plan.vpp) != 0;
+    r.resolution = fastest_fitting(run.model, sys, plan, *fw);
+    // An unknown expert tensor-parallel size (null etp) is an open field like the others: Megatron-Core's default
+    // (etp = tp) or no expert tensor parallelism (etp 1), whichever is the fastest that fits.
+    if (run.moe && !run.etp && plan.plan.tp > 1) {
+      OpenPlan alt = plan;
+      alt.plan.etp = 1;
+      Resolution r1 = fastest_fitting(run.model, sys, alt, *fw);
+      const Estimate& a = r1.estimate;
+      const Estimate& b = r.resolution.estimate;
+      const bool a_valid = a.time.compute.v > 0, b_valid = b.time.compute.v > 0;
+      const bool take = a_valid && (!b_valid || (r1.fits && !r.resolution.fits) ||
+                                    (r1.fits == r.resolution.fits && a.time.step() < b.time.step()));
+      if (take) r.resolution = std::move(r1);
+      r.resolution.chosen.push_back("etp=" + std::to_string(r.resolution.estimate.plan.etp));
+    }
     const Estimate& e = r.resolution.estimate;
     if (e.time.compute.v <= 0) {
       r.skipped = true;

@@ -11,6 +11,7 @@ namespace shardplan::io {
 
 struct RunResult {
   const PublishedRun* run = nullptr;
+  std::string framework;  // the profile used (megatron-lm-legacy for pre-2023 Megatron-LM runs)
   bool skipped = false;
   std::string skip_reason;
   Resolution resolution;

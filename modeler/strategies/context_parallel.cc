@@ -37,7 +37,7 @@ class ContextParallel final : public Strategy {
     if (cp == 1) return;
     // K and V of this rank's tokens, local heads, 16 bits.
     const Bytes kv(2.0 * sh.tokens * sh.kv_heads * ctx.model.head_dim * 2.0);
-    const int stride = ctx.plan.tp;
+    const int stride = ctx.plan.tp * ctx.plan.tsp;
     if (ctx.plan.cp_kind == CpKind::ring) {
       comm->layer_forward.push_back({CommKind::cp, Collective::send_recv, kv, cp, stride, cp - 1.0, Window::attention});
       // Backward passes K/V again and the partial dK/dV with them.

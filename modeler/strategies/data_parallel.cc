@@ -7,6 +7,8 @@
 //   zero 2: gradients reduce-scattered after every micro-batch's backward (no full gradient buffer is kept).
 //   zero 3: parameters all-gathered before each layer in forward (and again in backward when resharded after
 //           forward), gradients reduce-scattered per micro-batch; both prefetched behind compute.
+#include <cmath>
+
 #include "modeler/stage_params.h"
 #include "modeler/strategies/strategy.h"
 
@@ -45,36 +47,17 @@ class DataParallel final : public Strategy {
 
   void add_comm(const Context& ctx, const Sharding& sh, CommPlan* comm) const override {
     const Plan& p = ctx.plan;
-    const int group = p.dp * p.cp;
-    if (group == 1) return;
-    const Framework& fw = ctx.framework;
-    const double params = busiest_stage_params(ctx, sh).total();
-    const Bytes grads(params * fw.state.gradients), gathered(params * kGatherBytes);
-    const Window reduce_w = fw.overlap_grad_reduce ? Window::last_backward : Window::exposed;
-    switch (p.zero) {
-      case 0:
-        comm->step.push_back({CommKind::dp, Collective::all_reduce, grads, group, p.tp, 1, reduce_w});
-        break;
-      case 1:
-        comm->step.push_back({CommKind::dp, Collective::reduce_scatter, grads, group, p.tp, 1, reduce_w});
-        comm->step.push_back({CommKind::dp, Collective::all_gather, gathered, group, p.tp, 1,
-                              fw.overlap_param_gather ? Window::next_forward : Window::exposed});
-        break;
-      case 2:
-        comm->microbatch.push_back({CommKind::dp, Collective::reduce_scatter, grads, group, p.tp, 1,
-                                    fw.overlap_grad_reduce ? Window::layer : Window::exposed});
-        comm->step.push_back({CommKind::dp, Collective::all_gather, gathered, group, p.tp, 1,
-                              fw.overlap_param_gather ? Window::next_forward : Window::exposed});
-        break;
-      default: {
-        const Window gw = fw.overlap_param_gather ? Window::layer : Window::exposed;
-        const double gathers = fw.reshard_after_forward ? 2.0 : 1.0;
-        comm->microbatch.push_back({CommKind::dp, Collective::all_gather, gathered, group, p.tp, gathers, gw});
-        comm->microbatch.push_back({CommKind::dp, Collective::reduce_scatter, grads, group, p.tp, 1,
-                                    fw.overlap_grad_reduce ? Window::layer : Window::exposed});
-        break;
-      }
+    const StageParams params = busiest_stage_params(ctx, sh);
+    const int group = p.dp * p.cp, stride = p.tp * p.tsp;
+    if (sh.holder_fraction >= 1.0) {
+      add_gradient_sync(ctx, params.dense(), group, stride, comm);
+      return;
     }
+    // Subnetwork data parallelism: each layer parameter is held by k = keep x dp workers (with their cp ranks)
+    // and reduced among them only; embeddings and LM head are kept by every worker (techniques.md section 2).
+    const int holders = static_cast<int>(std::lround(sh.holder_fraction * p.dp)) * p.cp;
+    add_gradient_sync(ctx, params.layers * sh.grad_fraction, holders, stride, comm);
+    add_gradient_sync(ctx, params.embedding + params.head, group, stride, comm);
   }
 
   void schedule(const Context& ctx, const Sharding&, Schedule* s) const override {
@@ -83,6 +66,38 @@ class DataParallel final : public Strategy {
 };
 
 }  // namespace
+
+void add_gradient_sync(const Context& ctx, double params, int group, int stride, CommPlan* comm) {
+  if (group <= 1 || params <= 0) return;
+  const Plan& p = ctx.plan;
+  const Framework& fw = ctx.framework;
+  const Bytes grads(params * fw.state.gradients), gathered(params * kGatherBytes);
+  const Window reduce_w = fw.overlap_grad_reduce ? Window::last_backward : Window::exposed;
+  switch (p.zero) {
+    case 0:
+      comm->step.push_back({CommKind::dp, Collective::all_reduce, grads, group, stride, 1, reduce_w});
+      break;
+    case 1:
+      comm->step.push_back({CommKind::dp, Collective::reduce_scatter, grads, group, stride, 1, reduce_w});
+      comm->step.push_back({CommKind::dp, Collective::all_gather, gathered, group, stride, 1,
+                            fw.overlap_param_gather ? Window::next_forward : Window::exposed});
+      break;
+    case 2:
+      comm->microbatch.push_back({CommKind::dp, Collective::reduce_scatter, grads, group, stride, 1,
+                                  fw.overlap_grad_reduce ? Window::layer : Window::exposed});
+      comm->step.push_back({CommKind::dp, Collective::all_gather, gathered, group, stride, 1,
+                            fw.overlap_param_gather ? Window::next_forward : Window::exposed});
+      break;
+    default: {
+      const Window gw = fw.overlap_param_gather ? Window::layer : Window::exposed;
+      const double gathers = fw.reshard_after_forward ? 2.0 : 1.0;
+      comm->microbatch.push_back({CommKind::dp, Collective::all_gather, gathered, group, stride, gathers, gw});
+      comm->microbatch.push_back({CommKind::dp, Collective::reduce_scatter, grads, group, stride, 1,
+                                  fw.overlap_grad_reduce ? Window::layer : Window::exposed});
+      break;
+    }
+  }
+}
 
 const Strategy& data_parallel() {
   static const DataParallel s;

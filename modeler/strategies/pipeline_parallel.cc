@@ -4,6 +4,7 @@
 // interleaved (Korthikanti et al. 2022, Sec. 4.2.3). Activations cross stage boundaries point to point, split over
 // the tp ranks (Megatron's scatter/gather optimisation, Narayanan Sec. 4.1).
 #include <algorithm>
+#include <cmath>
 
 #include "modeler/strategies/strategy.h"
 
@@ -22,10 +23,14 @@ class PipelineParallel final : public Strategy {
                                            ") must be at least 1"});
       return;
     }
-    if (ctx.model.layers % (p.pp * p.vpp) != 0)
+    if (ctx.model.layers % (p.pp * p.vpp) != 0 && !p.uneven_pipeline)
       problems->push_back({"pp_divides_layers", "pp x vpp (" + std::to_string(p.pp) + " x " + std::to_string(p.vpp) +
                                                     ") does not divide layers (" +
-                                                    std::to_string(ctx.model.layers) + ")"});
+                                                    std::to_string(ctx.model.layers) +
+                                                    "); --uneven-pp allows an uneven split"});
+    if (ctx.model.layers < p.pp * p.vpp)
+      problems->push_back({"pp_exceeds_layers", "pp x vpp (" + std::to_string(p.pp * p.vpp) +
+                                                    ") exceeds layers (" + std::to_string(ctx.model.layers) + ")"});
     if (p.vpp > 1 && p.pp == 1)
       problems->push_back({"vpp_needs_pp", "vpp (" + std::to_string(p.vpp) + ") needs pp > 1"});
     // Megatron's interleaved schedule runs micro-batches in groups of pp.
@@ -36,7 +41,8 @@ class PipelineParallel final : public Strategy {
   }
 
   void shard(const Context& ctx, Sharding* sh) const override {
-    sh->layers /= ctx.plan.pp;
+    const int chunks = ctx.plan.pp * ctx.plan.vpp;
+    sh->layers = std::ceil(sh->layers / chunks) * ctx.plan.vpp;  // the busiest stage when the split is uneven
     sh->stages = ctx.plan.pp;
     sh->chunks = ctx.plan.vpp;
   }
@@ -45,7 +51,7 @@ class PipelineParallel final : public Strategy {
     const Plan& p = ctx.plan;
     if (p.pp == 1) return;
     const Bytes act(sh.tokens * ctx.model.hidden * 2.0 / p.tp);
-    const int stride = p.tp * p.cp * p.dp;  // pp is outermost in Megatron's rank order
+    const int stride = p.inner() * p.dp;  // pp is outermost in Megatron's rank order
     // Each chunk boundary sends activations forward and gradients backward; interleaving multiplies the
     // boundaries by v and Megatron overlaps those sends with compute (overlap_p2p_comm).
     const Window w = p.vpp > 1 ? Window::layer : Window::exposed;

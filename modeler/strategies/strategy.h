@@ -34,7 +34,7 @@ class Strategy {
   virtual void schedule(const Context& ctx, const Sharding& sh, Schedule* s) const = 0;
 };
 
-/// All strategies, in Megatron's rank order (tp innermost, then cp, dp, pp).
+/// All strategies, in Megatron's rank order (tp or tsp innermost, then cp, ep folded into dp, pp); sdp after dp.
 const std::vector<const Strategy*>& all_strategies();
 
 /// Strategy singletons (one per file).
@@ -42,5 +42,12 @@ const Strategy& tensor_parallel();
 const Strategy& context_parallel();
 const Strategy& pipeline_parallel();
 const Strategy& data_parallel();
+const Strategy& expert_parallel();
+const Strategy& folded_tensor_sequence_parallel();
+const Strategy& subnetwork_data_parallel();
+
+/// Gradient synchronisation of `params` parameters over a data-parallel group under the plan's ZeRO stage (the
+/// data-parallel strategy's schedule, shared with the expert-data-parallel group of routed experts).
+void add_gradient_sync(const Context& ctx, double params, int group, int stride, CommPlan* comm);
 
 }  // namespace shardplan

@@ -39,6 +39,7 @@ class TensorParallel final : public Strategy {
     sh->ffn /= tp;
     sh->vocab /= tp;  // vocabulary-parallel embedding and LM head (Megatron pads V to a multiple of tp)
     sh->weight_shard *= tp;
+    sh->embedding_shard *= tp;
     if (ctx.plan.sequence_parallel) sh->norm_tokens /= tp;
   }
 

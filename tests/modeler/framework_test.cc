@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 using namespace shardplan;
 
 namespace {
@@ -22,9 +24,12 @@ void check_same_traits(const Framework& a, const Framework& b) {
 
 TEST_SUITE("framework") {
 
-TEST_CASE("the built-in profiles are the published-runs framework names") {
-  CHECK(framework_names() ==
-        std::vector<std::string>{"megatron-lm", "nemo", "torchtitan", "llm-foundry", "megatron-deepspeed", "other"});
+TEST_CASE("the built-in profiles cover the published-runs framework names, each found by its name") {
+  const std::vector<std::string> names = framework_names();
+  for (const std::string published : {"megatron-lm", "nemo", "torchtitan", "llm-foundry", "megatron-deepspeed", "other"}) {
+    CAPTURE(published);
+    CHECK(std::find(names.begin(), names.end(), published) != names.end());
+  }
   for (const std::string& name : framework_names()) {
     CAPTURE(name);
     const Framework* f = find_framework(name);
@@ -58,12 +63,11 @@ TEST_CASE("derived profiles keep their parent's traits") {
 }
 
 TEST_CASE("FSDP stacks keep fp32 sharded parameters as the master copy: no separate 4-byte master in optimizer") {
-  for (const char* name : {"torchtitan", "llm-foundry"}) {
+  for (const std::string name : {"torchtitan", "llm-foundry"}) {
     CAPTURE(name);
     const Framework& f = *find_framework(name);
     CHECK(f.state.weights == 4.0);
     CHECK(f.state.optimizer == 8.0);  // Adam m and v only
-    CHECK(f.attention == AttentionKernel::flash2);
   }
   CHECK_FALSE(find_framework("torchtitan")->fused_elementwise);
 }

@@ -80,13 +80,13 @@ TEST_CASE("element sizes; narrow GEMMs write at least 16-bit outputs") {
 
 TEST_CASE("tiles: 128x256 on Hopper and later profile names, else 128x128") {
   Gpu g;
-  for (const char* name : {"h100-sxm5-80gb", "h200-sxm-141gb", "h800-sxm5-80gb", "gh200", "b200", "gb200", "b300"}) {
+  for (const std::string name : {"h100-sxm5-80gb", "h200-sxm-141gb", "h800-sxm5-80gb", "gh200", "b200", "gb200", "b300"}) {
     CAPTURE(name);
     g.name = name;
     CHECK(gemm_tile(g).n == 256);
     CHECK(gemm_tile(g).m == 128);
   }
-  for (const char* name : {"a100-sxm4-80gb", "v100-sxm3-32gb", "mi300x", "synthetic"}) {
+  for (const std::string name : {"a100-sxm4-80gb", "v100-sxm3-32gb", "mi300x", "synthetic"}) {
     CAPTURE(name);
     g.name = name;
     CHECK(gemm_tile(g).n == 128);

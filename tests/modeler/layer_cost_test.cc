@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include "modeler/gemm_model.h"
 #include "tests/modeler/test_fixtures.h"
 
 using namespace shardplan;

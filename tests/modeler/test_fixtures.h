@@ -134,13 +134,14 @@ inline System synthetic_system(int gpus = 8) {
 }
 
 /// Megatron-LM's profile with every trait set here, so the tests do not move when the built-in profile does:
-/// FlashAttention-2, fused elementwise kernels, overlapped gradient reduction and parameter gather, 2 + 4 + 12
+/// FlashAttention-2 (scores never materialised), fused elementwise kernels, overlapped gradient reduction and parameter gather, 2 + 4 + 12
 /// bytes of state per parameter.
 inline Framework synthetic_framework() {
   const Framework* base = find_framework("megatron-lm");
   Framework f = base ? *base : Framework{};
   f.name = "synthetic";
   f.attention = AttentionKernel::flash2;
+  f.materialized_attention = false;
   f.fused_elementwise = true;
   f.unfused_passes_per_norm = 1.0;
   f.overlap_grad_reduce = true;

@@ -42,6 +42,12 @@ TEST_CASE("shard: layers over stages; chunks per stage recorded") {
   CHECK(sh.layers == 2);
   CHECK(sh.stages == 4);
   CHECK(sh.chunks == 2);
+  // Uneven splits: the busiest stage holds ceil(layers / (p v)) layers per chunk.
+  test::Setup su = with_pp(3, 1);
+  su.plan.uneven_pipeline = true;
+  CHECK(su.sharding().layers == 3);  // 8 layers over 3 stages: 3, 3, 2
+  su.plan.vpp = 2;
+  CHECK(su.sharding().layers == 4);  // 6 chunks of at most 2 layers, 2 chunks per stage
 }
 
 TEST_CASE("sends: the [tokens x h] activation split over tp, forward and backward per chunk boundary") {
@@ -71,7 +77,14 @@ TEST_CASE("problems: layers, interleaving, micro-batch groups") {
   Problems ps = with_pp(3, 1).problems(pipeline_parallel());
   REQUIRE(ps.size() == 1);
   CHECK(ps[0].code == "pp_divides_layers");
-  CHECK(ps[0].message == "pp x vpp (3 x 1) does not divide layers (8)");
+  CHECK(ps[0].message == "pp x vpp (3 x 1) does not divide layers (8); --uneven-pp allows an uneven split");
+  test::Setup uneven = with_pp(3, 1);
+  uneven.plan.uneven_pipeline = true;
+  CHECK(uneven.problems(pipeline_parallel()).empty());
+  uneven.plan.pp = 16;  // more stages than layers, even when uneven splits are allowed
+  ps = uneven.problems(pipeline_parallel());
+  CHECK(test::codes(ps) == "pp_exceeds_layers");
+  CHECK(ps[0].message == "pp x vpp (16) exceeds layers (8)");
   ps = with_pp(1, 2).problems(pipeline_parallel());
   CHECK(test::codes(ps) == "vpp_needs_pp");
   CHECK(ps[0].message == "vpp (2) needs pp > 1");

@@ -1,0 +1,215 @@
+// shardplan search: every plan of the space, the fastest that fit, why the others did not, and launcher files.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "apps/command.h"
+#include "apps/progress.h"
+#include "apps/report_table.h"
+#include "apps/search_flags.h"
+#include "modeler/io/atomic_write.h"
+#include "modeler/io/emit.h"
+#include "modeler/io/model_io.h"
+#include "modeler/io/search_json.h"
+
+namespace shardplan::cli {
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string right(const std::string& s, size_t width) {
+  return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
+}
+
+std::string table(const std::vector<Estimate>& rows, const SearchFlags& f, int gpus) {
+  char buf[256];
+  std::string s = "rank  plan                                             memory      step  tokens/s/GPU    MFU\n"
+                  "                                                         (GiB)       (s)                  (%)\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Estimate& e = rows[i];
+    std::snprintf(buf, sizeof buf, "%4zu  %-46s %8.1f %9.3f %13s %6.1f\n", i + 1, plan_label(e.plan).c_str(),
+                  to_GiB(e.memory.total()), e.time.step().v, with_commas(e.tokens_per_s_per_gpu).c_str(),
+                  100 * e.mfu);
+    s += buf;
+    s += "      " + predict_command(f, e.plan, gpus) + "\n";
+  }
+  return s;
+}
+
+std::string rejections(const SearchResult& r) {
+  std::vector<std::pair<uint64_t, std::string>> by_count;
+  for (const auto& [code, n] : r.rejected) by_count.push_back({n, code});
+  std::sort(by_count.begin(), by_count.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::string s = "rejected:";
+  if (by_count.empty()) s += " none";
+  for (size_t i = 0; i < by_count.size(); ++i)
+    s += std::string(i ? ";" : "") + " " + with_commas(static_cast<double>(by_count[i].first)) + " " +
+         rejection_label(by_count[i].second);
+  return s + "\n";
+}
+
+/// Memory items over capacity for a near miss: which items are largest and by how much the plan overflows.
+std::string explain_miss(const Estimate& e, Bytes headroom) {
+  const MemoryBreakdown& m = e.memory;
+  std::vector<std::pair<double, const char*>> items = {
+      {to_GiB(m.weights), "weights"},     {to_GiB(m.gradients), "gradients"}, {to_GiB(m.optimizer), "optimizer"},
+      {to_GiB(m.activations), "activations"}, {to_GiB(m.logits), "logits"},   {to_GiB(m.buffers), "buffers"},
+      {to_GiB(m.fragmentation + m.context), "reserve"}};
+  std::sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string s = "  " + plan_label(e.plan) + ": " + fmt("%.1f", to_GiB(m.total())) + " GiB of " +
+                  fmt("%.1f", to_GiB(m.capacity)) + (headroom.v > 0 ? " (less " + fmt("%.1f", to_GiB(headroom)) + " headroom)" : "") +
+                  ", over by " + fmt("%.2f", to_GiB(memory_overflow(e, headroom))) + " GiB; largest:";
+  for (size_t i = 0; i < 3; ++i) s += std::string(i ? "," : "") + " " + items[i].second + " " + fmt("%.1f", items[i].first);
+  return s + "\n";
+}
+
+std::string explain_exposed(const Estimate& e) {
+  const TimeBreakdown& t = e.time;
+  const double step = t.step().v;
+  std::string s = "  fastest plan's step: compute " + fmt("%.1f%%", 100 * t.compute.v / step);
+  for (int k = 0; k < kNumCommKinds; ++k)
+    if (t.exposed_comm[k].v > 0)
+      s += std::string(", exposed ") + kCommKindNames[k] + " comm " + fmt("%.3f s", t.exposed_comm[k].v) + " (" +
+           fmt("%.1f%%", 100 * t.exposed_comm[k].v / step) + ")";
+  if (t.bubble.v > 0) s += ", bubble " + fmt("%.3f s", t.bubble.v) + " (" + fmt("%.1f%%", 100 * t.bubble.v / step) + ")";
+  s += ", optimizer " + fmt("%.1f%%", 100 * t.optimizer.v / step);
+  return s + "\n";
+}
+
+class SearchCommand final : public Command {
+ public:
+  CLI::App* setup(CLI::App& app) override {
+    CLI::App* sub = app.add_subcommand("search", "search the fastest plans that fit, and why the others do not");
+    add_search_flags(sub, &flags_, true);
+    sub->add_flag("--json", json_, "print the JSON report (schema_version 1)");
+    sub->add_flag("--explain", explain_, "show the nearest misses and the fastest plan's exposed time");
+    sub->add_option("--emit", emit_, "write the fastest plan as json, megatron, torchtitan, deepspeed or nemo");
+    sub->add_option("--out", out_, "file for --emit");
+    sub->add_flag("--force", force_, "overwrite --out if it exists");
+    return sub;
+  }
+
+  int run() override {
+    const ModelDesc model = io::load_model(flags_.model);
+    const Framework& fw = resolve_framework(flags_.framework);
+    const SpaceRequest request = resolve_request(flags_);
+    const std::vector<int> counts = resolve_gpu_counts(flags_.gpus);
+    std::optional<io::EmitFormat> format;
+    if (!emit_.empty()) {
+      format = io::parse_emit_format(emit_);
+      if (out_.empty()) throw ConfigError("--emit " + emit_ + " needs --out FILE");
+      if (counts.size() != 1) throw ConfigError("--emit needs a single --gpus value");
+    } else if (!out_.empty()) {
+      throw ConfigError("--out goes with --emit FORMAT");
+    }
+
+    InterruptGuard guard;
+    std::vector<System> systems;
+    std::vector<SearchResult> results;
+    std::vector<double> seconds;
+    for (int gpus : counts) {
+      systems.push_back(system_for(flags_, gpus));
+      const PlanSpace space = make_plan_space(model, systems.back(), request);
+      Progress progress("searching " + std::to_string(gpus) + " GPUs", flags_.quiet);
+      SearchOptions opt = search_options(flags_);
+      opt.cancel = InterruptGuard::flag();
+      opt.progress = [&progress](uint64_t done, uint64_t total) { progress.update(done, total); };
+      const auto t0 = std::chrono::steady_clock::now();
+      results.push_back(search(model, systems.back(), fw, space, opt));
+      seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      progress.finish();
+      if (results.back().cancelled) {
+        std::cerr << "interrupted: no file written\n";
+        return kInterruptedExit;
+      }
+    }
+
+    const System& first = systems.front();
+    if (json_) {
+      io::ReportContext ctx{"search", flags_.model, flags_.system.system.empty() ? flags_.system.gpu : flags_.system.system,
+                            first.gpu.name, first.gpus, fw.name, first.provenance};
+      std::vector<io::SearchPoint> points;
+      for (size_t i = 0; i < counts.size(); ++i) points.push_back({counts[i], &results[i]});
+      std::cout << io::search_json(ctx, points).dump(2) << "\n";
+    } else {
+      for (size_t i = 0; i < counts.size(); ++i) print(model, systems[i], fw, results[i], seconds[i], counts[i]);
+      if (counts.size() > 1) print_gpu_front(counts, results);
+    }
+
+    bool any = false;
+    for (const SearchResult& r : results) any = any || !r.top.empty();
+    if (!any) {
+      std::cerr << "infeasible: no plan fits; see the rejection counts" << (explain_ ? "" : " (and --explain)") << "\n";
+      return 2;
+    }
+    if (format) {
+      const SearchResult& r = results.front();
+      if (r.top.empty()) throw Infeasible("nothing to emit: no plan fits");
+      io::EmitInput in{r.top.front(), systems.front(), flags_.model, fw.name, model.layers};
+      io::write_file_atomic(out_, io::emit_plan(*format, in), force_);
+      if (!json_) std::cout << "wrote " << io::to_string(*format) << " plan (rank 1) to " << out_ << "\n";
+    }
+    return 0;
+  }
+
+ private:
+  void print(const ModelDesc& model, const System& sys, const Framework& fw, const SearchResult& r, double secs,
+             int gpus) const {
+    std::cout << "shardplan search: " << model.name << " on " << sys.name << " (" << sys.gpus << " x " << sys.gpu.name
+              << "), gbs " << *flags_.gbs << ", seq " << *flags_.seq << ", framework " << fw.name << "\n"
+              << "searched " << with_commas(static_cast<double>(r.evaluated)) << " plans in " << fmt("%.2f", secs)
+              << " s: " << with_commas(static_cast<double>(r.feasible)) << " fit"
+              << (flags_.headroom_gib > 0 ? " with " + fmt("%.1f", flags_.headroom_gib) + " GiB headroom" : "") << "\n";
+    if (!r.top.empty()) std::cout << table(r.top, flags_, gpus);
+    std::cout << rejections(r);
+    if (r.pareto.size() > 1) {
+      std::cout << "pareto front, step time vs memory headroom:\n";
+      for (const Estimate& e : r.pareto)
+        std::cout << "  " << fmt("%9.3f s", e.time.step().v) << "  "
+                  << fmt("%6.1f GiB free", to_GiB(e.memory.capacity - e.memory.total())) << "  " << plan_label(e.plan)
+                  << "\n";
+    }
+    if (explain_) {
+      std::cout << "explain:\n";
+      if (!r.top.empty()) std::cout << explain_exposed(r.top.front());
+      if (!r.nearest_misses.empty()) std::cout << "  nearest misses (smallest memory overflow):\n";
+      for (const Estimate& e : r.nearest_misses) std::cout << "  " << explain_miss(e, GiB(flags_.headroom_gib));
+    }
+    std::cout << "\n";
+  }
+
+  void print_gpu_front(const std::vector<int>& counts, const std::vector<SearchResult>& results) const {
+    std::cout << "best plan per GPU count (* = on the front: faster than every smaller count):\n"
+              << "   gpus      step  tokens/s/GPU    MFU  plan\n";
+    double best = -1;
+    for (size_t i = 0; i < counts.size(); ++i) {
+      if (results[i].top.empty()) {
+        std::cout << fmt("%7.0f", counts[i]) << "  no plan fits\n";
+        continue;
+      }
+      const Estimate& e = results[i].top.front();
+      const bool front = best < 0 || e.time.step().v < best;
+      if (front) best = e.time.step().v;
+      std::cout << fmt("%7.0f", counts[i]) << fmt(" %9.3f", e.time.step().v) << " "
+                << right(with_commas(e.tokens_per_s_per_gpu), 13) << fmt(" %6.1f", 100 * e.mfu) << "  "
+                << plan_label(e.plan) << (front ? " *" : "") << "\n";
+    }
+  }
+
+  SearchFlags flags_;
+  bool json_ = false, explain_ = false, force_ = false;
+  std::string emit_, out_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_search_command() { return std::make_unique<SearchCommand>(); }
+
+}  // namespace shardplan::cli

@@ -1,0 +1,139 @@
+#include "apps/search_flags.h"
+
+#include <algorithm>
+
+#include "modeler/problems.h"
+#include "modeler/strategies/strategy.h"
+
+namespace shardplan::cli {
+
+namespace {
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i)
+    if (i == s.size() || s[i] == ',') {
+      if (i > start) out.push_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  return out;
+}
+
+}  // namespace
+
+void add_search_flags(CLI::App* app, SearchFlags* f, bool gpus_required) {
+  app->add_option("--model", f->model, "model name from models/, a model YAML or a Hugging Face config.json")
+      ->required();
+  add_system_flags(app, &f->system, false);
+  app->remove_option(app->get_option("--gpus"));  // replaced by a list/range-valued --gpus
+  auto* g = app->add_option("--gpus", f->gpus, "GPU count: N, a list a,b,c, or a:b (powers of two from a to b)");
+  if (gpus_required) g->required();
+  app->add_option("--gbs", f->gbs, "global batch size in sequences")->check(CLI::PositiveNumber);
+  app->add_option("--seq", f->seq, "sequence length in tokens")->check(CLI::PositiveNumber);
+  const char* axis = ": a value, a list a,b,c, a range a:b (default candidates within), or a:b:step";
+  app->add_option("--tp", f->tp, std::string("tensor-parallel degrees") + axis);
+  app->add_option("--cp", f->cp, std::string("context-parallel degrees") + axis);
+  app->add_option("--pp", f->pp, std::string("pipeline stages") + axis);
+  app->add_option("--vpp", f->vpp, std::string("virtual stages per pipeline rank") + axis);
+  app->add_option("--zero", f->zero, std::string("ZeRO stages") + axis);
+  app->add_option("--mbs", f->mbs, std::string("micro-batch sizes") + axis);
+  app->add_option("--max-tp", f->max_tp, "largest tp (default: GPUs per NVLink domain)")->check(CLI::PositiveNumber);
+  app->add_option("--max-pp", f->max_pp, "largest pp (default: layers)")->check(CLI::PositiveNumber);
+  app->add_option("--max-cp", f->max_cp, "largest cp (default 32)")->check(CLI::PositiveNumber);
+  f->sp_option = app->add_flag("--sp,!--no-sp", f->sp, "only plans with (or without) sequence parallelism (default: both)");
+  f->tp_overlap_option = app->add_flag("--tp-overlap,!--no-tp-overlap", f->tp_overlap, "only plans with (or without) TP overlap");
+  app->add_option("--recompute", f->recompute, "recompute options, a list of none, selective, full (default all)");
+  app->add_option("--precision", f->precision, "GEMM precisions, a list of bf16, fp16, fp8, mxfp8, nvfp4 (default bf16)");
+  app->add_option("--framework", f->framework, "training software profile")->check(CLI::IsMember(framework_names()));
+  app->add_option("--headroom", f->headroom_gib, "GiB of memory every plan must leave free (default 0)")
+      ->check(CLI::NonNegativeNumber);
+  app->add_option("--allow", f->allow, "strategies that change training semantics to include, e.g. sdp,tsp");
+  app->add_option("--top", f->top, "plans to list (default 10)")->check(CLI::PositiveNumber);
+  app->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(CLI::PositiveNumber);
+  app->add_flag("--quiet", f->quiet, "no progress indicator");
+}
+
+std::vector<int> resolve_gpu_counts(const std::string& text) {
+  if (text.empty()) throw ConfigError("give the GPU count: --gpus N (or a list a,b or a range a:b)");
+  const AxisSpec a = parse_axis("--gpus", text);
+  std::vector<int> counts = a.range ? powers_of_two(a.lo, a.hi) : a.values;
+  counts.erase(std::remove(counts.begin(), counts.end(), 0), counts.end());
+  if (counts.empty()) throw ConfigError("--gpus: '" + text + "' names no GPU count (a:b takes the powers of two in it)");
+  return counts;
+}
+
+SpaceRequest resolve_request(const SearchFlags& f) {
+  for (const std::string& name : split_list(f.allow)) {
+    bool known = false;
+    std::string available;
+    for (const Strategy* s : all_strategies()) {
+      known = known || name == s->name();
+      available += std::string(available.empty() ? "" : ", ") + s->name();
+    }
+    if (!known)
+      throw ConfigError("--allow: strategy '" + name + "' is not available in this build (strategies: " + available +
+                        ")");
+  }
+  SpaceRequest r;
+  r.global_batch = f.gbs.value_or(0);
+  r.seq_len = f.seq.value_or(0);
+  if (!f.tp.empty()) r.tp = parse_axis("--tp", f.tp);
+  if (!f.cp.empty()) r.cp = parse_axis("--cp", f.cp);
+  if (!f.pp.empty()) r.pp = parse_axis("--pp", f.pp);
+  if (!f.vpp.empty()) r.vpp = parse_axis("--vpp", f.vpp);
+  if (!f.zero.empty()) r.zero = parse_axis("--zero", f.zero);
+  if (!f.mbs.empty()) r.mbs = parse_axis("--mbs", f.mbs);
+  for (int z : r.zero.values)
+    if (z > 3) throw ConfigError("--zero: stage " + std::to_string(z) + " does not exist (0, 1, 2 or 3)");
+  if (f.max_tp) r.max_tp = *f.max_tp;
+  if (f.max_pp) r.max_pp = *f.max_pp;
+  if (f.max_cp) r.max_cp = *f.max_cp;
+  if (f.sp && f.sp_option && f.sp_option->count() > 0) r.sp = {*f.sp};
+  if (f.tp_overlap && f.tp_overlap_option && f.tp_overlap_option->count() > 0) r.tp_overlap = {*f.tp_overlap};
+  for (const std::string& s : split_list(f.recompute)) r.recompute.push_back(parse_recompute(s));
+  for (const std::string& s : split_list(f.precision)) r.precision.push_back(parse_precision(s));
+  return r;
+}
+
+System system_for(const SearchFlags& f, int gpus) {
+  SystemFlags s = f.system;
+  s.gpus = gpus;
+  return resolve_system(s);
+}
+
+SearchOptions search_options(const SearchFlags& f) {
+  SearchOptions o;
+  o.top_k = f.top;
+  o.threads = f.threads;
+  o.headroom = GiB(f.headroom_gib);
+  return o;
+}
+
+std::string plan_label(const Plan& p) {
+  std::string s = "tp" + std::to_string(p.tp) + " cp" + std::to_string(p.cp) + " pp" + std::to_string(p.pp);
+  if (p.vpp > 1) s += " vpp" + std::to_string(p.vpp);
+  s += " dp" + std::to_string(p.dp) + " z" + std::to_string(p.zero);
+  if (p.sequence_parallel) s += " sp";
+  if (p.tp_comm_overlap) s += " ovl";
+  s += " mbs" + std::to_string(p.micro_batch) + " " + to_string(p.recompute) + " " + to_string(p.precision);
+  return s;
+}
+
+std::string predict_command(const SearchFlags& f, const Plan& p, int gpus) {
+  std::string s = "shardplan predict --model " + f.model;
+  const SystemFlags& sys = f.system;
+  if (!sys.system.empty()) s += " --system " + sys.system;
+  if (!sys.gpu.empty()) s += " --gpu " + sys.gpu;
+  s += " --gpus " + std::to_string(gpus);
+  if (sys.gpus_per_node) s += " --gpus-per-node " + std::to_string(*sys.gpus_per_node);
+  if (sys.nvlink_domain) s += " --nvlink-domain " + std::to_string(*sys.nvlink_domain);
+  if (sys.nic_gbps) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", *sys.nic_gbps);
+    s += std::string(" --nic-gbps ") + buf;
+  }
+  return s + " " + plan_arguments(p, f.framework);
+}
+
+}  // namespace shardplan::cli

@@ -1,0 +1,167 @@
+#include "modeler/plan_space.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+
+#include "modeler/problems.h"
+
+namespace shardplan {
+
+namespace {
+
+int parse_positive(const std::string& flag, const std::string& s) {
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || errno != 0 || v < 0 || v > (1 << 24))
+    throw ConfigError(flag + ": '" + s + "' is not a non-negative integer");
+  return static_cast<int>(v);
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i)
+    if (i == s.size() || s[i] == sep) {
+      out.push_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  return out;
+}
+
+template <class T>
+std::vector<T> or_default(const std::vector<T>& given, std::vector<T> dflt) {
+  return given.empty() ? dflt : given;
+}
+
+}  // namespace
+
+std::vector<int> AxisSpec::select(const std::vector<int>& defaults) const {
+  if (!given()) return defaults;
+  if (!range) return values;
+  std::vector<int> out;
+  for (int v : defaults)
+    if (v >= lo && v <= hi) out.push_back(v);
+  return out;
+}
+
+AxisSpec parse_axis(const std::string& flag, const std::string& text) {
+  AxisSpec a;
+  if (text.find(':') != std::string::npos) {
+    const std::vector<std::string> parts = split(text, ':');
+    if (parts.size() > 3) throw ConfigError(flag + ": '" + text + "' is not a range a:b or a:b:step");
+    const int lo = parse_positive(flag, parts[0]), hi = parse_positive(flag, parts[1]);
+    if (lo > hi) throw ConfigError(flag + ": range '" + text + "' is empty (" + parts[0] + " > " + parts[1] + ")");
+    if (parts.size() == 2) {
+      a.range = true;
+      a.lo = lo;
+      a.hi = hi;
+      return a;
+    }
+    const int step = parse_positive(flag, parts[2]);
+    if (step == 0) throw ConfigError(flag + ": step of '" + text + "' must be positive");
+    for (int v = lo; v <= hi; v += step) a.values.push_back(v);
+    return a;
+  }
+  for (const std::string& p : split(text, ',')) a.values.push_back(parse_positive(flag, p));
+  std::sort(a.values.begin(), a.values.end());
+  a.values.erase(std::unique(a.values.begin(), a.values.end()), a.values.end());
+  return a;
+}
+
+std::vector<int> powers_of_two(int lo, int hi) {
+  std::vector<int> out;
+  for (long v = 1; v <= hi; v *= 2)
+    if (v >= lo) out.push_back(static_cast<int>(v));
+  return out;
+}
+
+std::vector<int> divisors(int n, int cap) {
+  std::vector<int> out;
+  for (int d = 1; d <= n && d <= cap; ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+uint64_t PlanSpace::layout_size(const Layout& l) const {
+  const uint64_t tp_opts = l.tp > 1 ? sp.size() * tp_overlap.size() : 1;
+  return l.mbs.size() * zero.size() * tp_opts * recompute.size() * precision.size();
+}
+
+uint64_t PlanSpace::size() const {
+  uint64_t n = 0;
+  for (const Layout& l : layouts) n += layout_size(l);
+  return n;
+}
+
+Plan PlanSpace::plan_at(const Layout& l, uint64_t k) const {
+  Plan p;
+  p.tp = l.tp;
+  p.cp = l.cp;
+  p.pp = l.pp;
+  p.vpp = l.vpp;
+  p.dp = l.dp;
+  p.global_batch = global_batch;
+  p.seq_len = seq_len;
+  p.cp_kind = cp_kind;
+  // Mixed radix, fastest-varying first: precision, recompute, tp options, zero, micro-batch.
+  auto digit = [&k](size_t radix) {
+    const size_t d = static_cast<size_t>(k % radix);
+    k /= radix;
+    return d;
+  };
+  p.precision = precision[digit(precision.size())];
+  p.recompute = recompute[digit(recompute.size())];
+  if (l.tp > 1) {
+    p.tp_comm_overlap = tp_overlap[digit(tp_overlap.size())];
+    p.sequence_parallel = sp[digit(sp.size())];
+  }
+  p.zero = zero[digit(zero.size())];
+  p.micro_batch = l.mbs[digit(l.mbs.size())];
+  return p;
+}
+
+PlanSpace make_plan_space(const ModelDesc& model, const System& system, const SpaceRequest& r) {
+  if (r.global_batch < 1) throw ConfigError("search needs the global batch (--gbs)");
+  if (r.seq_len < 1) throw ConfigError("search needs the sequence length (--seq)");
+  const int gpus = system.gpus;
+  if (gpus < 1) throw ConfigError("search needs the GPU count (--gpus)");
+  PlanSpace s;
+  s.global_batch = r.global_batch;
+  s.seq_len = r.seq_len;
+  s.cp_kind = r.cp_kind;
+  s.zero = r.zero.select({0, 1, 2, 3});
+  s.sp = or_default(r.sp, {true, false});
+  s.tp_overlap = or_default(r.tp_overlap, {false, true});
+  s.recompute = or_default(r.recompute, {Recompute::none, Recompute::selective, Recompute::full});
+  s.precision = or_default(r.precision, {Dtype::bf16});
+
+  const int domain = system.tiers.empty() || system.tiers[0].domain_gpus == 0 ? gpus : system.tiers[0].domain_gpus;
+  const int max_tp = r.max_tp > 0 ? r.max_tp : domain;
+  const int max_pp = r.max_pp > 0 ? r.max_pp : model.layers;
+  const std::vector<int> tps = r.tp.select(powers_of_two(1, std::min(max_tp, gpus)));
+  const std::vector<int> cps = r.cp.select(powers_of_two(1, std::min(r.max_cp, gpus)));
+  const std::vector<int> pps = r.pp.select(divisors(gpus, max_pp));
+  for (int tp : tps)
+    for (int cp : cps)
+      for (int pp : pps) {
+        const long mp = 1L * tp * cp * pp;
+        if (gpus % mp != 0) continue;  // dp is what is left: the degrees must divide the GPU count
+        const int dp = static_cast<int>(gpus / mp);
+        std::vector<int> vpps = {1};
+        if (pp > 1 && model.layers % pp == 0) vpps = r.vpp.select(divisors(model.layers / pp, model.layers));
+        else if (r.vpp.given() && pp > 1) vpps = r.vpp.select({1});
+        const int per_rank = r.global_batch % dp == 0 ? r.global_batch / dp : 0;
+        const int mbs_cap = r.max_mbs > 0 ? r.max_mbs : per_rank;
+        std::vector<int> mbs = r.mbs.select(per_rank > 0 ? divisors(per_rank, mbs_cap) : std::vector<int>{1});
+        if (mbs.empty()) continue;
+        for (int vpp : vpps) s.layouts.push_back({tp, cp, pp, vpp, dp, mbs});
+      }
+  if (s.layouts.empty() || s.zero.empty())
+    throw ConfigError("no plan matches the constraints: tp x cp x pp must divide the GPU count (" +
+                      std::to_string(gpus) + ") with the given --tp/--cp/--pp/--zero/--mbs values and caps");
+  return s;
+}
+
+}  // namespace shardplan

@@ -1,0 +1,83 @@
+// PlanSpace: the search's candidate plans as data (style L7), not as nested loops. Each axis lists its candidate
+// values; the parallel layouts (tp, cp, pp, vpp with the dp they leave) are enumerated once, and every layout
+// multiplies with the option axes (micro-batch, ZeRO stage, sequence parallelism, TP overlap, recompute,
+// precision) by mixed-radix decoding of an index. Candidates are generated wide (powers of two, divisors);
+// the strategies' validate() decides what is legal, so the search can count why plans were rejected.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "modeler/model_desc.h"
+#include "modeler/plan.h"
+#include "modeler/system.h"
+
+namespace shardplan {
+
+/// Candidate values of one integer axis as the user wrote them (CUTLASS-profiler style):
+///   "8" or "1,2,4,8"  exactly these values;
+///   "a:b"             the axis's default candidates restricted to [a, b] (powers of two for tp, cp and gpus;
+///                     divisors for pp, vpp and the micro-batch);
+///   "a:b:s"           a, a+s, a+2s, ... up to b.
+struct AxisSpec {
+  std::vector<int> values;  // explicit values (list or stepped range)
+  int lo = 0, hi = 0;       // bounds of an "a:b" range
+  bool range = false;
+  bool given() const { return range || !values.empty(); }
+  /// Keeps the defaults that this spec allows: all of them when not given, those in [lo, hi] for a range, and
+  /// the explicit values otherwise.
+  std::vector<int> select(const std::vector<int>& defaults) const;
+};
+
+/// Parses an axis flag's text; throws ConfigError naming the flag ("--tp: '0' is not a positive integer").
+AxisSpec parse_axis(const std::string& flag, const std::string& text);
+
+/// What the user asked for. Empty lists take the defaults documented on each field.
+struct SpaceRequest {
+  int global_batch = 0;  // sequences per step (required)
+  int seq_len = 0;       // tokens per sequence (required)
+  AxisSpec tp, cp, pp, vpp, zero, mbs;
+  int max_tp = 0;   // 0: the innermost (NVLink) domain, so tp groups never cross the scale-out network
+  int max_pp = 0;   // 0: the layer count
+  int max_cp = 32;  // context parallelism beyond 32 ranks is outside published practice (Llama 3: cp 16 at 128K)
+  int max_mbs = 0;  // 0: every divisor of the per-replica batch (small models run micro-batches of 18-56)
+  std::vector<bool> sp;              // default {on, off} when tp > 1
+  std::vector<bool> tp_overlap;      // default {off, on} when tp > 1
+  std::vector<Recompute> recompute;  // default none, selective, full
+  std::vector<Dtype> precision;      // default bf16 (lower precisions change numerics: opt in)
+  CpKind cp_kind = CpKind::ring;
+};
+
+/// One parallel arrangement: degrees whose product is the GPU count, and its micro-batch candidates.
+struct Layout {
+  int tp = 1, cp = 1, pp = 1, vpp = 1, dp = 1;
+  std::vector<int> mbs;
+};
+
+struct PlanSpace {
+  int global_batch = 0, seq_len = 0;
+  CpKind cp_kind = CpKind::ring;
+  std::vector<Layout> layouts;
+  std::vector<int> zero;
+  std::vector<bool> sp, tp_overlap;
+  std::vector<Recompute> recompute;
+  std::vector<Dtype> precision;
+
+  /// Plans of one layout: the product of its option axes (sp and tp_overlap collapse to off when tp == 1).
+  uint64_t layout_size(const Layout& l) const;
+  uint64_t size() const;
+  /// Plan number k (0 <= k < layout_size(l)) of layout l, by mixed-radix decoding.
+  Plan plan_at(const Layout& l, uint64_t k) const;
+};
+
+/// Builds the space for `system.gpus` GPUs. Throws ConfigError when the request leaves no layout (e.g.
+/// "--tp 3" with 8 GPUs) or lacks the batch or sequence length.
+PlanSpace make_plan_space(const ModelDesc& model, const System& system, const SpaceRequest& request);
+
+/// Powers of two in [lo, hi].
+std::vector<int> powers_of_two(int lo, int hi);
+/// Divisors of n in [1, cap], ascending.
+std::vector<int> divisors(int n, int cap);
+
+}  // namespace shardplan

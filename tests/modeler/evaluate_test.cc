@@ -1,0 +1,135 @@
+#include "modeler/evaluate.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <stdexcept>
+
+#include "tests/modeler/test_fixtures.h"
+
+using namespace shardplan;
+
+namespace {
+ModelDesc eight_layers() {
+  ModelDesc m = test::tiny_model();
+  m.layers = 8;
+  return m;
+}
+Estimate run(const test::Setup& su) { return evaluate(su.model, su.system, su.plan, su.framework); }
+std::string gib(Bytes b) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", to_GiB(b));
+  return buf;
+}
+}  // namespace
+
+TEST_SUITE("evaluate") {
+
+TEST_CASE("a valid plan: throughput follows from the step; the step is the sum of its parts") {
+  // 8 GPUs: tp 2, pp 2, dp 2; 16 sequences of 128 tokens per step.
+  const test::Setup su(eight_layers(), test::plan_of(2, 2, 2, 1, 1, 16, 128));
+  const Estimate e = run(su);
+  REQUIRE(e.feasible());
+  const TimeBreakdown& t = e.time;
+  CHECK(t.step().v == doctest::Approx((t.compute + t.exposed_comm_total() + t.bubble + t.optimizer).v));
+  CHECK(e.tokens_per_s == doctest::Approx(16.0 * 128 / t.step().v));
+  CHECK(e.tokens_per_s_per_gpu == doctest::Approx(e.tokens_per_s / 8));
+  CHECK(e.model_flops_per_token == model_flops_per_token(su.model, 128));
+  CHECK(e.mfu == doctest::Approx(e.model_flops_per_token * e.tokens_per_s / (8 * test::kPeak)));
+  CHECK(e.mfu > 0);
+  CHECK(e.mfu < 1);
+  CHECK(e.hfu == doctest::Approx(e.mfu));  // no recompute
+  // 1F1B: bubble = (p - 1) x (t_f + t_b) of one micro-batch on the busiest stage.
+  CHECK(t.shape.stages == 2);
+  CHECK(t.shape.microbatches == 8);
+  CHECK(t.bubble.v == doctest::Approx(1.0 * (t.shape.forward + t.shape.backward).v));
+  CHECK_NOTHROW(check_invariants(e));
+}
+
+TEST_CASE("interleaving divides the bubble by v") {
+  test::Setup su(eight_layers(), test::plan_of(1, 4, 2, 1, 1, 16, 128));
+  su.plan.vpp = 2;
+  const Estimate e = run(su);
+  REQUIRE(e.feasible());
+  CHECK(e.time.shape.chunks == 2);
+  CHECK(e.time.bubble.v == doctest::Approx(1.5 * (e.time.shape.forward + e.time.shape.backward).v));
+}
+
+TEST_CASE("tp 1 has no tensor-parallel communication; pp 1 no bubble") {
+  const Estimate e = run(test::Setup(eight_layers(), test::plan_of(1, 1, 8, 1, 1, 16, 128)));
+  REQUIRE(e.feasible());
+  CHECK(e.time.exposed_comm[static_cast<int>(CommKind::tp)].v == 0);
+  CHECK(e.time.bubble.v == 0);
+  CHECK(e.time.exposed_comm[static_cast<int>(CommKind::dp)].v > 0);  // tiny model: the one bucket is exposed
+}
+
+TEST_CASE("selective recompute: hardware FLOPs add the attention core's forward once more") {
+  test::Setup su(eight_layers(), test::plan_of(2, 1, 4, 1, 1, 16, 128));
+  su.plan.recompute = Recompute::selective;
+  const Estimate e = run(su);
+  REQUIRE(e.feasible());
+  // Per token, the attention core forward is 2 s (a d + a d) = 4 s a d per layer (Megatron's count).
+  const double extra = 4.0 * 128 * 4 * 16 * 8;
+  CHECK(e.hfu == doctest::Approx(e.mfu * (1 + extra / e.model_flops_per_token)));
+  CHECK(e.time.recompute.v > 0);
+}
+
+TEST_CASE("invalid plans come back with problems and no time") {
+  test::Setup su(eight_layers(), test::plan_of(2, 1, 1, 1, 1, 8, 128));  // 2 GPUs' worth on an 8-GPU system
+  su.system = test::synthetic_system(8);
+  Estimate e = run(su);
+  REQUIRE(e.problems.size() == 1);
+  CHECK(e.problems[0].code == "gpus_product");
+  CHECK(e.problems[0].message == "tp x pp x cp x dp (2 x 1 x 1 x 1 = 2) does not equal the GPU count (8)");
+  CHECK_FALSE(e.feasible());
+  CHECK(e.time.compute.v == 0);
+  CHECK(e.tokens_per_s == 0);
+  CHECK(e.plan.tp == 2);
+  CHECK(validate_plan(su.model, su.system, su.plan, su.framework).size() == 1);
+
+  // Every violated constraint is reported, basics first, then each strategy's.
+  su.plan = test::plan_of(3, 1, 1, 1, 1, 8, 0);
+  su.plan.precision = Dtype::fp8;
+  e = run(su);
+  CHECK(test::codes(e.problems) ==
+        "seq_range,gpus_product,precision_unsupported,tp_divides_heads,tp_divides_kv_heads,tp_divides_ffn");
+  CHECK(e.problems[0].message == "seq_len (0) must be at least 1");
+  CHECK(e.problems[2].message == "precision fp8 is not supported by synthetic (no dense peak in its profile)");
+}
+
+TEST_CASE("a plan that does not fit is fully evaluated and names its largest memory item") {
+  // GPT-3 175B on 8 GPUs at tp 8: 175e9 / 8 x 12 bytes of optimizer state ~ 245 GiB per GPU.
+  const test::Setup su(test::gpt3_175b(), test::plan_of(8, 1, 1, 1, 1, 1, 2048));
+  const Estimate e = run(su);
+  REQUIRE(e.problems.size() == 1);
+  CHECK(e.problems[0].code == "oom_optimizer");
+  CHECK(e.problems[0].message == "out of memory: " + gib(e.memory.total()) + " GiB needed of 80.0 GiB (largest item: optimizer " +
+                                     gib(e.memory.optimizer) + " GiB)");
+  CHECK(e.memory.optimizer.v == doctest::Approx(total_params(su.model) / 8 * 12).epsilon(0.01));
+  CHECK(e.time.compute.v > 0);
+  CHECK(e.tokens_per_s > 0);
+  CHECK_NOTHROW(check_invariants(e));
+}
+
+TEST_CASE("check_invariants rejects physically impossible estimates") {
+  Estimate e;
+  e.time.compute = Seconds(1);
+  e.memory.weights = GiB(1);
+  CHECK_NOTHROW(check_invariants(e));
+  Estimate no_compute = e;
+  no_compute.time.compute = Seconds(0);
+  CHECK_THROWS_AS(check_invariants(no_compute), std::logic_error);
+  Estimate tp_comm = e;
+  tp_comm.time.exposed_comm[static_cast<int>(CommKind::tp)] = Seconds(1);
+  CHECK_THROWS_AS(check_invariants(tp_comm), std::logic_error);
+  tp_comm.plan.tp = 2;
+  CHECK_NOTHROW(check_invariants(tp_comm));
+  Estimate bubble = e;
+  bubble.time.bubble = Seconds(1);
+  CHECK_THROWS_AS(check_invariants(bubble), std::logic_error);
+  Estimate recompute = e;
+  recompute.time.recompute = Seconds(2);
+  CHECK_THROWS_AS(check_invariants(recompute), std::logic_error);
+}
+
+}

@@ -1,0 +1,109 @@
+// The MoE, MLA and sliding-window parts of the layer cost and memory models (layer_cost.cc, memory_model.cc).
+#include <doctest/doctest.h>
+
+#include "modeler/evaluate.h"
+#include "modeler/layer_cost.h"
+#include "modeler/memory_model.h"
+#include "tests/modeler/test_fixtures.h"
+
+using namespace shardplan;
+using namespace shardplan::test;
+
+namespace {
+
+ModelDesc tiny_moe() {
+  ModelDesc m = tiny_gqa_gated();  // h 64, f 96, 4 heads of 16, 2 kv heads, 2 layers
+  MoeDesc e;
+  e.experts = 8;
+  e.top_k = 2;
+  e.expert_ffn_hidden = 32;
+  e.shared_experts = 1;
+  e.dense_layers = 1;
+  m.moe = e;
+  return m;
+}
+
+double forward_flops(const ModelDesc& m, Plan p = plan_of(1, 1, 1)) {
+  const Setup s(m, p);
+  return layer_cost(s.ctx(), s.sharding()).forward.flops;
+}
+
+}  // namespace
+
+TEST_SUITE("moe") {
+
+TEST_CASE("MoE layer: router + top_k routed experts + shared expert, averaged with the dense layers") {
+  const double T = 128, h = 64;
+  const double dense_mlp = 2 * T * h * 96 * 3;
+  const double moe_mlp = 2 * T * h * 32 * 3 + 2 * T * h * 8 + 2 * (T * 2) * h * 32 * 3;  // shared, router, experts
+  CHECK(forward_flops(tiny_moe()) - forward_flops(tiny_gqa_gated()) == doctest::Approx(0.5 * (moe_mlp - dense_mlp)));
+}
+
+TEST_CASE("expert parallelism keeps the FLOPs per rank (tokens x top_k are conserved over the EP group)") {
+  Plan ep = plan_of(1, 1, 4, 1, 1, 4);
+  ep.ep = 4;
+  CHECK(forward_flops(tiny_moe(), ep) == doctest::Approx(forward_flops(tiny_moe())));
+}
+
+TEST_CASE("grouped GEMM efficiency is the table's at the per-expert size, not the summed size") {
+  // A GEMM table rising with size: small per-expert GEMMs are slower per FLOP than one big GEMM.
+  Setup many(tiny_moe(), plan_of(1, 1, 1)), few(tiny_moe(), plan_of(1, 1, 1));
+  many.model.moe->experts = 64;
+  many.model.moe->top_k = 16;
+  many.model.moe->expert_ffn_hidden = 8;  // same routed FLOPs as 8 experts, top 2, width 64
+  few.model.moe->expert_ffn_hidden = 64;
+  Curve rising;
+  rising.x = {1e5, 1e9};
+  rising.y = {0.1, 1.0};
+  for (Setup* s : {&many, &few}) s->system.gpu.eff.gemm[static_cast<int>(Dtype::bf16)] = rising;
+  const LayerCost a = layer_cost(many.ctx(), many.sharding()), b = layer_cost(few.ctx(), few.sharding());
+  CHECK(a.forward.time > b.forward.time);
+}
+
+TEST_CASE("MLA: projections through the LoRA ranks, attention over qk = nope + rope and v head dims") {
+  ModelDesc m = tiny_model();  // h 64, 4 heads, f 256, not gated
+  MlaDesc a;
+  a.q_lora_rank = 0;
+  a.kv_lora_rank = 16;
+  a.qk_nope_head_dim = 16;
+  a.qk_rope_head_dim = 8;
+  a.v_head_dim = 12;
+  m.mla = a;
+  const double T = 128, h = 64, H = 4, qk = 24, v = 12;
+  const double proj = 2 * T * (h * H * qk + h * (16 + 8) + 16 * H * (16 + v) + H * v * h);
+  const double attn = 2 * T * (T / 2) * H * (qk + v);  // causal half, QK^T over qk and PV over v
+  const double mlp = 2 * T * h * 256 * 2;
+  CHECK(forward_flops(m) == doctest::Approx(proj + 2 * attn + mlp));
+}
+
+TEST_CASE("sliding-window layers attend w - w^2 / 2s keys per query on average") {
+  ModelDesc m = tiny_model();
+  m.sliding_window = 32;
+  m.full_attention_every = 2;  // layer 2 full, layer 1 sliding
+  const double b_s_heads_2d = 128.0 * 4 * 2 * 16;
+  const double full_keys = 64, window_keys = 32 - 32.0 * 32 / (2 * 128);
+  // Forward counts attention FLOPs twice (QK^T and PV FLOPs x 2 per multiply-add are in attn x 2).
+  CHECK(forward_flops(tiny_model()) - forward_flops(m) ==
+        doctest::Approx(2 * 2 * b_s_heads_2d * 0.5 * (full_keys - window_keys)));
+}
+
+TEST_CASE("MoE activations: router probabilities, permuted tokens, expert fc1/act/fc2, shared expert") {
+  const Setup moe(tiny_moe(), plan_of(1, 1, 1)), dense(tiny_gqa_gated(), plan_of(1, 1, 1));
+  const double a = activation_bytes_per_layer(moe.model, moe.sharding(), Recompute::none, false, true);
+  const double d = activation_bytes_per_layer(dense.model, dense.sharding(), Recompute::none, false, true);
+  const double routed = 128 * 8 * 4 + 256 * (2 * 64 + 3 * 32) * 2 + 128 * 32 * 3 * 2;
+  const double dense_mlp = 128 * 96 * 3 * 2;
+  CHECK(a - d == doctest::Approx(0.5 * (routed - dense_mlp)));
+}
+
+TEST_CASE("an MoE model evaluates end to end with the ep share of the step") {
+  Plan p = plan_of(1, 1, 8, 1, 1, 8);
+  p.ep = 8;
+  const Setup s(tiny_moe(), p);
+  const Estimate e = evaluate(s.model, s.system, s.plan, s.framework);
+  REQUIRE(e.problems.empty());
+  CHECK(e.time.exposed_comm[static_cast<int>(CommKind::ep)].v > 0);
+  CHECK(e.model_flops_per_token > 0);
+}
+
+}

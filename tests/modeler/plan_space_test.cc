@@ -1,0 +1,87 @@
+#include "modeler/plan_space.h"
+
+#include <doctest/doctest.h>
+
+#include <set>
+#include <tuple>
+
+#include "tests/modeler/test_fixtures.h"
+
+using namespace shardplan;
+
+TEST_CASE("parse_axis: values, lists, ranges and stepped ranges") {
+  CHECK(parse_axis("--tp", "8").values == std::vector<int>{8});
+  CHECK(parse_axis("--tp", "8,1,2,2").values == std::vector<int>{1, 2, 8});
+  const AxisSpec r = parse_axis("--pp", "2:16");
+  CHECK(r.range);
+  CHECK(r.select({1, 2, 3, 4, 16, 32}) == std::vector<int>{2, 3, 4, 16});
+  CHECK(parse_axis("--mbs", "1:7:3").values == std::vector<int>{1, 4, 7});
+  CHECK(AxisSpec{}.select({1, 2}) == std::vector<int>{1, 2});
+}
+
+TEST_CASE("parse_axis: errors name the flag") {
+  CHECK_THROWS_WITH_AS(parse_axis("--tp", "x"), "--tp: 'x' is not a non-negative integer", ConfigError);
+  CHECK_THROWS_WITH_AS(parse_axis("--pp", "8:2"), "--pp: range '8:2' is empty (8 > 2)", ConfigError);
+  CHECK_THROWS_WITH_AS(parse_axis("--pp", "1:8:0"), "--pp: step of '1:8:0' must be positive", ConfigError);
+  CHECK_THROWS_WITH_AS(parse_axis("--pp", "1:2:3:4"), "--pp: '1:2:3:4' is not a range a:b or a:b:step", ConfigError);
+}
+
+TEST_CASE("powers_of_two and divisors") {
+  CHECK(powers_of_two(2, 20) == std::vector<int>{2, 4, 8, 16});
+  CHECK(divisors(12, 6) == std::vector<int>{1, 2, 3, 4, 6});
+}
+
+TEST_CASE("make_plan_space: layouts multiply to the GPU count; options multiply per layout") {
+  ModelDesc m = test::tiny_model();  // 2 layers, 4 heads
+  const System s = test::synthetic_system(8);
+  SpaceRequest r;
+  r.global_batch = 16;
+  r.seq_len = 128;
+  r.cp.values = {1};
+  const PlanSpace space = make_plan_space(m, s, r);
+  // tp in {1,2,4,8} (domain 8), pp in divisors of 8 up to 2 layers {1,2}, vpp 1 (one layer per rank at pp 2):
+  // (tp, pp) = (1,1) (1,2) (2,1) (2,2) (4,1) (4,2) (8,1).
+  CHECK(space.layouts.size() == 7);
+  for (const Layout& l : space.layouts) CHECK(l.tp * l.cp * l.pp * l.dp == 8);
+  // tp 1, pp 1, dp 8: 16/8 = 2 sequences per rank -> mbs {1, 2}; 4 zero stages; 3 recomputes; bf16 only.
+  const Layout& first = space.layouts.front();
+  CHECK(first.tp == 1);
+  CHECK(first.mbs == std::vector<int>{1, 2});
+  CHECK(space.layout_size(first) == 2 * 4 * 3);
+  // tp > 1 adds sp on/off x overlap off/on.
+  const Layout& tp2 = space.layouts[2];
+  CHECK(tp2.tp == 2);
+  CHECK(space.layout_size(tp2) == tp2.mbs.size() * 4 * 2 * 2 * 3);
+
+  // Every index decodes to a distinct plan of the layout.
+  std::set<std::tuple<int, bool, bool, int, int>> seen;
+  for (uint64_t k = 0; k < space.layout_size(tp2); ++k) {
+    const Plan p = space.plan_at(tp2, k);
+    CHECK(p.tp == 2);
+    CHECK(p.global_batch == 16);
+    seen.insert({p.zero, p.sequence_parallel, p.tp_comm_overlap, p.micro_batch, static_cast<int>(p.recompute)});
+  }
+  CHECK(seen.size() == space.layout_size(tp2));
+}
+
+TEST_CASE("make_plan_space: fixed values, caps and impossible requests") {
+  const ModelDesc m = test::tiny_model();
+  const System s = test::synthetic_system(8);
+  SpaceRequest r;
+  r.global_batch = 8;
+  r.seq_len = 128;
+  r.tp = parse_axis("--tp", "2");
+  r.pp.values = {1};
+  r.max_cp = 1;
+  const PlanSpace space = make_plan_space(m, s, r);
+  REQUIRE(space.layouts.size() == 1);
+  CHECK(space.layouts[0].dp == 4);
+
+  r.tp = parse_axis("--tp", "3");
+  CHECK_THROWS_WITH_AS(make_plan_space(m, s, r),
+                       "no plan matches the constraints: tp x cp x pp must divide the GPU count (8) with the given "
+                       "--tp/--cp/--pp/--zero/--mbs values and caps",
+                       ConfigError);
+  r.global_batch = 0;
+  CHECK_THROWS_WITH_AS(make_plan_space(m, s, r), "search needs the global batch (--gbs)", ConfigError);
+}

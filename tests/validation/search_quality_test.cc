@@ -1,0 +1,67 @@
+// Search quality against the published runs: for every dense run, the fastest plan the search finds (same model,
+// system, batch, sequence, precision and framework) must be predicted at least as fast as the published plan
+// (its unknown fields completed by fastest_fitting, as `shardplan validate` does). Prints in how many rows the
+// published plan is among the top 10. Runs whose published plan does not fit in the model are counted apart.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+#include "modeler/io/published_runs.h"
+#include "modeler/io/system_io.h"
+#include "modeler/search.h"
+#include "modeler/validation.h"
+
+using namespace shardplan;
+
+namespace {
+
+bool same_plan(const Plan& a, const Plan& b) { return !plan_less(a, b) && !plan_less(b, a); }
+
+}  // namespace
+
+TEST_CASE("search finds a plan at least as fast as every published dense plan") {
+  const char* path = std::getenv("SHARDPLAN_RUNS");
+  REQUIRE(path != nullptr);
+  const std::vector<io::PublishedRun> runs = io::load_published_runs(path);
+  std::map<std::string, io::GpuProfile> gpus;
+  int compared = 0, in_top10 = 0, published_oom = 0, worse = 0;
+  for (const io::PublishedRun& run : runs) {
+    if (run.moe) continue;
+    if (!gpus.count(run.gpu)) gpus.emplace(run.gpu, io::load_gpu_profile(run.gpu));
+    const System sys = io::standard_system(gpus.at(run.gpu), run.system);
+    const Framework* fw = find_framework(run.framework);
+    REQUIRE(fw != nullptr);
+    const Resolution published = fastest_fitting(run.model, sys, run.plan, *fw);
+    if (!published.fits || !published.estimate.feasible()) {
+      ++published_oom;
+      continue;
+    }
+    SpaceRequest r;
+    r.global_batch = run.plan.plan.global_batch;
+    r.seq_len = run.plan.plan.seq_len;
+    r.precision = {run.plan.plan.precision};
+    r.cp_kind = run.plan.plan.cp_kind;
+    SearchOptions opt;
+    opt.top_k = 10;
+    opt.nearest_misses = 0;
+    const SearchResult found = search(run.model, sys, *fw, make_plan_space(run.model, sys, r), opt);
+    ++compared;
+    INFO(run.id);
+    REQUIRE(!found.top.empty());
+    const double best = found.top.front().tokens_per_s_per_gpu;
+    const double pub = published.estimate.tokens_per_s_per_gpu;
+    CHECK(best >= pub * (1 - 1e-9));
+    if (best < pub * (1 - 1e-9)) ++worse;
+    bool listed = false;
+    for (const Estimate& e : found.top) listed = listed || same_plan(e.plan, published.estimate.plan);
+    in_top10 += listed;
+    std::printf("%-44s published %9.0f  best %9.0f tok/s/GPU (+%5.1f%%)%s\n", run.id.c_str(), pub, best,
+                100 * (best / pub - 1), listed ? "  [published in top 10]" : "");
+  }
+  std::printf("search quality: %d dense runs compared, published plan in the top 10 in %d, search worse in %d; "
+              "%d published plans do not fit in the model\n",
+              compared, in_top10, worse, published_oom);
+  CHECK(compared > 0);
+}
