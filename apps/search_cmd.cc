@@ -97,7 +97,7 @@ class SearchCommand final : public Command {
   }
 
   int run() override {
-    const ModelDesc model = io::load_model(flags_.model);
+    const ModelDesc model = io::load_model(flags_.model, /*allow_moe=*/true);
     const Framework& fw = resolve_framework(flags_.framework);
     const SpaceRequest request = resolve_request(flags_);
     const std::vector<int> counts = resolve_gpu_counts(flags_.gpus);

@@ -38,6 +38,7 @@ void add_search_flags(CLI::App* app, SearchFlags* f, bool gpus_required) {
   app->add_option("--vpp", f->vpp, std::string("virtual stages per pipeline rank") + axis);
   app->add_option("--zero", f->zero, std::string("ZeRO stages") + axis);
   app->add_option("--mbs", f->mbs, std::string("micro-batch sizes") + axis);
+  app->add_option("--ep", f->ep, std::string("expert-parallel degrees (MoE models)") + axis);
   app->add_option("--max-tp", f->max_tp, "largest tp (default: GPUs per NVLink domain)")->check(CLI::PositiveNumber);
   app->add_option("--max-pp", f->max_pp, "largest pp (default: layers)")->check(CLI::PositiveNumber);
   app->add_option("--max-cp", f->max_cp, "largest cp (default 32)")->check(CLI::PositiveNumber);
@@ -84,6 +85,7 @@ SpaceRequest resolve_request(const SearchFlags& f) {
   if (!f.vpp.empty()) r.vpp = parse_axis("--vpp", f.vpp);
   if (!f.zero.empty()) r.zero = parse_axis("--zero", f.zero);
   if (!f.mbs.empty()) r.mbs = parse_axis("--mbs", f.mbs);
+  if (!f.ep.empty()) r.ep = parse_axis("--ep", f.ep);
   for (int z : r.zero.values)
     if (z > 3) throw ConfigError("--zero: stage " + std::to_string(z) + " does not exist (0, 1, 2 or 3)");
   if (f.max_tp) r.max_tp = *f.max_tp;
@@ -113,7 +115,10 @@ SearchOptions search_options(const SearchFlags& f) {
 std::string plan_label(const Plan& p) {
   std::string s = "tp" + std::to_string(p.tp) + " cp" + std::to_string(p.cp) + " pp" + std::to_string(p.pp);
   if (p.vpp > 1) s += " vpp" + std::to_string(p.vpp);
-  s += " dp" + std::to_string(p.dp) + " z" + std::to_string(p.zero);
+  s += " dp" + std::to_string(p.dp);
+  if (p.ep > 1) s += " ep" + std::to_string(p.ep);
+  if (p.uneven_pipeline) s += " uneven";
+  s += " z" + std::to_string(p.zero);
   if (p.sequence_parallel) s += " sp";
   if (p.tp_comm_overlap) s += " ovl";
   s += " mbs" + std::to_string(p.micro_batch) + " " + to_string(p.recompute) + " " + to_string(p.precision);

@@ -19,7 +19,7 @@ struct SearchFlags {
   SystemFlags system;      // its gpus field is filled per GPU count
   std::string gpus;        // "1024", "128,256" or "128:2048" (powers of two in range)
   std::optional<int> gbs, seq;
-  std::string tp, cp, pp, vpp, zero, mbs;  // axis specs (plan_space.h AxisSpec)
+  std::string tp, cp, pp, vpp, zero, mbs, ep;  // axis specs (plan_space.h AxisSpec)
   std::optional<int> max_tp, max_pp, max_cp;
   std::optional<bool> sp, tp_overlap;
   const CLI::Option* sp_option = nullptr;          // CLI11 fills an optional<bool> flag even when absent:

@@ -61,7 +61,7 @@ class SweepCommand final : public Command {
     if (vary_ == "gpu" && !flags_.system.system.empty())
       throw ConfigError("--vary gpu builds each GPU's standard system: give --gpus N without --system");
     if (vary_ != "gpus" && flags_.gpus.empty()) throw ConfigError("give --gpus N (or vary it with --vary gpus)");
-    const ModelDesc model = io::load_model(flags_.model);
+    const ModelDesc model = io::load_model(flags_.model, /*allow_moe=*/true);
     const Framework& fw = resolve_framework(flags_.framework);
 
     InterruptGuard guard;

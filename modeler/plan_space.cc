@@ -102,6 +102,9 @@ Plan PlanSpace::plan_at(const Layout& l, uint64_t k) const {
   p.pp = l.pp;
   p.vpp = l.vpp;
   p.dp = l.dp;
+  p.ep = l.ep;
+  p.etp = 1;  // Megatron-Core MoE recipes run experts without tensor parallelism (--expert-tensor-parallel-size 1)
+  p.uneven_pipeline = l.uneven;
   p.global_batch = global_batch;
   p.seq_len = seq_len;
   p.cp_kind = cp_kind;
@@ -152,11 +155,22 @@ PlanSpace make_plan_space(const ModelDesc& model, const System& system, const Sp
         std::vector<int> vpps = {1};
         if (pp > 1 && model.layers % pp == 0) vpps = r.vpp.select(divisors(model.layers / pp, model.layers));
         else if (r.vpp.given() && pp > 1) vpps = r.vpp.select({1});
+        // A layer count pp does not divide runs as an uneven split (Megatron-Core
+        // --decoder-first/last-pipeline-num-layers), without interleaving.
+        const bool uneven = pp > 1 && model.layers % pp != 0;
         const int per_rank = r.global_batch % dp == 0 ? r.global_batch / dp : 0;
         const int mbs_cap = r.max_mbs > 0 ? r.max_mbs : per_rank;
         std::vector<int> mbs = r.mbs.select(per_rank > 0 ? divisors(per_rank, mbs_cap) : std::vector<int>{1});
         if (mbs.empty()) continue;
-        for (int vpp : vpps) s.layouts.push_back({tp, cp, pp, vpp, dp, mbs});
+        // Expert parallelism for MoE models: powers of two dividing the experts and the dp x cp ranks.
+        std::vector<int> eps = {1};
+        if (model.moe) {
+          eps.clear();
+          for (int ep : r.ep.select(powers_of_two(1, model.moe->experts)))
+            if ((dp * cp) % ep == 0 && model.moe->experts % ep == 0) eps.push_back(ep);
+        }
+        for (int ep : eps)
+          for (int vpp : vpps) s.layouts.push_back({tp, cp, pp, vpp, dp, ep, uneven, mbs});
       }
   if (s.layouts.empty() || s.zero.empty())
     throw ConfigError("no plan matches the constraints: tp x cp x pp must divide the GPU count (" +

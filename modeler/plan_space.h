@@ -37,7 +37,7 @@ AxisSpec parse_axis(const std::string& flag, const std::string& text);
 struct SpaceRequest {
   int global_batch = 0;  // sequences per step (required)
   int seq_len = 0;       // tokens per sequence (required)
-  AxisSpec tp, cp, pp, vpp, zero, mbs;
+  AxisSpec tp, cp, pp, vpp, zero, mbs, ep;
   int max_tp = 0;   // 0: the innermost (NVLink) domain, so tp groups never cross the scale-out network
   int max_pp = 0;   // 0: the layer count
   int max_cp = 32;  // context parallelism beyond 32 ranks is outside published practice (Llama 3: cp 16 at 128K)
@@ -52,6 +52,8 @@ struct SpaceRequest {
 /// One parallel arrangement: degrees whose product is the GPU count, and its micro-batch candidates.
 struct Layout {
   int tp = 1, cp = 1, pp = 1, vpp = 1, dp = 1;
+  int ep = 1;            // expert parallelism (MoE models), folded with dp x cp as Megatron-Core does
+  bool uneven = false;   // pp does not divide the layers: the busiest stage takes the extra layers
   std::vector<int> mbs;
 };
 

@@ -85,3 +85,47 @@ TEST_CASE("make_plan_space: fixed values, caps and impossible requests") {
   r.global_batch = 0;
   CHECK_THROWS_WITH_AS(make_plan_space(m, s, r), "search needs the global batch (--gbs)", ConfigError);
 }
+
+TEST_CASE("make_plan_space: MoE models get expert-parallel layouts that divide experts and dp x cp") {
+  ModelDesc m = test::tiny_model();
+  MoeDesc moe;
+  moe.experts = 4;
+  moe.top_k = 2;
+  moe.expert_ffn_hidden = 32;
+  m.moe = moe;
+  const System s = test::synthetic_system(8);
+  SpaceRequest r;
+  r.global_batch = 16;
+  r.seq_len = 128;
+  r.tp.values = {1};
+  r.cp.values = {1};
+  r.pp.values = {1};
+  const PlanSpace space = make_plan_space(m, s, r);
+  std::set<int> eps;
+  for (const Layout& l : space.layouts) {
+    CHECK((l.dp * l.cp) % l.ep == 0);
+    CHECK(moe.experts % l.ep == 0);
+    eps.insert(l.ep);
+  }
+  CHECK(eps == std::set<int>{1, 2, 4});  // 8 would exceed the 4 experts
+  CHECK(space.plan_at(space.layouts.back(), 0).ep == space.layouts.back().ep);
+}
+
+TEST_CASE("make_plan_space: a pp that does not divide the layers is an uneven layout without interleaving") {
+  ModelDesc m = test::tiny_model();
+  m.layers = 3;
+  const System s = test::synthetic_system(8);
+  SpaceRequest r;
+  r.global_batch = 16;
+  r.seq_len = 128;
+  r.tp.values = {1};
+  r.cp.values = {1};
+  r.pp.values = {2};
+  const PlanSpace space = make_plan_space(m, s, r);
+  REQUIRE(!space.layouts.empty());
+  for (const Layout& l : space.layouts) {
+    CHECK(l.uneven);
+    CHECK(l.vpp == 1);
+    CHECK(space.plan_at(l, 0).uneven_pipeline);
+  }
+}
