@@ -1,6 +1,7 @@
 // The validation tier: throughput and memory error against the published runs in published_runs.yaml (a copy of
 // the shared published-runs file). Two kinds of bound:
-//  - targets: issue 2's acceptance (Korthikanti <= 5%, Megatron-based <= 12%, all dense <= 20%, memory <= 12%),
+//  - targets: issue 2's acceptance (Korthikanti <= 5%, Megatron-based <= 12%, all dense <= 20%, memory <= 12%)
+//    and issue 3's (MoE rows <= 20%),
 //    printed with whether they are met; the model does not meet them yet (see the issue notes);
 //  - guards: the errors measured when this test was last changed, plus a small margin, asserted so that a model
 //    change that makes accuracy worse fails here. Tighten a guard whenever the model improves; never loosen one
@@ -38,6 +39,7 @@ io::GroupStats group(bool (*pick)(const io::PublishedRun&)) {
 bool korthikanti(const io::PublishedRun& r) { return r.source.rfind("Korthikanti", 0) == 0; }
 bool megatron_based(const io::PublishedRun& r) { return !r.moe && (r.framework == "megatron-lm" || r.framework == "nemo"); }
 bool dense(const io::PublishedRun& r) { return !r.moe; }
+bool moe(const io::PublishedRun& r) { return r.moe; }
 
 }  // namespace
 
@@ -49,15 +51,13 @@ TEST_CASE("per-source and per-framework errors (printed for the record)") {
   CHECK(!report().by_source.empty());
 }
 
-TEST_CASE("every dense published run is evaluated") {
-  int dense_runs = 0, evaluated = 0;
+TEST_CASE("every published run is evaluated, dense and MoE") {
+  int evaluated = 0;
   for (const io::RunResult& r : report().results) {
-    if (!dense(*r.run)) continue;
-    ++dense_runs;
     if (!r.skipped) ++evaluated;
     else MESSAGE(r.run->id << " skipped: " << r.skip_reason);
   }
-  CHECK(evaluated == dense_runs);
+  CHECK(evaluated == static_cast<int>(report().results.size()));
 }
 
 void report_target(const char* what, const io::GroupStats& g, double target, double guard) {
@@ -67,19 +67,23 @@ void report_target(const char* what, const io::GroupStats& g, double target, dou
 
 TEST_CASE("throughput MAPE per group") {
   const io::GroupStats k = group(korthikanti), m = group(megatron_based), d = group(dense);
-  constexpr double kGuardKorthikanti = 17.0, kGuardMegatron = 21.5, kGuardDense = 39.0;
+  constexpr double kGuardKorthikanti = 16.0, kGuardMegatron = 19.5, kGuardDense = 25.0, kGuardMoe = 41.0;
+  const io::GroupStats e = group(moe);
   report_target("Korthikanti", k, 5.0, kGuardKorthikanti);
   report_target("Megatron-based", m, 12.0, kGuardMegatron);
   report_target("all dense", d, 20.0, kGuardDense);
+  report_target("MoE (issue 3)", e, 20.0, kGuardMoe);
   CHECK(k.runs == 8);
   CHECK(k.mape <= kGuardKorthikanti);
   CHECK(m.mape <= kGuardMegatron);
   CHECK(d.mape <= kGuardDense);
+  CHECK(e.runs == 9);
+  CHECK(e.mape <= kGuardMoe);
 }
 
 TEST_CASE("memory MAPE on runs with a measured peak") {
   const io::GroupStats& mem = report().memory;
-  constexpr double kGuardMemory = 33.0;
+  constexpr double kGuardMemory = 28.0;
   report_target("memory", mem, 12.0, kGuardMemory);
   CHECK(mem.runs >= 12);
   CHECK(mem.mape <= kGuardMemory);
