@@ -28,13 +28,25 @@ bool hierarchical(Collective c) {
 
 }  // namespace
 
+Seconds hierarchical_latency(const Tier& inner, const Tier& outer, Collective c, int g, int k) {
+  // NCCL tuning.cc ring latency: of the ring's steps, nInterSteps cross the network (2(k-1) for all-reduce, k-1
+  // otherwise) and the rest stay inside a node. All-reduce may instead run NCCL's tree:
+  // 2 ((g-1) intra + log2(k) inter).
+  const int n = g * k;
+  const double inter_steps = c == Collective::all_reduce ? 2.0 * (k - 1) : k - 1.0;
+  const double ring_steps = c == Collective::all_reduce ? 2.0 * (n - 1) : n - 1.0;
+  const Seconds ring = inner.latency * (ring_steps - inter_steps) + outer.latency * inter_steps;
+  if (c != Collective::all_reduce) return ring;
+  const Seconds tree = (inner.latency * (g - 1.0) + outer.latency * std::ceil(std::log2(k))) * 2.0;
+  return std::min(ring, tree);
+}
+
 Seconds collective_time(const System& sys, const CommOp& op) {
   if (op.group <= 1 || op.bytes.v <= 0) return Seconds(0);
   const int t = sys.tier_for_group(op.group, op.stride);
   const Tier& tier = sys.tiers[static_cast<size_t>(t)];
-  const Seconds latency = tier.latency * latency_steps(op.collective, op.group, t > 0);
   if (t == 0 || !hierarchical(op.collective))
-    return latency + (op.bytes * bus_bw_factor(op.collective, op.group)) / achieved_bw(tier, op.collective, op.bytes);
+    return tier.latency * latency_steps(op.collective, op.group, t > 0) + (op.bytes * bus_bw_factor(op.collective, op.group)) / achieved_bw(tier, op.collective, op.bytes);
   // The group spans several inner domains (nodes): g members share each domain, k domains. NCCL's rings then move
   // the inner-domain share over the fast tier and only the inter-domain share, spread over the g members' NICs,
   // over the network (the hierarchical reading of busbw; ml-engineering network notes, hardware.md 4.4):
@@ -47,7 +59,7 @@ Seconds collective_time(const System& sys, const CommOp& op) {
   if (g > 1) inner_t = (op.bytes * bus_bw_factor(op.collective, g)) / achieved_bw(inner, op.collective, op.bytes);
   const Seconds outer_t =
       (op.bytes * bus_bw_factor(op.collective, k)) / (achieved_bw(tier, op.collective, op.bytes) * g);
-  return latency + std::max(inner_t, outer_t);
+  return hierarchical_latency(inner, tier, op.collective, g, k) + std::max(inner_t, outer_t);
 }
 
 }  // namespace shardplan

@@ -12,6 +12,10 @@ namespace shardplan {
 /// when that is shorter (2 log2 n, NCCL tuning.cc), as NCCL picks tree for latency at scale.
 double latency_steps(Collective c, int n, bool scale_out);
 
+/// Latency of a collective over g ranks in each of k inner domains: NCCL's ring splits its steps between the
+/// inner tier and the network; all-reduce takes the shorter of ring and tree.
+Seconds hierarchical_latency(const Tier& inner, const Tier& outer, Collective c, int g, int k);
+
 /// Seconds of one call of `op` (count is not applied).
 Seconds collective_time(const System& sys, const CommOp& op);
 

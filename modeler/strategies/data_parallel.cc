@@ -50,14 +50,15 @@ class DataParallel final : public Strategy {
     const StageParams params = busiest_stage_params(ctx, sh);
     const int group = p.dp * p.cp, stride = p.tp * p.tsp;
     if (sh.holder_fraction >= 1.0) {
-      add_gradient_sync(ctx, params.dense(), group, stride, comm);
+      add_gradient_sync(ctx, params.dense(), params.layers, sh.layers, group, stride, comm);
       return;
     }
     // Subnetwork data parallelism: each layer parameter is held by k = keep x dp workers (with their cp ranks)
     // and reduced among them only; embeddings and LM head are kept by every worker (techniques.md section 2).
     const int holders = static_cast<int>(std::lround(sh.holder_fraction * p.dp)) * p.cp;
-    add_gradient_sync(ctx, params.layers * sh.grad_fraction, holders, stride, comm);
-    add_gradient_sync(ctx, params.embedding + params.head, group, stride, comm);
+    add_gradient_sync(ctx, params.layers * sh.grad_fraction, params.layers * sh.grad_fraction, sh.layers, holders,
+                      stride, comm);
+    add_gradient_sync(ctx, params.embedding + params.head + params.final_norm, 0, 0, group, stride, comm);
   }
 
   void schedule(const Context& ctx, const Sharding&, Schedule* s) const override {
@@ -67,7 +68,8 @@ class DataParallel final : public Strategy {
 
 }  // namespace
 
-void add_gradient_sync(const Context& ctx, double params, int group, int stride, CommPlan* comm) {
+void add_gradient_sync(const Context& ctx, double params, double layer_params, double layers, int group, int stride,
+                       CommPlan* comm) {
   if (group <= 1 || params <= 0) return;
   const Plan& p = ctx.plan;
   const Framework& fw = ctx.framework;
@@ -89,11 +91,24 @@ void add_gradient_sync(const Context& ctx, double params, int group, int stride,
                             fw.overlap_param_gather ? Window::next_forward : Window::exposed});
       break;
     default: {
+      // FSDP wraps each transformer layer: its parameters are gathered before the layer runs (prefetched behind
+      // the previous layer's compute) and its gradients reduce-scattered after its backward, so every layer
+      // pays the collectives' latency. Embedding and head are one more unit per micro-batch.
       const Window gw = fw.overlap_param_gather ? Window::layer : Window::exposed;
-      const double gathers = fw.reshard_after_forward ? 2.0 : 1.0;
-      comm->microbatch.push_back({CommKind::dp, Collective::all_gather, gathered, group, stride, gathers, gw});
-      comm->microbatch.push_back({CommKind::dp, Collective::reduce_scatter, grads, group, stride, 1,
-                                  fw.overlap_grad_reduce ? Window::layer : Window::exposed});
+      const Window rw = fw.overlap_grad_reduce ? Window::layer : Window::exposed;
+      const double unit = layers > 0 ? layer_params / layers : 0.0;
+      const Bytes layer_gather(unit * kGatherBytes), layer_grads(unit * fw.state.gradients);
+      comm->layer_forward.push_back({CommKind::dp, Collective::all_gather, layer_gather, group, stride, 1, gw});
+      if (fw.reshard_after_forward)
+        comm->layer_backward.push_back({CommKind::dp, Collective::all_gather, layer_gather, group, stride, 1, gw});
+      comm->layer_backward.push_back({CommKind::dp, Collective::reduce_scatter, layer_grads, group, stride, 1, rw});
+      const double rest = params - (layers > 0 ? layer_params : 0.0);
+      if (rest > 0) {
+        comm->microbatch.push_back({CommKind::dp, Collective::all_gather, Bytes(rest * kGatherBytes), group, stride,
+                                    fw.reshard_after_forward ? 2.0 : 1.0, gw});
+        comm->microbatch.push_back({CommKind::dp, Collective::reduce_scatter, Bytes(rest * fw.state.gradients),
+                                    group, stride, 1, rw});
+      }
       break;
     }
   }

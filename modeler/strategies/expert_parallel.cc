@@ -114,7 +114,7 @@ class ExpertParallel final : public Strategy {
     }
     // Routed-expert gradients are reduced over the expert-data-parallel group (the non-expert ones by dp).
     const double experts = busiest_stage_params(ctx, sh).experts;
-    add_gradient_sync(ctx, experts, expert_data_parallel(p), p.ep * p.etp, comm);
+    add_gradient_sync(ctx, experts, experts, sh.layers, expert_data_parallel(p), p.ep * p.etp, comm);
   }
 
   void schedule(const Context&, const Sharding&, Schedule*) const override {}

@@ -47,7 +47,10 @@ const Strategy& folded_tensor_sequence_parallel();
 const Strategy& subnetwork_data_parallel();
 
 /// Gradient synchronisation of `params` parameters over a data-parallel group under the plan's ZeRO stage (the
-/// data-parallel strategy's schedule, shared with the expert-data-parallel group of routed experts).
-void add_gradient_sync(const Context& ctx, double params, int group, int stride, CommPlan* comm);
+/// data-parallel strategy's schedule, shared with the expert-data-parallel group of routed experts). Under ZeRO-3
+/// the `layer_params` part is gathered and reduced per layer (one FSDP unit per layer of `layers`), the rest once
+/// per micro-batch.
+void add_gradient_sync(const Context& ctx, double params, double layer_params, double layers, int group, int stride,
+                       CommPlan* comm);
 
 }  // namespace shardplan

@@ -110,9 +110,12 @@ TEST_CASE("across domains, non-hierarchical collectives run flat on the outer ti
   CHECK(collective_time(sys, op(Collective::all_to_all, S, 16)).v == doctest::Approx(0.09375));
   // A pipeline send between stages 8 GPUs apart (span 9 > 8): 1e9 / 10e9 = 100 ms.
   CHECK(collective_time(sys, op(Collective::send_recv, S, 2, 8)).v == doctest::Approx(0.1));
-  // Latency across the network: tree steps for all-reduce (2 log2 64 = 12), ring steps otherwise.
+  // Latency across the network: a hierarchical all-reduce (g = 8 per domain, k = 8 domains) takes the shorter of
+  // NCCL's ring (2(k-1) = 14 network steps, the other 112 inside domains at latency 0: 140 us) and tree
+  // (2 (7 x 0 + log2 8 x 10 us) = 60 us); flat collectives pay ring steps on the network.
   sys.tiers[1].latency = us(10);
-  CHECK(collective_time(sys, op(Collective::all_reduce, S, 64)).v == doctest::Approx(0.021875 + 12 * 10e-6));
+  CHECK(collective_time(sys, op(Collective::all_reduce, S, 64)).v == doctest::Approx(0.021875 + 60e-6));
+  CHECK(hierarchical_latency(sys.tiers[0], sys.tiers[1], Collective::all_gather, 8, 8).v == doctest::Approx(70e-6));
   CHECK(collective_time(sys, op(Collective::all_to_all, S, 16)).v == doctest::Approx(0.09375 + 15 * 10e-6));
   CHECK(collective_time(sys, op(Collective::send_recv, S, 2, 8)).v == doctest::Approx(0.1 + 10e-6));
 }

@@ -72,18 +72,38 @@ TEST_CASE("collectives per ZeRO stage") {
   CHECK(c.microbatch[0].window == Window::layer);
   REQUIRE(c.step.size() == 1);
   CHECK(c.step[0].collective == Collective::all_gather);
-  // 3: parameters gathered per micro-batch, twice when resharded after forward; gradients reduce-scattered.
-  c = with_dp(4, 3, 1, 2).comm();
+  // 3: each layer is an FSDP unit: its parameters gathered before forward and again before backward (resharded
+  // after forward), its gradients reduce-scattered after backward; embedding, head and final norm are one more
+  // unit per micro-batch.
+  const test::Setup z3 = with_dp(4, 3, 1, 2);
+  const StageParams sp3 = busiest_stage_params(z3.ctx(), z3.sharding());
+  const double unit = sp3.layers / z3.sharding().layers, rest = sp3.total() - sp3.layers;
+  c = z3.comm();
+  auto dp_only = [](std::vector<CommOp> ops) {  // tp 2 adds its own per-layer collectives
+    std::erase_if(ops, [](const CommOp& o) { return o.kind != CommKind::dp; });
+    return ops;
+  };
+  c.layer_forward = dp_only(c.layer_forward);
+  c.layer_backward = dp_only(c.layer_backward);
   CHECK(c.step.empty());
+  REQUIRE(c.layer_forward.size() == 1);
+  CHECK(c.layer_forward[0].collective == Collective::all_gather);
+  CHECK(c.layer_forward[0].bytes.v == doctest::Approx(2 * unit));
+  CHECK(c.layer_forward[0].window == Window::layer);
+  REQUIRE(c.layer_backward.size() == 2);
+  CHECK(c.layer_backward[0].collective == Collective::all_gather);
+  CHECK(c.layer_backward[1].collective == Collective::reduce_scatter);
+  CHECK(c.layer_backward[1].bytes.v == doctest::Approx(4 * unit));
   REQUIRE(c.microbatch.size() == 2);
   CHECK(c.microbatch[0].collective == Collective::all_gather);
-  CHECK(c.microbatch[0].bytes.v == 2 * n);
+  CHECK(c.microbatch[0].bytes.v == doctest::Approx(2 * rest));
   CHECK(c.microbatch[0].count == 2);
   CHECK(c.microbatch[1].collective == Collective::reduce_scatter);
-  CHECK(c.microbatch[1].bytes.v == 4 * n);
+  CHECK(c.microbatch[1].bytes.v == doctest::Approx(4 * rest));
   test::Setup keep = with_dp(4, 3, 1, 2);
   keep.framework.reshard_after_forward = false;
   CHECK(keep.comm().microbatch[0].count == 1);
+  CHECK(dp_only(keep.comm().layer_backward).size() == 1);  // no second gather
 }
 
 TEST_CASE("overlap switched off exposes the collectives") {
