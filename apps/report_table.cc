@@ -1,16 +1,13 @@
 #include "apps/report_table.h"
 
+#include "apps/text.h"
+
 #include <cmath>
 #include <cstdio>
 
 namespace shardplan::cli {
 
 namespace {
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 std::string row(const std::string& name, double a, const char* fa, double b, const char* fb) {
   char buf[128];
   std::snprintf(buf, sizeof buf, "  %-28s %12s %8s\n", name.c_str(), fmt(fa, a).c_str(), fmt(fb, b).c_str());

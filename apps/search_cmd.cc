@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "apps/text.h"
 #include "apps/command.h"
 #include "apps/progress.h"
 #include "apps/report_table.h"
@@ -16,11 +17,6 @@ namespace shardplan::cli {
 
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 std::string right(const std::string& s, size_t width) {
   return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;

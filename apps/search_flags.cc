@@ -1,5 +1,7 @@
 #include "apps/search_flags.h"
 
+#include "apps/text.h"
+
 #include <algorithm>
 
 #include "modeler/problems.h"
@@ -9,16 +11,6 @@ namespace shardplan::cli {
 
 namespace {
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (size_t i = 0; i <= s.size(); ++i)
-    if (i == s.size() || s[i] == ',') {
-      if (i > start) out.push_back(s.substr(start, i - start));
-      start = i + 1;
-    }
-  return out;
-}
 
 }  // namespace
 
@@ -65,7 +57,7 @@ std::vector<int> resolve_gpu_counts(const std::string& text) {
 }
 
 SpaceRequest resolve_request(const SearchFlags& f) {
-  for (const std::string& name : split_list(f.allow)) {
+  for (const std::string& name : split_commas(f.allow)) {
     bool known = false;
     std::string available;
     for (const Strategy* s : all_strategies()) {
@@ -93,8 +85,8 @@ SpaceRequest resolve_request(const SearchFlags& f) {
   if (f.max_cp) r.max_cp = *f.max_cp;
   if (f.sp && f.sp_option && f.sp_option->count() > 0) r.sp = {*f.sp};
   if (f.tp_overlap && f.tp_overlap_option && f.tp_overlap_option->count() > 0) r.tp_overlap = {*f.tp_overlap};
-  for (const std::string& s : split_list(f.recompute)) r.recompute.push_back(parse_recompute(s));
-  for (const std::string& s : split_list(f.precision)) r.precision.push_back(parse_precision(s));
+  for (const std::string& s : split_commas(f.recompute)) r.recompute.push_back(parse_recompute(s));
+  for (const std::string& s : split_commas(f.precision)) r.precision.push_back(parse_precision(s));
   return r;
 }
 

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "apps/text.h"
 #include "apps/command.h"
 #include "apps/progress.h"
 #include "apps/report_table.h"
@@ -15,16 +16,6 @@ namespace shardplan::cli {
 
 namespace {
 
-std::vector<std::string> split_values(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (size_t i = 0; i <= s.size(); ++i)
-    if (i == s.size() || s[i] == ',') {
-      if (i > start) out.push_back(s.substr(start, i - start));
-      start = i + 1;
-    }
-  return out;
-}
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -56,7 +47,7 @@ class SweepCommand final : public Command {
     if (!out_.empty() && !ends_with(out_, ".csv") && !ends_with(out_, ".json"))
       throw ConfigError("--out " + out_ + ": the name must end in .csv or .json");
     const std::vector<std::string> values =
-        vary_ == "gpus" ? gpu_values() : split_values(values_);
+        vary_ == "gpus" ? gpu_values() : split_commas(values_);
     if (values.empty()) throw ConfigError("--values: no value given");
     if (vary_ == "gpu" && !flags_.system.system.empty())
       throw ConfigError("--vary gpu builds each GPU's standard system: give --gpus N without --system");

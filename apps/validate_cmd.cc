@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "apps/text.h"
 #include "apps/command.h"
 #include "apps/plan_flags.h"
 #include "modeler/io/report_json.h"
@@ -11,11 +12,6 @@ namespace shardplan::cli {
 
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
