@@ -76,6 +76,7 @@ SpaceRequest resolve_request(const SearchFlags& f) {
   if (!f.pp.empty()) r.pp = parse_axis("--pp", f.pp);
   if (!f.vpp.empty()) r.vpp = parse_axis("--vpp", f.vpp);
   if (!f.zero.empty()) r.zero = parse_axis("--zero", f.zero);
+  else r.zero.values = resolve_framework(f.framework).zero_stages;  // the stages the software offers
   if (!f.mbs.empty()) r.mbs = parse_axis("--mbs", f.mbs);
   if (!f.ep.empty()) r.ep = parse_axis("--ep", f.ep);
   for (int z : r.zero.values)

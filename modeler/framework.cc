@@ -17,6 +17,9 @@ Framework megatron() {
   // (--accumulate-allreduce-grads-in-fp32, forced on for bf16 in arguments.py) and holds fp32 master
   // params + Adam m, v in the (distributed) optimizer: 2 + 4 + 12 bytes per parameter.
   f.state = {2, 4, 12};
+  // DDP (0), --use-distributed-optimizer (1), Megatron-FSDP --use-megatron-fsdp with optim_grads_params (3); no
+  // gradient-only sharding stage.
+  f.zero_stages = {0, 1, 3};
   f.fp8_cast_passes = 1.0;  // TE: one fused cast+transpose of each GEMM input per fp8 linear
   // Unfused vocab-parallel cross-entropy (--cross-entropy-loss-fusion is off by default,
   // megatron/core/tensor_parallel/cross_entropy.py): forward casts bf16 logits to fp32 (2 read + 4 write), max
@@ -47,6 +50,7 @@ Framework megatron_legacy() {
   // optimizer overlap of parameter gathers.
   f.materialized_attention = true;
   f.overlap_param_gather = false;
+  f.zero_stages = {0, 1};  // DDP and the distributed optimizer (2021-2022)
   f.sources = {"NVIDIA/Megatron-LM v2.x-v3.0 megatron/model/transformer.py (CoreAttention), fused_softmax.py",
                "Korthikanti et al. 2022 Sec. 5 (selective recompute of the attention core)"};
   return f;
@@ -80,6 +84,9 @@ Framework torchtitan() {
   // nll_loss (small); backward: log_softmax backward (reads 4+4, writes 4), cast to bf16 (4+2) = 36 bytes.
   f.cross_entropy_bytes_per_logit = 36.0;
   f.selective_is_op_sac = true;  // activation_checkpoint.mode = "selective", selective_ac_option = "op"
+  // data_parallel_replicate_degree (0); FSDP2 with reshard_after_forward false (2, torchtitan's choice under PP)
+  // or true (3). No optimizer-only sharding.
+  f.zero_stages = {0, 2, 3};
   f.sources = {"pytorch/torchtitan docs/fsdp.md (FSDP2 MixedPrecisionPolicy, reshard_after_forward)",
                "PyTorch SDPA backends (flash = FlashAttention-2)", "pytorch/ao float8 README (dynamic scaling)"};
   return f;
@@ -97,6 +104,7 @@ Framework llm_foundry() {
   f.overlap_grad_reduce = true;   // FSDP1 backward prefetch (BACKWARD_PRE)
   f.overlap_param_gather = true;  // FSDP1 forward prefetch
   f.reshard_after_forward = true; // FULL_SHARD
+  f.zero_stages = {0, 2, 3};      // NO_SHARD, SHARD_GRAD_OP, FULL_SHARD
   f.state = {4, 4, 8};            // FSDP1 flat fp32 params sharded (master), fp32 grads, Adam (LionW uses m only)
   // The 2023 MPT yamls set no fused loss: eager F.cross_entropy, as torchtitan below (36 bytes per logit).
   f.cross_entropy_bytes_per_logit = 36.0;
@@ -109,6 +117,7 @@ Framework other() {
   Framework f = torchtitan();
   f.name = "other";
   f.selective_is_op_sac = false;
+  f.zero_stages = {0, 1, 2, 3};
   f.sources = {"generic PyTorch FSDP stack: eager ops, FlashAttention-2"};
   return f;
 }

@@ -43,6 +43,9 @@ struct Framework {
   /// Parameter all-gather of ZeRO-3/FSDP repeated in backward (reshard after forward).
   bool reshard_after_forward = true;
   StateBytes state;
+  /// ZeRO stages the software offers (Megatron-LM: DDP, the distributed optimizer and Megatron-FSDP; FSDP stacks:
+  /// replicate, SHARD_GRAD_OP / no reshard after forward, FULL_SHARD).
+  std::vector<int> zero_stages = {0, 1, 2, 3};
   /// HBM bytes moved per logit by the loss, forward and backward, counted from the kernels the framework runs.
   double cross_entropy_bytes_per_logit = 12.0;
   /// fp8 GEMMs: extra memory passes per linear layer to cast inputs (quantize + amax), per the recipe.

@@ -103,7 +103,9 @@ Plan PlanSpace::plan_at(const Layout& l, uint64_t k) const {
   p.vpp = l.vpp;
   p.dp = l.dp;
   p.ep = l.ep;
-  p.etp = 1;  // Megatron-Core MoE recipes run experts without tensor parallelism (--expert-tensor-parallel-size 1)
+  // With expert parallelism, experts run without tensor parallelism as Megatron-Core MoE recipes set
+  // (--expert-tensor-parallel-size 1); otherwise Megatron's default etp = tp.
+  p.etp = l.ep > 1 ? 1 : l.tp;
   p.uneven_pipeline = l.uneven;
   p.global_batch = global_batch;
   p.seq_len = seq_len;

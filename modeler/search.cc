@@ -122,6 +122,7 @@ std::string rejection_label(const std::string& code) {
       {"gpus_product", "degrees do not multiply to the GPU count"},
       {"precision_unsupported", "precision not supported by the GPU"},
       {"headroom", "fits, but with less than the required headroom"},
+      {"zero_unsupported", "ZeRO stage not offered by the framework"},
   };
   if (auto it = labels.find(code); it != labels.end()) return it->second;
   if (code.rfind("oom_", 0) == 0) return "out of memory (largest item: " + code.substr(4) + ")";

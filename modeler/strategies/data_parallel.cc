@@ -7,6 +7,7 @@
 //   zero 2: gradients reduce-scattered after every micro-batch's backward (no full gradient buffer is kept).
 //   zero 3: parameters all-gathered before each layer in forward (and again in backward when resharded after
 //           forward), gradients reduce-scattered per micro-batch; both prefetched behind compute.
+#include <algorithm>
 #include <cmath>
 
 #include "modeler/stage_params.h"
@@ -34,8 +35,15 @@ class DataParallel final : public Strategy {
       problems->push_back({"dp_divides_batch", "micro_batch x dp (" + std::to_string(p.micro_batch) + " x " +
                                                    std::to_string(p.dp) + ") does not divide global_batch (" +
                                                    std::to_string(p.global_batch) + ")"});
-    if (p.zero < 0 || p.zero > 3)
+    if (p.zero < 0 || p.zero > 3) {
       problems->push_back({"zero_range", "zero (" + std::to_string(p.zero) + ") must be 0, 1, 2 or 3"});
+    } else if (std::find(ctx.framework.zero_stages.begin(), ctx.framework.zero_stages.end(), p.zero) ==
+               ctx.framework.zero_stages.end()) {
+      std::string stages;
+      for (int z : ctx.framework.zero_stages) stages += (stages.empty() ? "" : ", ") + std::to_string(z);
+      problems->push_back({"zero_unsupported", "zero " + std::to_string(p.zero) + " is not offered by " +
+                                                   ctx.framework.name + " (stages " + stages + ")"});
+    }
   }
 
   void shard(const Context& ctx, Sharding* sh) const override {

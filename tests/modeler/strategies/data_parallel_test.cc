@@ -147,3 +147,14 @@ TEST_CASE("problems: ranges, batch divisibility, ZeRO stage") {
 }
 
 }
+
+TEST_CASE("a ZeRO stage the framework does not offer is a problem naming the stages it does") {
+  test::Setup su = with_dp(4, 2);
+  su.framework.name = "megatron-lm";
+  su.framework.zero_stages = {0, 1, 3};
+  Problems problems;
+  data_parallel().validate(su.ctx(), &problems);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].code == "zero_unsupported");
+  CHECK(problems[0].message == "zero 2 is not offered by megatron-lm (stages 0, 1, 3)");
+}
