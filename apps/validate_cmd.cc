@@ -1,11 +1,13 @@
 // shardplan validate: predict published, measured runs and report the error as it is, per run and per source.
 #include <cstdio>
+#include <optional>
 #include <iostream>
 
 #include "apps/text.h"
 #include "apps/command.h"
 #include "apps/plan_flags.h"
 #include "modeler/io/report_json.h"
+#include "modeler/io/system_io.h"
 #include "modeler/io/validation_run.h"
 
 namespace shardplan::cli {
@@ -24,13 +26,17 @@ class ValidateCommand final : public Command {
   CLI::App* setup(CLI::App& app) override {
     CLI::App* sub = app.add_subcommand("validate", "predict published, measured training runs and report the error");
     sub->add_option("--runs", runs_, "published-runs YAML file (schema in design.md)")->required();
+    sub->add_option("--system", system_,
+                    "a calibrated cluster profile: runs on its GPU use its efficiency tables and tier curves");
     sub->add_flag("--json", json_, "print a JSON report");
     return sub;
   }
 
   int run() override {
     const std::vector<io::PublishedRun> runs = io::load_published_runs(runs_);
-    const io::ValidationReport rep = io::run_validation(runs);
+    std::optional<System> calibrated;
+    if (!system_.empty()) calibrated = io::load_system(system_, 0);
+    const io::ValidationReport rep = io::run_validation(runs, calibrated ? &*calibrated : nullptr);
     if (json_) {
       print_json(rep);
     } else {
@@ -110,6 +116,7 @@ class ValidateCommand final : public Command {
   }
 
   std::string runs_;
+  std::string system_;
   bool json_ = false;
 };
 

@@ -40,7 +40,20 @@ void add(GroupStats* g, double abs_err_pct) {
 }
 }  // namespace
 
-ValidationReport run_validation(const std::vector<PublishedRun>& runs) {
+System apply_calibration(System base, const System& calibrated) {
+  base.gpu.eff = calibrated.gpu.eff;
+  for (Tier& t : base.tiers)
+    for (const Tier& c : calibrated.tiers)
+      if (c.name == t.name) {
+        t.latency = c.latency;
+        t.busbw_eff = c.busbw_eff;
+        t.p2p_eff = c.p2p_eff;
+      }
+  base.provenance = calibrated.provenance;
+  return base;
+}
+
+ValidationReport run_validation(const std::vector<PublishedRun>& runs, const System* calibrated) {
   ValidationReport report;
   std::map<std::string, GpuProfile> gpus;
   for (const PublishedRun& run : runs) {
@@ -48,7 +61,8 @@ ValidationReport run_validation(const std::vector<PublishedRun>& runs) {
     r.run = &run;
     auto it = gpus.find(run.gpu);
     if (it == gpus.end()) it = gpus.emplace(run.gpu, load_gpu_profile(run.gpu)).first;
-    const System sys = standard_system(it->second, run.system);
+    System sys = standard_system(it->second, run.system);
+    if (calibrated && calibrated->gpu.name == run.gpu) sys = apply_calibration(std::move(sys), *calibrated);
     const Framework* fw = framework_for(run);
     r.framework = fw->name;
     OpenPlan plan = run.plan;

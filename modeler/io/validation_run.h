@@ -31,9 +31,13 @@ struct ValidationReport {
   GroupStats throughput, memory;
 };
 
-/// Predicts each run on its GPU's standard system (GPU profiles loaded once each). MoE runs are skipped until
-/// the MoE model exists.
-ValidationReport run_validation(const std::vector<PublishedRun>& runs);
+/// Predicts each run on its GPU's standard system (GPU profiles loaded once each). With `calibrated`, runs on the
+/// calibrated GPU use its efficiency tables, and each tier of the run's standard system takes the fitted latency
+/// and bus-bandwidth curves of the calibrated tier of the same name; the run keeps its own topology and sizes.
+ValidationReport run_validation(const std::vector<PublishedRun>& runs, const System* calibrated = nullptr);
+
+/// The run's standard system with a calibrated profile's tables applied (see run_validation).
+System apply_calibration(System base, const System& calibrated);
 
 /// A short source label: the text before the first " (" or ",".
 std::string source_label(const std::string& source);

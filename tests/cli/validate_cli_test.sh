@@ -16,4 +16,22 @@ expect 0 "mcore080_h100_weak_1.7b" -- "$BIN" validate --runs "$tmp/few.yaml"
 sed 's/  trust: high/  trusst: high/' "$tmp/few.yaml" >"$tmp/typo.yaml"
 expect 2 "unknown key 'mcore080_h100_weak_1.7b.trusst', did you mean 'trust'?" -- "$BIN" validate --runs "$tmp/typo.yaml"
 expect 2 "cannot open" -- "$BIN" validate --runs "$tmp/none.yaml"
+# --system: a calibrated profile's tables apply to the runs on its GPU (here a deliberately slow NVLink, so the
+# tensor-parallel runs predict lower and the error changes).
+cat >"$tmp/slow.yaml" <<'Y'
+schema_version: 1
+kind: cluster
+name: slow-h100
+inherits: dgx-h100
+provenance: "test profile: NVLink at 1% of its bandwidth"
+tiers:
+  - {name: nvlink, domain_gpus: 8, bw_per_gpu_gbps: 450, latency_us: 3.4, oversubscription: 1.0,
+     busbw_eff: {points: [[1.0, 0.01]], source: "test"}, sources: ["test"]}
+  - {name: infiniband, domain_gpus: 0, bw_per_gpu_gbps: 50, latency_us: 14.0, oversubscription: 1.0,
+     busbw_eff: {points: [[1.0, 0.86]], source: "test"}, sources: ["test"]}
+Y
+base=$("$BIN" validate --runs "$tmp/few.yaml" | tail -n 1)
+slow=$("$BIN" validate --runs "$tmp/few.yaml" --system "$tmp/slow.yaml" | tail -n 1)
+if [ "$base" != "$slow" ]; then echo "ok: --system changes the prediction ($slow)"; else echo "FAIL: --system ignored"; fails=$((fails + 1)); fi
+expect 2 "unknown cluster" -- "$BIN" validate --runs "$tmp/few.yaml" --system no-such-cluster
 finish
