@@ -14,6 +14,9 @@ void add_system_flags(CLI::App* app, SystemFlags* f, bool gpus_required) {
   app->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node (with --gpu)")->check(CLI::PositiveNumber);
   app->add_option("--nvlink-domain", f->nvlink_domain, "GPUs per NVLink domain (with --gpu)")->check(CLI::PositiveNumber);
   app->add_option("--nic-gbps", f->nic_gbps, "scale-out bandwidth per GPU in Gb/s (with --gpu)")->check(CLI::PositiveNumber);
+  app->add_option("--power-limit-w", f->power_limit_w,
+                  "board power cap per GPU in W (<= TDP): compute-bound kernels slow as (cap/TDP)^(1/3)")
+      ->check(CLI::PositiveNumber);
 }
 
 void add_plan_flags(CLI::App* app, PlanFlags* f) {
@@ -65,7 +68,9 @@ System resolve_system(const SystemFlags& f) {
   if (!f.system.empty()) {
     if (f.gpus_per_node || f.nvlink_domain || f.nic_gbps)
       throw ConfigError("--gpus-per-node, --nvlink-domain and --nic-gbps go with --gpu, not --system");
-    return io::load_system(f.system, f.gpus.value_or(0));
+    System sys = io::load_system(f.system, f.gpus.value_or(0));
+    if (f.power_limit_w) set_power_limit(&sys.gpu, *f.power_limit_w);
+    return sys;
   }
   if (!f.gpus) throw ConfigError("--gpu " + f.gpu + " needs --gpus N");
   io::StandardSystemOptions o;
@@ -73,6 +78,7 @@ System resolve_system(const SystemFlags& f) {
   o.gpus_per_node = f.gpus_per_node.value_or(0);
   o.nvlink_domain = f.nvlink_domain.value_or(0);
   o.nic_gbps_per_gpu = f.nic_gbps.value_or(0);
+  o.power_limit_w = f.power_limit_w.value_or(0);
   return io::standard_system(io::load_gpu(f.gpu), o);
 }
 

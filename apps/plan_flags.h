@@ -19,6 +19,7 @@ struct SystemFlags {
   std::string gpu;     // GPU name: builds the standard node and network
   std::optional<int> gpus, gpus_per_node, nvlink_domain;
   std::optional<double> nic_gbps;  // Gb/s per GPU
+  std::optional<double> power_limit_w;
 };
 
 struct PlanFlags {

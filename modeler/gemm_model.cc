@@ -54,7 +54,7 @@ double memory_efficiency(const Gpu& gpu, double bytes) {
 }
 
 Seconds gemm_time(const Gpu& gpu, Dtype dtype, double m, double n, double k) {
-  const FlopsPerSec peak = gpu.peak_for(dtype);
+  const FlopsPerSec peak = gpu.sustained_peak(dtype);
   if (peak.v <= 0)
     throw ConfigError("gpu '" + gpu.name + "' states no " + kDtypeNames[static_cast<int>(dtype)] + " peak");
   const Flops flops(2.0 * m * n * k);

@@ -39,7 +39,7 @@ Seconds attention_time(const Context& ctx, double flops, bool backward) {
   const Curve& table = backward ? g.eff.attention_bwd[k] : g.eff.attention_fwd[k];
   const double eff = table.empty() ? 0.5 : table.at(flops);
   // Attention runs in 16 bits even in fp8 recipes (TE and torchao keep attention in bf16 by default).
-  return g.eff.kernel_overhead + Flops(flops) / (g.peak_for(Dtype::bf16) * eff);
+  return g.eff.kernel_overhead + Flops(flops) / (g.sustained_peak(Dtype::bf16) * eff);
 }
 
 /// Unfused attention (materialized scores), Megatron-LM's CoreAttention: QK^T as a batched GEMM over the full
@@ -120,7 +120,7 @@ Seconds grouped_gemm_time(const Context& ctx, double groups, double m, double n,
   const double rows = groups * std::ceil(m / tile.m) * tile.m;  // tile rows of all groups stacked
   const Flops flops(2.0 * m * n * k * groups);
   const Seconds compute =
-      flops / (g.peak_for(d) * (gemm_efficiency(g, d, 2.0 * m * n * k) * wave_efficiency(g, rows, n)));
+      flops / (g.sustained_peak(d) * (gemm_efficiency(g, d, 2.0 * m * n * k) * wave_efficiency(g, rows, n)));
   const Bytes bytes = gemm_bytes(d, m, n, k) * groups;
   const Seconds memory = g.hbm_bw.v > 0 ? bytes / (g.hbm_bw * memory_efficiency(g, bytes.v)) : Seconds(0);
   return g.eff.kernel_overhead + std::max(compute, memory);

@@ -1,8 +1,21 @@
 #include "modeler/system.h"
 
+#include <cmath>
+#include <string>
+
 #include "modeler/problems.h"
 
 namespace shardplan {
+
+void set_power_limit(Gpu* gpu, double watts) {
+  if (gpu->tdp_w <= 0)
+    throw ConfigError("power limit " + std::to_string(static_cast<int>(watts)) + " W: the profile of " + gpu->name +
+                      " states no tdp_w");
+  if (watts <= 0 || watts > gpu->tdp_w)
+    throw ConfigError("power limit " + std::to_string(static_cast<int>(watts)) + " W is outside (0, " +
+                      std::to_string(static_cast<int>(gpu->tdp_w)) + "] W, the TDP of " + gpu->name);
+  gpu->clock_scale = std::cbrt(watts / gpu->tdp_w);
+}
 
 int System::tier_for_group(int size, int stride) const {
   SHARDPLAN_CHECK(!tiers.empty());

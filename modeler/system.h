@@ -48,11 +48,23 @@ struct Gpu {
   Bytes l2;
   int sm_count = 0;                             // SMs (NVIDIA) or CUs (AMD): for wave quantization
   BytesPerSec host_link_bw;                     // PCIe/C2C to host memory, one direction
+  double tdp_w = 0;                             // board power the efficiency tables were measured at (0: unknown)
+  /// Sustained tensor-core clock relative to the one the efficiency tables were measured at: below 1 under a
+  /// power limit (set_power_limit). Scales compute-bound kernel time, not HBM or network rates.
+  double clock_scale = 1.0;
   ComputeEfficiency eff;
   std::vector<std::string> sources;
 
   FlopsPerSec peak_for(Dtype d) const { return peak[static_cast<int>(d)]; }
+  /// The datasheet peak at the sustained clock: what compute-bound kernel times divide by.
+  FlopsPerSec sustained_peak(Dtype d) const { return peak_for(d) * clock_scale; }
 };
+
+/// Caps the GPU's board power at `watts` (<= tdp_w). A GPU running dense tensor-core work at its TDP is
+/// power-bound, and CMOS dynamic power P = C V^2 f with V scaled along with f by DVFS gives P ~ f^3, so the
+/// sustained clock falls as (watts / tdp)^(1/3) (Weste & Harris, CMOS VLSI Design, Sec. 5.2; a first-order
+/// model that ignores static power). Throws ConfigError when the limit exceeds the TDP or the TDP is unknown.
+void set_power_limit(Gpu* gpu, double watts);
 
 /// One level of the interconnect. Tiers are ordered innermost first; a group of ranks uses the innermost tier
 /// that contains all of its members. The last tier spans the whole cluster.

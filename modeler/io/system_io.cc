@@ -137,7 +137,7 @@ void throw_if_any(const Problems& problems) {
 
 GpuProfile read_gpu(const YAML::Node& doc, const std::string& file, const std::string& path) {
   reject_unknown(doc, file, path, {"schema_version", "kind", "name", "sources", "peak_tflops", "hbm_capacity_gib",
-                                   "hbm_bw_gbps", "l2_mib", "sm_count", "host_link_gbps", "efficiency", "node",
+                                   "hbm_bw_gbps", "l2_mib", "sm_count", "host_link_gbps", "tdp_w", "efficiency", "node",
                                    "scale_out", "host_memory_gib_per_gpu"});
   MapReader r(doc, file, path);
   Problems problems;
@@ -160,6 +160,7 @@ GpuProfile read_gpu(const YAML::Node& doc, const std::string& file, const std::s
   g.l2 = MiB(r.positive("l2_mib"));
   g.sm_count = r.positive_int("sm_count");
   g.host_link_bw = GBps(r.positive("host_link_gbps"));
+  g.tdp_w = r.opt_positive("tdp_w").value_or(0);
 
   const YAML::Node eff_node = required_node(r, "efficiency");
   reject_unknown(eff_node, file, r.key_path("efficiency"),
@@ -369,6 +370,7 @@ System standard_system(const GpuProfile& profile, const StandardSystemOptions& o
     out.sources.push_back("--nic-gbps " + num(opts.nic_gbps_per_gpu) + " Gb/s per GPU (replaces the datasheet NIC)");
   }
   s.tiers = {up, out};
+  if (opts.power_limit_w > 0) set_power_limit(&s.gpu, opts.power_limit_w);
 
   const std::string what = "standard " + profile.gpu.name + " system: ";
   if (s.gpus > s.gpus_per_node && s.gpus % s.gpus_per_node != 0)

@@ -42,6 +42,7 @@ struct StandardSystemOptions {
   int gpus_per_node = 0;
   int nvlink_domain = 0;   // GPUs in the scale-up domain (72 for NVL72 with 4-GPU trays)
   double nic_gbps_per_gpu = 0;
+  double power_limit_w = 0;  // board power cap (0: the TDP)
 };
 
 /// The standard cluster for a GPU: its node's scale-up domain, then its scale-out network.

@@ -61,7 +61,9 @@ ValidationReport run_validation(const std::vector<PublishedRun>& runs, const Sys
     r.run = &run;
     auto it = gpus.find(run.gpu);
     if (it == gpus.end()) it = gpus.emplace(run.gpu, load_gpu_profile(run.gpu)).first;
-    System sys = standard_system(it->second, run.system);
+    StandardSystemOptions opts = run.system;
+    opts.power_limit_w = run.power_limit_w.value_or(0);
+    System sys = standard_system(it->second, opts);
     if (calibrated && calibrated->gpu.name == run.gpu) sys = apply_calibration(std::move(sys), *calibrated);
     const Framework* fw = framework_for(run);
     r.framework = fw->name;

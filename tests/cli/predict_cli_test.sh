@@ -26,6 +26,12 @@ assert abs(tp["tokens_per_s"] - 64 * 4096 / t["step_s"]) < 1e-6 * tp["tokens_per
 PY
 then echo "ok: predict --json contract"; else echo "FAIL: predict --json contract"; fails=$((fails + 1)); fi
 
+# A power cap slows compute-bound kernels; above the TDP it is refused.
+full=$("$BIN" predict --model llama-3-8b --system dgx-h100 --gpus 8 --gbs 64 --seq 4096 --recompute full --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["time"]["step_s"])')
+capped=$("$BIN" predict --model llama-3-8b --system dgx-h100 --gpus 8 --gbs 64 --seq 4096 --recompute full --power-limit-w 500 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["time"]["step_s"])')
+python3 -c "import sys; sys.exit(0 if float('$capped') > float('$full') else 1)" && echo "ok: power cap slows the step" || { echo "FAIL: power cap"; fails=$((fails + 1)); }
+expect 2 "power limit 800 W is outside (0, 700] W" -- "$BIN" predict --model llama-3-8b --gpu h100-sxm5-80gb --gpus 8 --power-limit-w 800
+
 # A plan that does not fit exits 2 and says which item is largest.
 expect 2 "out of memory" -- "$BIN" predict --model llama-3-70b --system dgx-h100 --gpus 8 --gbs 8 --seq 8192 --zero 0
 finish

@@ -1,6 +1,7 @@
 #include "modeler/io/yaml_reader.h"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -31,7 +32,8 @@ TEST_CASE("parse_yaml: a syntax error names file, line and column") {
 }
 
 TEST_CASE("read_file: returns the contents; a missing file is named") {
-  const std::filesystem::path p = std::filesystem::temp_directory_path() / "shardplan_yaml_reader_test.yaml";
+  const std::filesystem::path p = std::filesystem::temp_directory_path() /
+                                     ("shardplan_yaml_reader_test_" + std::to_string(::getpid()) + ".yaml");
   {
     std::ofstream out(p, std::ios::binary);
     out << "a: 1\nb: 2\n";

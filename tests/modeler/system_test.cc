@@ -2,6 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+
+#include "modeler/problems.h"
+
 using namespace shardplan;
 
 namespace {
@@ -43,4 +47,22 @@ TEST_CASE("tier_for_group with three tiers picks the innermost that holds the sp
 TEST_CASE("a single tier holds every group") {
   const System s = cluster({0});
   CHECK(s.tier_for_group(1024, 1) == 0);
+}
+
+TEST_CASE("set_power_limit slows the sustained clock by the cube root of the power ratio") {
+  Gpu g;
+  g.name = "test-gpu";
+  g.tdp_w = 700;
+  g.peak[static_cast<int>(Dtype::bf16)] = TFlops(1000);
+  set_power_limit(&g, 700);
+  CHECK(g.clock_scale == doctest::Approx(1.0));
+  set_power_limit(&g, 500);
+  CHECK(g.clock_scale == doctest::Approx(std::cbrt(500.0 / 700.0)));  // 0.8939
+  CHECK(g.sustained_peak(Dtype::bf16).v == doctest::Approx(1000e12 * std::cbrt(500.0 / 700.0)));
+  CHECK(g.peak_for(Dtype::bf16).v == doctest::Approx(1000e12));  // MFU keeps the datasheet peak
+  CHECK_THROWS_WITH_AS(set_power_limit(&g, 800), "power limit 800 W is outside (0, 700] W, the TDP of test-gpu",
+                       ConfigError);
+  g.tdp_w = 0;
+  CHECK_THROWS_WITH_AS(set_power_limit(&g, 300), "power limit 300 W: the profile of test-gpu states no tdp_w",
+                       ConfigError);
 }
