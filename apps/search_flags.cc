@@ -126,11 +126,8 @@ std::string predict_command(const SearchFlags& f, const Plan& p, int gpus) {
   s += " --gpus " + std::to_string(gpus);
   if (sys.gpus_per_node) s += " --gpus-per-node " + std::to_string(*sys.gpus_per_node);
   if (sys.nvlink_domain) s += " --nvlink-domain " + std::to_string(*sys.nvlink_domain);
-  if (sys.nic_gbps) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", *sys.nic_gbps);
-    s += std::string(" --nic-gbps ") + buf;
-  }
+  if (sys.nic_gbps) s += " --nic-gbps " + fmt("%g", *sys.nic_gbps);
+  if (sys.power_limit_w) s += " --power-limit-w " + fmt("%g", *sys.power_limit_w);
   return s + " " + plan_arguments(p, f.framework);
 }
 

@@ -36,7 +36,8 @@ std::string layout_label(const Plan& p) {
 
 std::string sweep_csv(const std::string& vary, const std::vector<SweepPoint>& points) {
   std::ostringstream o;
-  o << vary << ",gpus,fits,tp,cp,pp,vpp,dp,zero,sequence_parallel,tp_comm_overlap,micro_batch,recompute,precision,"
+  // The first column is the varied quantity, named "varied_<what>" so that it never clashes with "gpus".
+  o << "varied_" << vary << ",gpus,fits,tp,cp,pp,vpp,dp,zero,sequence_parallel,tp_comm_overlap,micro_batch,recompute,precision,"
     << "step_s,memory_gib,tokens_per_s_per_gpu,mfu,evaluated,feasible\n";
   for (const SweepPoint& pt : points) {
     o << pt.value << "," << pt.gpus << "," << (pt.best ? 1 : 0);

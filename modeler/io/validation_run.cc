@@ -19,17 +19,16 @@ namespace {
 
 /// The framework profile a run used. The schema names the software, not its version: Megatron-LM runs published
 /// before 2023 (Narayanan et al. 2021, Korthikanti et al. 2022) predate FlashAttention in Megatron-LM, so a
-/// megatron-lm run whose source cites a year before 2023 uses the megatron-lm-legacy profile.
+/// megatron-lm run whose source cites a paper ("et al. YYYY" or "et al. (YYYY)") from before 2023 uses the megatron-lm-legacy profile.
 const Framework* framework_for(const PublishedRun& run) {
-  if (run.framework == "megatron-lm") {
-    for (size_t i = 0; i + 4 <= run.source.size(); ++i) {
-      const std::string y = run.source.substr(i, 4);
-      const bool digits = std::all_of(y.begin(), y.end(), [](char c) { return c >= '0' && c <= '9'; });
-      const bool word = (i == 0 || !std::isdigit(static_cast<unsigned char>(run.source[i - 1]))) &&
-                        (i + 4 == run.source.size() || !std::isdigit(static_cast<unsigned char>(run.source[i + 4])));
-      if (digits && word && (y.rfind("19", 0) == 0 || y.rfind("20", 0) == 0) && std::stoi(y) < 2023)
-        return find_framework("megatron-lm-legacy");
-    }
+  const std::string cite = "et al. ";
+  size_t at = run.source.find(cite);
+  if (at != std::string::npos) at += cite.size();
+  if (at != std::string::npos && at < run.source.size() && run.source[at] == '(') ++at;  // "et al. (2022)"
+  if (run.framework == "megatron-lm" && at != std::string::npos && run.source.size() >= at + 4) {
+    const std::string y = run.source.substr(at, 4);
+    const bool year = std::all_of(y.begin(), y.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (year && std::stoi(y) < 2023) return find_framework("megatron-lm-legacy");
   }
   return find_framework(run.framework);
 }

@@ -56,8 +56,9 @@ std::string closest_match(std::string_view key, const std::vector<std::string>& 
       best_d = d;
     }
   }
-  // Suggest only plausible typos: at most a third of the key's length, at least one edit allowed.
-  const size_t limit = std::max<size_t>(2, key.size() / 3);
+  // Suggest plausible typos: up to half the key's length in edits (so 'hbm_bandwith_gbps' still finds
+  // 'hbm_bw_gbps', 6 edits), at least two; the closest known key wins.
+  const size_t limit = std::max<size_t>(2, key.size() / 2);
   return best_d <= limit ? best : std::string();
 }
 

@@ -3,7 +3,7 @@ source "$(dirname "$0")/lib.sh"
 
 W=(sweep --model llama-3-8b --gpu h100-sxm5-80gb --gbs 64 --seq 4096 --quiet --tp 1,2 --recompute none,full)
 expect 0 "best plan" -- "$BIN" "${W[@]}" --vary gpus --values 8:16 --out "$tmp/s.csv" --svg "$tmp/s.svg"
-head -1 "$tmp/s.csv" | grep -q "^gpus,gpus,fits,tp" && echo "ok: csv header" || { echo "FAIL: csv header"; fails=$((fails + 1)); }
+head -1 "$tmp/s.csv" | grep -q "^varied_gpus,gpus,fits,tp" && echo "ok: csv header" || { echo "FAIL: csv header"; fails=$((fails + 1)); }
 [ "$(wc -l <"$tmp/s.csv")" -eq 3 ] && echo "ok: csv rows" || { echo "FAIL: csv rows"; fails=$((fails + 1)); }
 python3 -c "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])" "$tmp/s.svg" && echo "ok: svg parses" || { echo "FAIL: svg"; fails=$((fails + 1)); }
 expect 2 "file exists" -- "$BIN" "${W[@]}" --vary gpus --values 8:16 --out "$tmp/s.csv"

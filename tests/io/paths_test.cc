@@ -45,7 +45,8 @@ struct ScratchRoot {
   ScratchRoot() {
     fs::remove_all(root);
     fs::create_directories(root / "models" / "dir.yaml");
-    for (const char* f : {"beta.yaml", "alpha.yaml", "alpha.json", "notes.txt"}) std::ofstream(root / "models" / f) << "x\n";
+    for (const char* f : {"beta.yaml", "alpha.yaml", "alpha.json", "notes.txt"})
+      std::ofstream(root / "models" / f) << "x\n";
   }
   ~ScratchRoot() { fs::remove_all(root); }
 };

@@ -82,7 +82,7 @@ TEST_CASE("predict_json carries the design.md contract keys") {
 TEST_CASE("estimate_json: values and units as hand-computed") {
   const json j = estimate_json(round_estimate());
   CHECK(j["plan"]["tp"] == 2);
-  CHECK(j["plan"]["microbatches_per_step"] == 2);  // 8 / (1 x 2)
+  CHECK(j["plan"]["microbatches_per_step"] == 4);  // gbs 8 / (mbs 1 x dp 2)
   CHECK(j["plan"]["recompute"] == "none");
   CHECK(j["plan"]["precision"] == "bf16");
   CHECK(j["plan"]["changes_training_semantics"] == false);
