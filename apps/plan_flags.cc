@@ -48,6 +48,8 @@ void add_plan_flags(CLI::App* app, PlanFlags* f) {
   auto* on = app->add_flag("--sp", f->sp_on, "Megatron sequence parallelism (default on when tp > 1)");
   app->add_flag("--no-sp", f->sp_off, "no sequence parallelism")->excludes(on);
   app->add_flag("--tp-overlap", f->tp_overlap, "overlap tensor-parallel collectives with GEMMs");
+  app->add_flag("--ep-overlap", f->ep_overlap,
+                "hide MoE all-to-all behind another micro-batch's compute (Megatron-Core combined 1F1B)");
   app->add_flag("--uneven-pp", f->uneven_pp, "allow pp x vpp not dividing the layers (busiest stage gets the extra)");
   app->add_option("--cp-kind", f->cp_kind, "context-parallel attention: ring or allgather")
       ->check(CLI::IsMember({"ring", "allgather"}));
@@ -135,6 +137,7 @@ Plan resolve_plan(const PlanFlags& f, const System& sys) {
   }
   p.sequence_parallel = f.sp_on || (!f.sp_off && p.tp > 1);
   p.tp_comm_overlap = f.tp_overlap;
+  p.ep_comm_overlap = f.ep_overlap;
   p.uneven_pipeline = f.uneven_pp;
   p.cp_kind = f.cp_kind == "allgather" ? CpKind::allgather : CpKind::ring;
   p.micro_batch = f.mbs.value_or(1);
@@ -168,6 +171,7 @@ std::string plan_arguments(const Plan& p, const std::string& framework) {
   s += " --dp " + std::to_string(p.dp) + " --zero " + std::to_string(p.zero);
   s += p.sequence_parallel ? " --sp" : " --no-sp";
   if (p.tp_comm_overlap) s += " --tp-overlap";
+  if (p.ep_comm_overlap) s += " --ep-overlap";
   if (p.uneven_pipeline) s += " --uneven-pp";
   if (p.cp > 1 && p.cp_kind == CpKind::allgather) s += " --cp-kind allgather";
   s += " --mbs " + std::to_string(p.micro_batch) + " --gbs " + std::to_string(p.global_batch) + " --seq " +

@@ -29,6 +29,7 @@ struct PlanFlags {
   std::string sdp_granularity = "block";
   bool sp_on = false, sp_off = false;  // --sp / --no-sp; neither: on when tp > 1
   bool tp_overlap = false;
+  bool ep_overlap = false;
   bool uneven_pp = false;
   std::string cp_kind = "ring";
   std::string recompute = "none";

@@ -86,6 +86,7 @@ SpaceRequest resolve_request(const SearchFlags& f) {
   if (f.max_cp) r.max_cp = *f.max_cp;
   if (f.sp && f.sp_option && f.sp_option->count() > 0) r.sp = {*f.sp};
   if (f.tp_overlap && f.tp_overlap_option && f.tp_overlap_option->count() > 0) r.tp_overlap = {*f.tp_overlap};
+  else if (!resolve_framework(f.framework).offers_tp_overlap) r.tp_overlap = {false};  // nothing to overlap with
   for (const std::string& s : split_commas(f.recompute)) r.recompute.push_back(parse_recompute(s));
   for (const std::string& s : split_commas(f.precision)) r.precision.push_back(parse_precision(s));
   return r;

@@ -20,6 +20,8 @@ Framework megatron() {
   // DDP (0), --use-distributed-optimizer (1), Megatron-FSDP --use-megatron-fsdp with optim_grads_params (3); no
   // gradient-only sharding stage.
   f.zero_stages = {0, 1, 3};
+  f.offers_tp_overlap = true;  // --tp-comm-overlap (Transformer Engine userbuffers)
+  f.offers_ep_overlap = true;  // --overlap-moe-expert-parallel-comm (Megatron-Core combined 1F1B schedule)
   f.fp8_cast_passes = 1.0;  // TE: one fused cast+transpose of each GEMM input per fp8 linear
   // Unfused vocab-parallel cross-entropy (--cross-entropy-loss-fusion is off by default,
   // megatron/core/tensor_parallel/cross_entropy.py): forward casts bf16 logits to fp32 (2 read + 4 write), max
@@ -51,6 +53,8 @@ Framework megatron_legacy() {
   f.materialized_attention = true;
   f.overlap_param_gather = false;
   f.zero_stages = {0, 1};  // DDP and the distributed optimizer (2021-2022)
+  f.offers_tp_overlap = false;  // userbuffers overlap came with Transformer Engine (2023)
+  f.offers_ep_overlap = false;
   f.sources = {"NVIDIA/Megatron-LM v2.x-v3.0 megatron/model/transformer.py (CoreAttention), fused_softmax.py",
                "Korthikanti et al. 2022 Sec. 5 (selective recompute of the attention core)"};
   return f;
@@ -59,6 +63,8 @@ Framework megatron_legacy() {
 Framework megatron_deepspeed() {
   Framework f = megatron();
   f.name = "megatron-deepspeed";
+  f.offers_tp_overlap = false;
+  f.offers_ep_overlap = false;
   f.attention = AttentionKernel::flash2;  // flash-attn 2 package, no TE fused attention
   f.overlap_param_gather = false;
   f.sources = {"microsoft/Megatron-DeepSpeed README: --use-flash-attn-v2, DeepSpeed ZeRO stages"};
@@ -87,6 +93,7 @@ Framework torchtitan() {
   // data_parallel_replicate_degree (0); FSDP2 with reshard_after_forward false (2, torchtitan's choice under PP)
   // or true (3). No optimizer-only sharding.
   f.zero_stages = {0, 2, 3};
+  f.offers_tp_overlap = true;  // parallelism.enable_async_tensor_parallel (torch.compile + symmetric memory)
   f.sources = {"pytorch/torchtitan docs/fsdp.md (FSDP2 MixedPrecisionPolicy, reshard_after_forward)",
                "PyTorch SDPA backends (flash = FlashAttention-2)", "pytorch/ao float8 README (dynamic scaling)"};
   return f;

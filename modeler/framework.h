@@ -46,6 +46,10 @@ struct Framework {
   /// ZeRO stages the software offers (Megatron-LM: DDP, the distributed optimizer and Megatron-FSDP; FSDP stacks:
   /// replicate, SHARD_GRAD_OP / no reshard after forward, FULL_SHARD).
   std::vector<int> zero_stages = {0, 1, 2, 3};
+  /// Overlap features the software offers: TP collectives with GEMMs (TE userbuffers, torchtitan async TP) and
+  /// MoE all-to-all with another micro-batch's compute (Megatron-Core combined 1F1B).
+  bool offers_tp_overlap = false;
+  bool offers_ep_overlap = false;
   /// HBM bytes moved per logit by the loss, forward and backward, counted from the kernels the framework runs.
   double cross_entropy_bytes_per_logit = 12.0;
   /// fp8 GEMMs: extra memory passes per linear layer to cast inputs (quantize + amax), per the recipe.

@@ -28,6 +28,9 @@ struct Plan {
   int zero = 0;  // 0 none, 1 optimizer states, 2 + gradients, 3 + parameters (FSDP FULL_SHARD)
   bool sequence_parallel = false;  // Megatron SP: norms/dropout sharded over tp, AG/RS instead of all-reduce
   bool tp_comm_overlap = false;    // TP collectives overlapped with GEMMs (Megatron/TE userbuffers)
+  /// MoE dispatch/combine all-to-all of one micro-batch hidden behind another micro-batch's compute (Megatron-Core
+  /// overlap_moe_expert_parallel_comm, the combined 1F1B schedule).
+  bool ep_comm_overlap = false;
   CpKind cp_kind = CpKind::ring;
   /// Allow pp x vpp not dividing the layers: the busiest stage then holds ceil(layers / (pp x vpp)) layers per
   /// chunk (Megatron-Core --decoder-first/last-pipeline-num-layers, torchtitan's per-module stage split).

@@ -123,6 +123,8 @@ std::string rejection_label(const std::string& code) {
       {"precision_unsupported", "precision not supported by the GPU"},
       {"headroom", "fits, but with less than the required headroom"},
       {"zero_unsupported", "ZeRO stage not offered by the framework"},
+      {"tp_overlap_unsupported", "TP overlap not offered by the framework"},
+      {"ep_overlap_unsupported", "MoE all-to-all overlap not offered by the framework"},
   };
   if (auto it = labels.find(code); it != labels.end()) return it->second;
   if (code.rfind("oom_", 0) == 0) return "out of memory (largest item: " + code.substr(4) + ")";

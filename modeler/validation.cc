@@ -17,44 +17,58 @@ std::vector<int> micro_batch_choices(const Plan& p) {
 }
 }  // namespace
 
+namespace {
+/// Replaces every plan by one copy per value of a field.
+template <class T, class Set>
+void expand(std::vector<Plan>* plans, const std::vector<T>& values, Set set) {
+  std::vector<Plan> out;
+  out.reserve(plans->size() * values.size());
+  for (const Plan& p : *plans)
+    for (const T& v : values) {
+      Plan q = p;
+      set(q, v);
+      out.push_back(q);
+    }
+  *plans = std::move(out);
+}
+}  // namespace
+
 Resolution fastest_fitting(const ModelDesc& model, const System& system, const OpenPlan& open, const Framework& fw) {
   const Plan& base = open.plan;
-  const std::vector<int> mbs = open.micro_batch ? std::vector<int>{*open.micro_batch} : micro_batch_choices(base);
-  std::vector<bool> sps = {false};
-  if (open.sequence_parallel) sps = {*open.sequence_parallel};
-  else if (base.tp > 1) sps = {true, false};
-  std::vector<Recompute> recs = {Recompute::none, Recompute::selective, Recompute::full};
-  if (open.recompute) recs = {*open.recompute};
+  std::vector<Plan> plans = {base};
+  expand(&plans, open.micro_batch ? std::vector<int>{*open.micro_batch} : micro_batch_choices(base),
+         [](Plan& p, int m) { p.micro_batch = m; });
+  expand(&plans,
+         open.sequence_parallel ? std::vector<bool>{*open.sequence_parallel}
+         : base.tp > 1          ? std::vector<bool>{true, false}
+                                : std::vector<bool>{false},
+         [](Plan& p, bool sp) { p.sequence_parallel = sp; });
+  expand(&plans,
+         open.recompute ? std::vector<Recompute>{*open.recompute}
+                        : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full},
+         [](Plan& p, Recompute r) { p.recompute = r; });
 
   Resolution best;
   bool have = false, have_fit = false;
-  for (int m : mbs)
-    for (bool sp : sps)
-      for (Recompute r : recs) {
-        Plan p = base;
-        p.micro_batch = m;
-        p.sequence_parallel = sp;
-        p.recompute = r;
-        Estimate e = evaluate(model, system, p, fw);
-        ++best.candidates;
-        if (e.time.compute.v <= 0) continue;  // invalid (e.g. micro-batch vs interleaving)
-        const bool fits = e.memory.fits();
-        const bool better = !have || (fits && !have_fit) ||
-                            (fits == have_fit && e.time.step() < best.estimate.time.step());
-        if (better) {
-          const int candidates = best.candidates;
-          best = Resolution{};
-          best.candidates = candidates;
-          best.estimate = std::move(e);
-          have = true;
-          have_fit = fits;
-        }
-      }
+  for (const Plan& p : plans) {
+    Estimate e = evaluate(model, system, p, fw);
+    ++best.candidates;
+    if (e.time.compute.v <= 0) continue;  // invalid (e.g. micro-batch vs interleaving)
+    const bool fits = e.memory.fits();
+    const bool better =
+        !have || (fits && !have_fit) || (fits == have_fit && e.time.step() < best.estimate.time.step());
+    if (better) {
+      best.estimate = std::move(e);
+      have = true;
+      have_fit = fits;
+    }
+  }
   best.fits = have_fit;
   if (!have) best.estimate = evaluate(model, system, base, fw);  // reports the constraint problems
   const Plan& p = best.estimate.plan;
+  auto on_off = [](bool b) { return b ? std::string("on") : std::string("off"); };
   if (!open.micro_batch) best.chosen.push_back("mbs=" + std::to_string(p.micro_batch));
-  if (!open.sequence_parallel && base.tp > 1) best.chosen.push_back(std::string("sp=") + (p.sequence_parallel ? "on" : "off"));
+  if (!open.sequence_parallel && base.tp > 1) best.chosen.push_back("sp=" + on_off(p.sequence_parallel));
   if (!open.recompute) best.chosen.push_back(std::string("recompute=") + to_string(p.recompute));
   return best;
 }

@@ -26,6 +26,7 @@ json plan_json(const Plan& p) {
               {"zero", p.zero},
               {"sequence_parallel", p.sequence_parallel},
               {"tp_comm_overlap", p.tp_comm_overlap},
+              {"ep_comm_overlap", p.ep_comm_overlap},
               {"cp_kind", to_string(p.cp_kind)},
               {"micro_batch", p.micro_batch},
               {"global_batch", p.global_batch},

@@ -47,6 +47,9 @@ class ExpertParallel final : public Strategy {
       problems->push_back({"ep_range", "ep (" + str(p.ep) + ") and etp (" + str(p.etp) + ") must be at least 1"});
       return;
     }
+    if (p.ep_comm_overlap && !ctx.framework.offers_ep_overlap)
+      problems->push_back({"ep_overlap_unsupported", ctx.framework.name + " does not overlap MoE all-to-all with "
+                                                                         "another micro-batch (--ep-overlap)"});
     if (!(p.moe_imbalance >= 1.0))
       problems->push_back({"moe_imbalance_range", "moe imbalance (" + num(p.moe_imbalance) +
                                                       ") must be at least 1 (1: perfectly balanced experts)"});
@@ -103,7 +106,8 @@ class ExpertParallel final : public Strategy {
     const Bytes routed(sh.moe_tokens * m.moe->top_k * m.hidden * kTokenBytes);
     if (p.ep > 1) {
       for (auto* pass : {&comm->layer_forward, &comm->layer_backward})
-        pass->push_back({CommKind::ep, Collective::all_to_all, routed, p.ep, p.etp, 2.0 * share, Window::exposed});
+        pass->push_back({CommKind::ep, Collective::all_to_all, routed, p.ep, p.etp, 2.0 * share,
+                         p.ep_comm_overlap ? Window::layer : Window::exposed});
     }
     if (p.etp > 1) {
       const Bytes gathered = routed * p.etp;

@@ -20,6 +20,9 @@ class TensorParallel final : public Strategy {
       problems->push_back({"tp_range", "tp (" + std::to_string(tp) + ") must be at least 1"});
       return;
     }
+    if (ctx.plan.tp_comm_overlap && tp > 1 && !ctx.framework.offers_tp_overlap)
+      problems->push_back({"tp_overlap_unsupported",
+                           ctx.framework.name + " does not overlap tensor-parallel collectives (--tp-overlap)"});
     if (m.heads % tp != 0)
       problems->push_back({"tp_divides_heads",
                            "tp (" + std::to_string(tp) + ") does not divide heads (" + std::to_string(m.heads) + ")"});

@@ -74,6 +74,20 @@ TEST_CASE("shard: tokens / tp routed top_k times; experts / ep; expert states ov
   CHECK(Setup(tiny_moe(), etp).sharding().expert_ffn == 16);
 }
 
+TEST_CASE("--ep-overlap hides the all-to-all behind layer compute, where the framework offers it") {
+  Setup s(tiny_moe(), moe_plan(2, 4, 4));
+  s.plan.ep_comm_overlap = true;
+  for (const CommOp& op : s.comm().layer_forward)
+    if (op.kind == CommKind::ep) CHECK(op.window == Window::layer);
+  s.framework.name = "torchtitan";
+  s.framework.offers_ep_overlap = false;
+  Problems problems;
+  expert_parallel().validate(s.ctx(), &problems);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].code == "ep_overlap_unsupported");
+  CHECK(problems[0].message == "torchtitan does not overlap MoE all-to-all with another micro-batch (--ep-overlap)");
+}
+
 TEST_CASE("comm: dispatch + combine all-to-all of tokens x top_k x h x 2 bytes per MoE layer, EP at stride etp") {
   const Setup s(tiny_moe(), moe_plan(2, 4, 4));
   const CommPlan c = s.comm();

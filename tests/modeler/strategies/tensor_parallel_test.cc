@@ -116,3 +116,19 @@ TEST_CASE("schedule is untouched by tp") {
 }
 
 }
+
+TEST_CASE("TP overlap the framework does not offer is a problem") {
+  test::Setup su(test::tiny_model(), test::plan_of(2, 1, 1));
+  su.plan.tp_comm_overlap = true;
+  su.framework.name = "llm-foundry";
+  su.framework.offers_tp_overlap = false;
+  Problems problems;
+  tensor_parallel().validate(su.ctx(), &problems);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].code == "tp_overlap_unsupported");
+  CHECK(problems[0].message == "llm-foundry does not overlap tensor-parallel collectives (--tp-overlap)");
+  su.framework.offers_tp_overlap = true;
+  problems.clear();
+  tensor_parallel().validate(su.ctx(), &problems);
+  CHECK(problems.empty());
+}
