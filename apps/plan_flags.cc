@@ -1,5 +1,7 @@
 #include "apps/plan_flags.h"
 
+#include "apps/text.h"
+
 #include "modeler/io/system_io.h"
 #include "modeler/io/yaml_reader.h"
 #include "modeler/problems.h"
@@ -9,32 +11,32 @@ namespace shardplan::cli {
 void add_system_flags(CLI::App* app, SystemFlags* f, bool gpus_required) {
   app->add_option("--system", f->system, "cluster name from hwprofiles/clusters or a profile path");
   app->add_option("--gpu", f->gpu, "GPU name from hwprofiles/gpus: builds its standard node and network");
-  auto* g = app->add_option("--gpus", f->gpus, "number of GPUs")->check(CLI::PositiveNumber);
+  auto* g = app->add_option("--gpus", f->gpus, "number of GPUs")->check(positive_number());
   if (gpus_required) g->required();
-  app->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node (with --gpu)")->check(CLI::PositiveNumber);
-  app->add_option("--nvlink-domain", f->nvlink_domain, "GPUs per NVLink domain (with --gpu)")->check(CLI::PositiveNumber);
-  app->add_option("--nic-gbps", f->nic_gbps, "scale-out bandwidth per GPU in Gb/s (with --gpu)")->check(CLI::PositiveNumber);
+  app->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node (with --gpu)")->check(positive_number());
+  app->add_option("--nvlink-domain", f->nvlink_domain, "GPUs per NVLink domain (with --gpu)")->check(positive_number());
+  app->add_option("--nic-gbps", f->nic_gbps, "scale-out bandwidth per GPU in Gb/s (with --gpu)")->check(positive_number());
   app->add_option("--power-limit-w", f->power_limit_w,
                   "board power cap per GPU in W (<= TDP): compute-bound kernels slow as (cap/TDP)^(1/3)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
 }
 
 void add_plan_flags(CLI::App* app, PlanFlags* f) {
-  app->add_option("--tp", f->tp, "tensor-parallel degree")->check(CLI::PositiveNumber);
-  app->add_option("--pp", f->pp, "pipeline stages")->check(CLI::PositiveNumber);
-  app->add_option("--vpp", f->vpp, "virtual stages per pipeline rank (interleaved 1F1B when > 1)")->check(CLI::PositiveNumber);
-  app->add_option("--dp", f->dp, "data-parallel degree (default: gpus / (tp x pp x cp))")->check(CLI::PositiveNumber);
-  app->add_option("--cp", f->cp, "context-parallel degree")->check(CLI::PositiveNumber);
-  app->add_option("--ep", f->ep, "expert-parallel degree (MoE models)")->check(CLI::PositiveNumber);
-  app->add_option("--etp", f->etp, "expert tensor-parallel degree (MoE models)")->check(CLI::PositiveNumber);
+  app->add_option("--tp", f->tp, "tensor-parallel degree")->check(positive_number());
+  app->add_option("--pp", f->pp, "pipeline stages")->check(positive_number());
+  app->add_option("--vpp", f->vpp, "virtual stages per pipeline rank (interleaved 1F1B when > 1)")->check(positive_number());
+  app->add_option("--dp", f->dp, "data-parallel degree (default: gpus / (tp x pp x cp))")->check(positive_number());
+  app->add_option("--cp", f->cp, "context-parallel degree")->check(positive_number());
+  app->add_option("--ep", f->ep, "expert-parallel degree (MoE models)")->check(positive_number());
+  app->add_option("--etp", f->etp, "expert tensor-parallel degree (MoE models)")->check(positive_number());
   app->add_option("--tsp", f->tsp, "folded tensor + sequence parallel degree (replaces tp and cp; techniques.md 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   app->add_option("--moe-imbalance", f->moe_imbalance,
                   "dropless MoE: busiest expert's tokens over the mean (default 1: force-balanced routing)")
       ->check(CLI::Range(1.0, 1e9));
   app->add_option("--capacity-factor", f->capacity_factor,
                   "token-drop MoE: expert capacity over the mean tokens per expert (default: dropless)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   app->add_option("--sdp-keep", f->sdp_keep,
                   "subnetwork data parallelism: fraction of layer parameters each worker keeps, in (0, 1]; changes "
                   "training semantics")
@@ -53,9 +55,9 @@ void add_plan_flags(CLI::App* app, PlanFlags* f) {
   app->add_flag("--uneven-pp", f->uneven_pp, "allow pp x vpp not dividing the layers (busiest stage gets the extra)");
   app->add_option("--cp-kind", f->cp_kind, "context-parallel attention: ring or allgather")
       ->check(CLI::IsMember({"ring", "allgather"}));
-  app->add_option("--mbs", f->mbs, "micro-batch size (sequences)")->check(CLI::PositiveNumber);
-  app->add_option("--gbs", f->gbs, "global batch size (sequences per step; default dp x mbs)")->check(CLI::PositiveNumber);
-  app->add_option("--seq", f->seq, "sequence length in tokens (default 4096)")->check(CLI::PositiveNumber);
+  app->add_option("--mbs", f->mbs, "micro-batch size (sequences)")->check(positive_number());
+  app->add_option("--gbs", f->gbs, "global batch size (sequences per step; default dp x mbs)")->check(positive_number());
+  app->add_option("--seq", f->seq, "sequence length in tokens (default 4096)")->check(positive_number());
   app->add_option("--recompute", f->recompute, "activation recomputation: none, selective or full")
       ->check(CLI::IsMember({"none", "selective", "full"}));
   app->add_option("--precision", f->precision, "GEMM precision: bf16, fp16, fp8, mxfp8 or nvfp4")

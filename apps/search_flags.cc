@@ -21,8 +21,8 @@ void add_search_flags(CLI::App* app, SearchFlags* f, bool gpus_required) {
   app->remove_option(app->get_option("--gpus"));  // replaced by a list/range-valued --gpus
   auto* g = app->add_option("--gpus", f->gpus, "GPU count: N, a list a,b,c, or a:b (powers of two from a to b)");
   if (gpus_required) g->required();
-  app->add_option("--gbs", f->gbs, "global batch size in sequences")->check(CLI::PositiveNumber);
-  app->add_option("--seq", f->seq, "sequence length in tokens")->check(CLI::PositiveNumber);
+  app->add_option("--gbs", f->gbs, "global batch size in sequences")->check(positive_number());
+  app->add_option("--seq", f->seq, "sequence length in tokens")->check(positive_number());
   const char* axis = ": a value, a list a,b,c, a range a:b (default candidates within), or a:b:step";
   app->add_option("--tp", f->tp, std::string("tensor-parallel degrees") + axis);
   app->add_option("--cp", f->cp, std::string("context-parallel degrees") + axis);
@@ -31,9 +31,9 @@ void add_search_flags(CLI::App* app, SearchFlags* f, bool gpus_required) {
   app->add_option("--zero", f->zero, std::string("ZeRO stages") + axis);
   app->add_option("--mbs", f->mbs, std::string("micro-batch sizes") + axis);
   app->add_option("--ep", f->ep, std::string("expert-parallel degrees (MoE models)") + axis);
-  app->add_option("--max-tp", f->max_tp, "largest tp (default: GPUs per NVLink domain)")->check(CLI::PositiveNumber);
-  app->add_option("--max-pp", f->max_pp, "largest pp (default: layers)")->check(CLI::PositiveNumber);
-  app->add_option("--max-cp", f->max_cp, "largest cp (default 32)")->check(CLI::PositiveNumber);
+  app->add_option("--max-tp", f->max_tp, "largest tp (default: GPUs per NVLink domain)")->check(positive_number());
+  app->add_option("--max-pp", f->max_pp, "largest pp (default: layers)")->check(positive_number());
+  app->add_option("--max-cp", f->max_cp, "largest cp (default 32)")->check(positive_number());
   f->sp_option = app->add_flag("--sp,!--no-sp", f->sp, "only plans with (or without) sequence parallelism (default: both)");
   f->tp_overlap_option = app->add_flag("--tp-overlap,!--no-tp-overlap", f->tp_overlap, "only plans with (or without) TP overlap");
   app->add_option("--recompute", f->recompute, "recompute options, a list of none, selective, full (default all)");
@@ -42,8 +42,8 @@ void add_search_flags(CLI::App* app, SearchFlags* f, bool gpus_required) {
   app->add_option("--headroom", f->headroom_gib, "GiB of memory every plan must leave free (default 0)")
       ->check(CLI::NonNegativeNumber);
   app->add_option("--allow", f->allow, "strategies that change training semantics to include, e.g. sdp,tsp");
-  app->add_option("--top", f->top, "plans to list (default 10)")->check(CLI::PositiveNumber);
-  app->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(CLI::PositiveNumber);
+  app->add_option("--top", f->top, "plans to list (default 10)")->check(positive_number());
+  app->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(positive_number());
   app->add_flag("--quiet", f->quiet, "no progress indicator");
 }
 

@@ -1,6 +1,7 @@
 #include "apps/text.h"
 
 #include <cstdio>
+#include <cstdlib>
 
 namespace shardplan::cli {
 
@@ -19,6 +20,17 @@ std::vector<std::string> split_commas(const std::string& s) {
       start = i + 1;
     }
   return out;
+}
+
+CLI::Validator positive_number() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        if (end == s.c_str() || *end != '\0' || !(v > 0)) return "must be a positive number, got '" + s + "'";
+        return std::string();
+      },
+      "POSITIVE");
 }
 
 }  // namespace shardplan::cli

@@ -1,6 +1,8 @@
 // Small text helpers shared by the CLI's reporters and flag parsers.
 #pragma once
 
+#include <CLI/CLI.hpp>
+
 #include <string>
 #include <vector>
 
@@ -10,5 +12,9 @@ namespace shardplan::cli {
 std::string fmt(const char* format, double v);
 /// "a,b,,c" -> {"a", "b", "c"}.
 std::vector<std::string> split_commas(const std::string& s);
+
+/// CLI11 check for flags that take a number > 0, with a short message ("must be a positive number, got '0'")
+/// instead of CLI::PositiveNumber's range text.
+CLI::Validator positive_number();
 
 }  // namespace shardplan::cli

@@ -14,3 +14,13 @@ TEST_CASE("split_commas drops empty items") {
   CHECK(split_commas("") == std::vector<std::string>{});
   CHECK(split_commas("8") == std::vector<std::string>{"8"});
 }
+
+TEST_CASE("positive_number accepts numbers above zero and names the bad value") {
+  const CLI::Validator v = positive_number();
+  std::string ok = "8", half = "0.5", zero = "0", word = "x", neg = "-1";
+  CHECK(v(ok).empty());
+  CHECK(v(half).empty());
+  CHECK(v(zero) == "must be a positive number, got '0'");
+  CHECK(v(word) == "must be a positive number, got 'x'");
+  CHECK(v(neg) == "must be a positive number, got '-1'");
+}
