@@ -20,9 +20,7 @@ if "$shardplan" calibrate fit "$work/raw.jsonl" --base dgx-h100 --out "$work/p.y
 fi
 grep -q "file exists; pass --force" "$work/err.txt"
 "$shardplan" profile diff dgx-h100 "$work/p.yaml" | tail -1
-if "$shardplan" --help 2>&1 | grep -qE '^ +predict\b'; then
-  "$shardplan" predict --model llama-3-8b --system "$work/p.yaml" --gpus 8 --tp 8 --pp 1 --dp 1 --mbs 1 --gbs 8 \
-    --seq 8192
-else
-  echo "shardplan predict not available in this build: skipped the predict step"
-fi
+# The profile drives predict and validate (runs on its GPU take its tables).
+"$shardplan" predict --model llama-3-8b --system "$work/p.yaml" --gpus 8 --tp 8 --pp 1 --dp 1 --mbs 1 --gbs 8 \
+  --seq 8192 | tail -1
+"$shardplan" validate --runs "$(dirname "$0")/../validation/published_runs.yaml" --system "$work/p.yaml" | tail -1
