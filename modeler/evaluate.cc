@@ -12,11 +12,6 @@ namespace shardplan {
 
 namespace {
 
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
 
 void validate_basics(const Context& ctx, Problems* problems) {
   const Plan& p = ctx.plan;
@@ -57,8 +52,9 @@ Problem oom_problem(const MemoryBreakdown& mem) {
   for (const auto& it : items)
     if (it.second > top->second) top = &it;
   return {std::string("oom_") + top->first,
-          "out of memory: " + num(to_GiB(mem.total())) + " GiB needed of " + num(to_GiB(mem.capacity)) +
-              " GiB (largest item: " + top->first + " " + num(to_GiB(top->second)) + " GiB)"};
+          "out of memory: " + num(to_GiB(mem.total()), "%.1f") + " GiB needed of " +
+              num(to_GiB(mem.capacity), "%.1f") + " GiB (largest item: " + top->first + " " +
+              num(to_GiB(top->second), "%.1f") + " GiB)"};
 }
 
 }  // namespace

@@ -1,8 +1,15 @@
 #include "modeler/problems.h"
 
+#include <cstdio>
 #include <stdexcept>
 
 namespace shardplan {
+
+std::string num(double v, const char* format) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
 
 std::string join_problems(const Problems& problems) {
   std::string out;

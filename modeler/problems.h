@@ -26,6 +26,9 @@ class Infeasible : public std::runtime_error {
   explicit Infeasible(const std::string& what) : std::runtime_error(what) {}
 };
 
+/// A number as problem messages print it: "%g" by default ("0.5", "1e+06"), or the given printf format.
+std::string num(double v, const char* format = "%g");
+
 /// Joins problems into one message, one per line, for exceptions and the CLI.
 std::string join_problems(const Problems& problems);
 

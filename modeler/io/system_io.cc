@@ -16,11 +16,6 @@ constexpr double kMaxEfficiency = 1.2;
 constexpr int kMaxInheritDepth = 8;
 const std::vector<std::string> kYamlExt = {".yaml"};
 
-std::string num(double v) {
-  std::ostringstream ss;
-  ss << v;
-  return ss.str();
-}
 
 /// "file:line: path.key: message" at a key of `map` (the map's own line when the key is absent).
 std::string at_key(const YAML::Node& map, const MapReader& r, const std::string& key, const std::string& message) {

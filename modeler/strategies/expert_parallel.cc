@@ -22,11 +22,6 @@ namespace shardplan {
 
 namespace {
 
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
 
 constexpr double kTokenBytes = 2.0;  // dispatched hidden vectors in bf16 (Megatron's default; fp8 dispatch is opt-in)
 

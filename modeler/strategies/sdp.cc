@@ -21,11 +21,6 @@ namespace shardplan {
 
 namespace {
 
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
 
 class SubnetworkDataParallel final : public Strategy {
  public:

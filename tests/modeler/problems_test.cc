@@ -31,3 +31,9 @@ TEST_CASE("user errors are runtime errors carrying their message") {
 }
 
 }
+
+TEST_CASE("num formats numbers for problem messages") {
+  CHECK(num(0.5) == "0.5");
+  CHECK(num(1e6) == "1e+06");
+  CHECK(num(12.345, "%.1f") == "12.3");
+}
