@@ -42,6 +42,16 @@ class Exposure {
     return out;
   }
   Seconds total(Window w) const { return total_[static_cast<int>(w)]; }
+  /// Communication time that ran concurrently with compute: the overlappable collectives minus what of them
+  /// stayed exposed (`exposed` is what exposed() returned, which includes the never-overlapped window).
+  Seconds hidden(const PerKind& exposed) const {
+    Seconds all;
+    for (Seconds t : total_) all += t;
+    Seconds shown;
+    for (Seconds t : exposed) shown += t;
+    const Seconds h = all - shown;
+    return h.v > 0 ? h : Seconds(0);
+  }
 
  private:
   const System& sys_;
@@ -63,6 +73,12 @@ Seconds sum(const PerKind& x) {
 
 double gradient_bucket_params(int dp) { return std::max(40e6, 1e6 * dp); }
 
+double contention_slowdown(const Gpu& gpu) {
+  if (gpu.sm_count <= 0) return 0.0;
+  const double f = std::min(0.5, kCommunicationSms / gpu.sm_count);
+  return f / (1.0 - f);
+}
+
 TimeBreakdown step_time(const Context& ctx, const Sharding& sh, const Schedule& sched, const CommPlan& comm,
                         const LayerCost& layer, const LayerCost& head) {
   const Plan& p = ctx.plan;
@@ -80,12 +96,17 @@ TimeBreakdown step_time(const Context& ctx, const Sharding& sh, const Schedule& 
   const PerKind exp_b =
       bwd.exposed(compute_b, layer.backward.attention + layer.recompute.attention, Seconds(0), Seconds(0));
 
-  const Seconds t_f = (layer.forward.time + sum(exp_f)) * L + head.forward.time;
-  const Seconds t_b = (compute_b + sum(exp_b)) * L + head.backward.time;
+  // Collectives that run concurrently with compute take SMs from it (NCCL runs one CTA per channel; DeepSeek-V3
+  // dedicates 20 of 132 H100 SMs to its communication kernels): overlapped compute runs on the rest.
+  const double slow = contention_slowdown(sys.gpu);
+  const Seconds contend_f = fwd.hidden(exp_f) * slow, contend_b = bwd.hidden(exp_b) * slow;
+  const Seconds t_f = (layer.forward.time + contend_f + sum(exp_f)) * L + head.forward.time;
+  const Seconds t_b = (compute_b + contend_b + sum(exp_b)) * L + head.backward.time;
 
   Exposure mb(sys);
   mb.add(comm.microbatch);
   const PerKind exp_mb = mb.exposed(t_f + t_b, Seconds(0), Seconds(0), Seconds(0));
+  const Seconds contend_mb = mb.hidden(exp_mb) * slow;
 
   // Per step: gradient reduction behind the last micro-batch's backward (its last bucket always exposed), the
   // distributed optimizer's parameter all-gather behind the next step's first forward.
@@ -97,7 +118,9 @@ TimeBreakdown step_time(const Context& ctx, const Sharding& sh, const Schedule& 
       st.exposed(Seconds(0), Seconds(0), t_b, t_f, st.total(Window::last_backward) * tail_fraction);
 
   TimeBreakdown tb;
-  tb.compute = (layer.forward.time + compute_b) * (L * m) + (head.forward.time + head.backward.time) * m;
+  const Seconds contend_step = st.hidden(exp_step) * slow;
+  tb.compute = (layer.forward.time + compute_b + contend_f + contend_b) * (L * m) +
+               (head.forward.time + head.backward.time + contend_mb) * m + contend_step;
   tb.recompute = layer.recompute.time * (L * m);
   add_scaled(&tb.exposed_comm, exp_f, L * m);
   add_scaled(&tb.exposed_comm, exp_b, L * m);

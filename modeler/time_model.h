@@ -11,6 +11,15 @@ namespace shardplan {
 /// bucket's reduction cannot overlap any backward compute.
 double gradient_bucket_params(int dp);
 
+/// SMs a GPU's communication kernels occupy while they run: DeepSeek-V3 technical report (arXiv 2412.19437,
+/// Sec. 3.2.2) dedicates 20 of an H800's 132 SMs to its all-to-all kernels; NCCL's collectives run one CTA per
+/// channel, of the same order (NCCL_MAX_NCHANNELS docs).
+constexpr double kCommunicationSms = 20.0;
+
+/// Extra compute time per second of communication hidden behind it: compute overlapped with collectives runs on
+/// sm_count - kCommunicationSms SMs, so it takes f / (1 - f) longer, f = kCommunicationSms / sm_count.
+double contention_slowdown(const Gpu& gpu);
+
 /// Bytes the optimizer step moves per locally owned parameter: mixed-precision Adam reads fp32 master, m, v and
 /// the fp32 gradient (16), writes master, m, v (12) and the 16-bit model copy (2), plus the gradient-norm read (4).
 constexpr double kAdamBytesPerParam = 34.0;

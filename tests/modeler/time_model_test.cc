@@ -174,3 +174,14 @@ TEST_CASE("the optimizer runs on the locally owned share under ZeRO") {
 }
 
 }
+
+TEST_CASE("contention_slowdown: compute overlapped with communication runs on the SMs the collectives leave") {
+  Gpu g;
+  g.sm_count = 132;
+  const double f = 20.0 / 132.0;
+  CHECK(contention_slowdown(g) == doctest::Approx(f / (1 - f)));  // 0.1786
+  g.sm_count = 20;
+  CHECK(contention_slowdown(g) == doctest::Approx(1.0));  // capped at half the SMs
+  g.sm_count = 0;
+  CHECK(contention_slowdown(g) == 0.0);  // unknown SM count: no contention modelled
+}
