@@ -28,6 +28,8 @@ Framework megatron() {
   // (4), subtract (4+4), exp (4+4), sum (4), divide (4+4) = 38 bytes; backward scales the saved softmax by the
   // incoming gradient (4+4) and casts to bf16 (4+2) = 14 bytes.
   f.cross_entropy_bytes_per_logit = 52.0;
+  // bf16 logits and the fp32 copy the vocab-parallel loss works in place on (exp, divide): 6 bytes per logit.
+  f.logits_bytes_per_logit = 6.0;
   f.sources = {"Megatron-LM arguments.py (--overlap-grad-reduce, --overlap-param-gather, accumulate fp32 grads)",
                "Transformer Engine docs: fused attention (cuDNN), LayerNormLinear, fp8 cast-transpose"};
   return f;
@@ -89,6 +91,9 @@ Framework torchtitan() {
   // Eager F.cross_entropy: logits.float() (2+4), log_softmax (reads 4 twice for max and sum, writes 4),
   // nll_loss (small); backward: log_softmax backward (reads 4+4, writes 4), cast to bf16 (4+2) = 36 bytes.
   f.cross_entropy_bytes_per_logit = 36.0;
+  // Peak of the eager loss: bf16 logits (2), the fp32 upcast (4) and log_softmax's fp32 output saved for
+  // backward (4) are alive together.
+  f.logits_bytes_per_logit = 10.0;
   f.selective_is_op_sac = true;  // activation_checkpoint.mode = "selective", selective_ac_option = "op"
   // data_parallel_replicate_degree (0); FSDP2 with reshard_after_forward false (2, torchtitan's choice under PP)
   // or true (3). No optimizer-only sharding.
@@ -113,8 +118,10 @@ Framework llm_foundry() {
   f.reshard_after_forward = true; // FULL_SHARD
   f.zero_stages = {0, 2, 3};      // NO_SHARD, SHARD_GRAD_OP, FULL_SHARD
   f.state = {4, 4, 8};            // FSDP1 flat fp32 params sharded (master), fp32 grads, Adam (LionW uses m only)
-  // The 2023 MPT yamls set no fused loss: eager F.cross_entropy, as torchtitan below (36 bytes per logit).
+  // The 2023 MPT yamls set no fused loss: eager F.cross_entropy, as torchtitan (36 bytes per logit of traffic,
+  // 10 bytes per logit alive at the peak).
   f.cross_entropy_bytes_per_logit = 36.0;
+  f.logits_bytes_per_logit = 10.0;
   f.sources = {"mosaicml/llm-foundry scripts/train/benchmarking/README.md and yamls (FULL_SHARD, attn_impl triton)",
                "Composer FSDP docs (mixed precision DEFAULT/PURE)"};
   return f;

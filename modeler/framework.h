@@ -52,6 +52,8 @@ struct Framework {
   bool offers_ep_overlap = false;
   /// HBM bytes moved per logit by the loss, forward and backward, counted from the kernels the framework runs.
   double cross_entropy_bytes_per_logit = 12.0;
+  /// Bytes per logit alive at the loss's peak: the 16-bit logits plus the fp32 tensors the loss keeps.
+  double logits_bytes_per_logit = 6.0;
   /// fp8 GEMMs: extra memory passes per linear layer to cast inputs (quantize + amax), per the recipe.
   double fp8_cast_passes = 1.0;
   std::vector<std::string> sources;

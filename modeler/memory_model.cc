@@ -109,9 +109,9 @@ MemoryBreakdown memory_breakdown(const Context& ctx, const Sharding& sh, const S
     act += activation_bytes_per_layer(ctx.model, sh, Recompute::none, dropout, !fw.materialized_attention);
   mem.activations = Bytes(act);
 
-  // Last stage: bf16 logits plus the fp32 copy the cross-entropy makes, for one micro-batch.
+  // Last stage: the logits and the loss's fp32 tensors at its peak, for one micro-batch (a framework trait).
   const bool has_head = p.pp == 1 || params.head > 0;
-  if (has_head) mem.logits = Bytes(sh.tokens * sh.vocab * (kAct + 4.0));
+  if (has_head) mem.logits = Bytes(sh.tokens * sh.vocab * fw.logits_bytes_per_logit);
 
   if (p.zero >= 3) {
     // Gathered 16-bit parameters of the current and the prefetched layer, and one layer's unsharded

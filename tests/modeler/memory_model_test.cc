@@ -187,3 +187,13 @@ TEST_CASE("fits compares the total with the capacity") {
 }
 
 }
+
+TEST_CASE("the loss's peak bytes per logit are the framework's") {
+  test::Setup su(test::tiny_model(), test::plan_of(1, 1, 1));
+  su.framework.logits_bytes_per_logit = 6.0;
+  const Sharding sh = su.sharding();
+  const MemoryBreakdown fused = memory_breakdown(su.ctx(), sh, su.schedule());
+  CHECK(fused.logits.v == doctest::Approx(sh.tokens * sh.vocab * 6.0));
+  su.framework.logits_bytes_per_logit = 10.0;
+  CHECK(memory_breakdown(su.ctx(), sh, su.schedule()).logits.v == doctest::Approx(sh.tokens * sh.vocab * 10.0));
+}
