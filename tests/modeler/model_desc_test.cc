@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/modeler/test_fixtures.h"
+
 using namespace shardplan;
 
 namespace {
@@ -25,21 +27,6 @@ ModelDesc tiny() {
   return m;
 }
 
-// GPT-3 175B as Megatron-LM counts it: V 51200, s 2048.
-ModelDesc gpt3() {
-  ModelDesc m;
-  m.layers = 96;
-  m.hidden = 12288;
-  m.ffn_hidden = 4 * 12288;
-  m.heads = m.kv_heads = 96;
-  m.head_dim = 128;
-  m.vocab = 51200;
-  m.tied_embeddings = true;
-  m.linear_bias = true;
-  m.position = PositionKind::learned;
-  m.max_position = 2048;
-  return m;
-}
 }  // namespace
 
 TEST_CASE("tiny model parameters by hand") {
@@ -73,7 +60,7 @@ TEST_CASE("tiny model FLOPs per token by hand") {
 }
 
 TEST_CASE("GPT-3 175B matches Megatron's 72*l*h^2*(1 + s/(6h) + V/(12*l*h)) per token") {
-  const ModelDesc m = gpt3();
+  const ModelDesc m = test::gpt3_175b();
   const double l = 96, h = 12288, s = 2048, v = 51200;
   const double megatron = 72.0 * l * h * h * (1.0 + s / (6.0 * h) + v / (12.0 * l * h));
   CHECK(model_flops_per_token(m, 2048) == doctest::Approx(megatron).epsilon(1e-12));
