@@ -7,9 +7,13 @@ namespace shardplan {
 
 double latency_steps(Collective c, int n, bool scale_out) {
   if (n <= 1) return 0;
-  // Sequential steps of the ring algorithm (NCCL tuning.cc nsteps): all-reduce 2(n-1), others n-1; a
-  // send/recv is one transfer.
-  const double ring = c == Collective::send_recv ? 1.0 : c == Collective::all_reduce ? 2.0 * (n - 1) : n - 1.0;
+  // Sequential steps of the ring algorithm (NCCL tuning.cc nsteps): all-reduce 2(n-1), others n-1. A send/recv
+  // is one transfer, and so is an all-to-all: it is not a ring but every peer's send and receive posted in one
+  // NCCL group, all in flight together (nccl-tests src/alltoall.cu). Sanity check against a measurement: 8 MiB
+  // over 64 H800 ranks (8 nodes) took 338 us (NVIDIA/nccl#1531); one step predicts ~190 us at 43 GB/s per NIC,
+  // a ring's 63 steps ~1,070 us.
+  const bool one_step = c == Collective::send_recv || c == Collective::all_to_all;
+  const double ring = one_step ? 1.0 : c == Collective::all_reduce ? 2.0 * (n - 1) : n - 1.0;
   if (scale_out && c == Collective::all_reduce) return std::min(ring, 2.0 * std::ceil(std::log2(n)));
   return ring;
 }
@@ -24,6 +28,17 @@ BytesPerSec achieved_bw(const Tier& tier, Collective c, Bytes size) {
 
 bool hierarchical(Collective c) {
   return c == Collective::all_reduce || c == Collective::all_gather || c == Collective::reduce_scatter;
+}
+
+/// An all-to-all over n = g x k ranks (g per inner domain): each rank sends S/n to every peer at once, the g-1
+/// peers of its own domain over the inner tier and the n-g others through its own NIC, so the two shares
+/// travel concurrently: max(S (g-1)/n / bw_inner, S (n-g)/n / bw_outer) after one network latency.
+Seconds hierarchical_all_to_all(const Tier& inner, const Tier& outer, Bytes s, int g, int k) {
+  const double n = 1.0 * g * k;
+  Seconds inner_t;
+  if (g > 1) inner_t = (s * ((g - 1) / n)) / achieved_bw(inner, Collective::all_to_all, s);
+  const Seconds outer_t = (s * ((n - g) / n)) / achieved_bw(outer, Collective::all_to_all, s);
+  return outer.latency + std::max(inner_t, outer_t);
 }
 
 }  // namespace
@@ -45,16 +60,19 @@ Seconds collective_time(const System& sys, const CommOp& op) {
   if (op.group <= 1 || op.bytes.v <= 0) return Seconds(0);
   const int t = sys.tier_for_group(op.group, op.stride);
   const Tier& tier = sys.tiers[static_cast<size_t>(t)];
-  if (t == 0 || !hierarchical(op.collective))
+  const bool all_to_all = op.collective == Collective::all_to_all;
+  if (t == 0 || !(hierarchical(op.collective) || all_to_all))
     return tier.latency * latency_steps(op.collective, op.group, t > 0) + (op.bytes * bus_bw_factor(op.collective, op.group)) / achieved_bw(tier, op.collective, op.bytes);
-  // The group spans several inner domains (nodes): g members share each domain, k domains. NCCL's rings then move
-  // the inner-domain share over the fast tier and only the inter-domain share, spread over the g members' NICs,
-  // over the network (the hierarchical reading of busbw; ml-engineering network notes, hardware.md 4.4):
-  //   inner: S x factor(g) / bw_inner,   outer: S x factor(k) / (g x bw_outer).
+  // The group spans several inner domains (nodes): g members share each domain, k domains.
   const Tier& inner = sys.tiers.front();
   const int domain = std::max(1, inner.domain_gpus);
   const int g = op.stride >= domain ? 1 : std::min(op.group, std::max(1, domain / op.stride));
   const int k = (op.group + g - 1) / g;
+  if (all_to_all) return hierarchical_all_to_all(inner, tier, op.bytes, g, k);
+  // NCCL's rings move the inner-domain share over the fast tier and only the inter-domain share, spread over
+  // the g members' NICs, over the network (the hierarchical reading of busbw; ml-engineering network notes,
+  // hardware.md 4.4):
+  //   inner: S x factor(g) / bw_inner,   outer: S x factor(k) / (g x bw_outer).
   Seconds inner_t;
   if (g > 1) inner_t = (op.bytes * bus_bw_factor(op.collective, g)) / achieved_bw(inner, op.collective, op.bytes);
   const Seconds outer_t =

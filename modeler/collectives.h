@@ -9,7 +9,8 @@
 namespace shardplan {
 
 /// Latency steps: the ring's sequential steps inside a tier; across a scale-out tier all-reduce uses NCCL's tree
-/// when that is shorter (2 log2 n, NCCL tuning.cc), as NCCL picks tree for latency at scale.
+/// when that is shorter (2 log2 n, NCCL tuning.cc), as NCCL picks tree for latency at scale. Send/recv and
+/// all-to-all (every peer in flight at once) take one step.
 double latency_steps(Collective c, int n, bool scale_out);
 
 /// Latency of a collective over g ranks in each of k inner domains: NCCL's ring splits its steps between the

@@ -51,7 +51,7 @@ TEST_CASE("latency steps: ring inside a tier, tree for scale-out all-reduce when
   CHECK(latency_steps(Collective::all_reduce, 8, false) == 14);  // 2(n-1)
   CHECK(latency_steps(Collective::all_gather, 8, false) == 7);   // n-1
   CHECK(latency_steps(Collective::reduce_scatter, 8, true) == 7);
-  CHECK(latency_steps(Collective::all_to_all, 16, true) == 15);
+  CHECK(latency_steps(Collective::all_to_all, 16, true) == 1);  // every peer at once, not a ring
   CHECK(latency_steps(Collective::send_recv, 8, false) == 1);
   CHECK(latency_steps(Collective::all_reduce, 64, true) == 12);  // min(126, 2 log2 64)
   CHECK(latency_steps(Collective::all_reduce, 3, true) == 4);    // min(4, 2 ceil(log2 3) = 4)
@@ -104,19 +104,30 @@ TEST_CASE("across domains: inner S x factor(g) / bw_inner vs outer S x factor(k)
   CHECK(collective_time(sys, op(Collective::all_reduce, S, 4, 8)).v == doctest::Approx(0.30));
 }
 
-TEST_CASE("across domains, non-hierarchical collectives run flat on the outer tier") {
+TEST_CASE("across domains, an all-to-all sends each share over its own tier at once") {
   System sys = test::synthetic_system(64);
-  // all-to-all over 16: 1e9 x 15/16 / 10e9 = 93.75 ms.
-  CHECK(collective_time(sys, op(Collective::all_to_all, S, 16)).v == doctest::Approx(0.09375));
+  // 16 ranks, 8 per domain: 7/16 of S over NVLink (1e9 x 7/16 / 100e9 = 4.375 ms) while 8/16 leaves through each
+  // rank's NIC (1e9 x 8/16 / 10e9 = 50 ms); the slower share decides.
+  CHECK(collective_time(sys, op(Collective::all_to_all, S, 16)).v == doctest::Approx(0.05));
+  // One rank per domain (stride 8): every peer is remote, 15/16 of S over the network.
+  CHECK(collective_time(sys, op(Collective::all_to_all, S, 16, 8)).v == doctest::Approx(0.09375));
+  // Inside one domain it is flat: 7/8 of S over NVLink.
+  CHECK(collective_time(sys, op(Collective::all_to_all, S, 8)).v == doctest::Approx(0.00875));
+  // One network latency, not a ring's n-1 steps.
+  sys.tiers[1].latency = us(10);
+  CHECK(collective_time(sys, op(Collective::all_to_all, S, 64)).v == doctest::Approx(1e9 * 56 / 64 / 10e9 + 10e-6));
+}
+
+TEST_CASE("across domains, point-to-point runs flat on the outer tier") {
+  System sys = test::synthetic_system(64);
   // A pipeline send between stages 8 GPUs apart (span 9 > 8): 1e9 / 10e9 = 100 ms.
   CHECK(collective_time(sys, op(Collective::send_recv, S, 2, 8)).v == doctest::Approx(0.1));
   // Latency across the network: a hierarchical all-reduce (g = 8 per domain, k = 8 domains) takes the shorter of
   // NCCL's ring (2(k-1) = 14 network steps, the other 112 inside domains at latency 0: 140 us) and tree
-  // (2 (7 x 0 + log2 8 x 10 us) = 60 us); flat collectives pay ring steps on the network.
+  // (2 (7 x 0 + log2 8 x 10 us) = 60 us); a send pays one network latency.
   sys.tiers[1].latency = us(10);
   CHECK(collective_time(sys, op(Collective::all_reduce, S, 64)).v == doctest::Approx(0.021875 + 60e-6));
   CHECK(hierarchical_latency(sys.tiers[0], sys.tiers[1], Collective::all_gather, 8, 8).v == doctest::Approx(70e-6));
-  CHECK(collective_time(sys, op(Collective::all_to_all, S, 16)).v == doctest::Approx(0.09375 + 15 * 10e-6));
   CHECK(collective_time(sys, op(Collective::send_recv, S, 2, 8)).v == doctest::Approx(0.1 + 10e-6));
 }
 
