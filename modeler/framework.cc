@@ -23,6 +23,10 @@ Framework megatron() {
   f.offers_tp_overlap = true;  // --tp-comm-overlap (Transformer Engine userbuffers)
   f.offers_ep_overlap = true;  // --overlap-moe-expert-parallel-comm (Megatron-Core combined 1F1B schedule)
   f.fp8_cast_passes = 1.0;  // TE: one fused cast+transpose of each GEMM input per fp8 linear
+  // TE Linear/LayerNormLinear save the quantized input (column-wise fp8 data only) for the wgrad GEMM
+  // (transformer_engine/pytorch/module/linear.py forward: "saved_inputmat = inputmat" after
+  // update_usage(rowwise_usage=False, columnwise_usage=True)).
+  f.fp8_saves_linear_inputs = true;
   // Unfused vocab-parallel cross-entropy (--cross-entropy-loss-fusion is off by default,
   // megatron/core/tensor_parallel/cross_entropy.py): forward casts bf16 logits to fp32 (2 read + 4 write), max
   // (4), subtract (4+4), exp (4+4), sum (4), divide (4+4) = 38 bytes; backward scales the saved softmax by the
@@ -68,6 +72,7 @@ Framework megatron_deepspeed() {
   f.offers_tp_overlap = false;
   f.offers_ep_overlap = false;
   f.attention = AttentionKernel::flash2;  // flash-attn 2 package, no TE fused attention
+  f.fp8_saves_linear_inputs = false;      // no Transformer Engine linears
   f.overlap_param_gather = false;
   f.sources = {"microsoft/Megatron-DeepSpeed README: --use-flash-attn-v2, DeepSpeed ZeRO stages"};
   return f;

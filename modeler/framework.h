@@ -56,6 +56,9 @@ struct Framework {
   double logits_bytes_per_logit = 6.0;
   /// fp8 GEMMs: extra memory passes per linear layer to cast inputs (quantize + amax), per the recipe.
   double fp8_cast_passes = 1.0;
+  /// fp8 GEMMs: each linear layer keeps its input for the weight gradient as the fp8 cast (1 byte per element)
+  /// instead of the 16-bit tensor.
+  bool fp8_saves_linear_inputs = false;
   std::vector<std::string> sources;
 };
 

@@ -36,10 +36,12 @@ double attention_bytes(const ModelDesc& m, const Sharding& sh) {
 // MLP tensors of an MoE layer: router probabilities (fp32, T x experts), and per routed token-expert pair the
 // permuted input (grouped fc1's input), fc1's output (2f gated), the activation output (fc2's input) and fc2's
 // output (kept for the probability-weighted combine's gradient); shared experts as a dense MLP on all tokens.
-double moe_mlp_bytes(const ModelDesc& m, const Sharding& sh) {
-  const double pairs = sh.expert_tokens, g = m.gated_mlp ? 3.0 : 2.0;
-  return sh.moe_tokens * m.moe->experts * 4.0 + pairs * (2.0 * m.hidden + g * sh.expert_ffn) * kAct +
-         sh.tokens * sh.shared_ffn * g * kAct;
+// The two linear inputs take `lin` bytes per element.
+double moe_mlp_bytes(const ModelDesc& m, const Sharding& sh, double lin) {
+  const double pairs = sh.expert_tokens, up = m.gated_mlp ? 2.0 : 1.0;
+  return sh.moe_tokens * m.moe->experts * 4.0 +
+         pairs * (m.hidden * (lin + kAct) + sh.expert_ffn * (up * kAct + lin)) +
+         sh.tokens * sh.shared_ffn * (up * kAct + lin);
 }
 
 double moe_layer_fraction(const ModelDesc& m) {
@@ -62,19 +64,21 @@ double op_sac_activation_bytes_per_layer(const ModelDesc& m, const Sharding& sh)
 }
 
 double activation_bytes_per_layer(const ModelDesc& m, const Sharding& sh, Recompute recompute, bool dropout,
-                                  bool flash) {
-  const double T = sh.tokens, Tn = sh.norm_tokens, h = m.hidden;
+                                  bool flash, double linear_input_bytes) {
+  const double T = sh.tokens, Tn = sh.norm_tokens, h = m.hidden, lin = linear_input_bytes;
   if (recompute == Recompute::full) return Tn * h * kAct;  // the layer input only (Korthikanti Eq. 6: 2sbh/t)
-  // Norm region (replicated over tp unless sequence parallel): inputs of both norms and of QKV and MLP-up.
-  double bytes = 4.0 * Tn * h * kAct;
+  // Norm region (replicated over tp unless sequence parallel): inputs of both norms, and their outputs, the
+  // inputs of QKV and MLP-up.
+  double bytes = 2.0 * Tn * h * (kAct + lin);
   if (dropout) bytes += 2.0 * Tn * h;  // two 1-byte dropout masks (attention output, MLP output)
   // Tensor-parallel region: Q, K, V, attention output (input of the output projection).
   bytes += attention_bytes(m, sh);
+  if (lin < kAct) bytes += T * sh.heads * (m.mla ? m.mla->v_head_dim : m.head_dim) * lin;  // the projection's copy
   // MLP: activation-function input (2f for gate+up) and output (input of the down projection); MoE layers (the
   // mean over the model's dense and MoE layers) hold their routed and shared experts' tensors instead.
-  const double dense_mlp = T * sh.ffn * (m.gated_mlp ? 3.0 : 2.0) * kAct;
+  const double dense_mlp = T * sh.ffn * ((m.gated_mlp ? 2.0 : 1.0) * kAct + lin);
   const double moe = moe_layer_fraction(m);
-  bytes += moe > 0 ? (1.0 - moe) * dense_mlp + moe * moe_mlp_bytes(m, sh) : dense_mlp;
+  bytes += moe > 0 ? (1.0 - moe) * dense_mlp + moe * moe_mlp_bytes(m, sh, lin) : dense_mlp;
   if (flash) {
     bytes += 4.0 * T * sh.heads;  // fp32 log-sum-exp per query row and head
   } else if (recompute == Recompute::none) {
@@ -101,12 +105,14 @@ MemoryBreakdown memory_breakdown(const Context& ctx, const Sharding& sh, const S
   mem.optimizer = Bytes(owned_state_params(ctx, sh, false) * fw.state.optimizer);
 
   const bool dropout = trains_with_dropout(ctx.model);
+  const bool flash = !fw.materialized_attention;
+  const double lin = p.precision == Dtype::fp8 && fw.fp8_saves_linear_inputs ? 1.0 : kAct;
   const double per_layer = (p.recompute == Recompute::selective && fw.selective_is_op_sac)
                                ? op_sac_activation_bytes_per_layer(ctx.model, sh)
-                               : activation_bytes_per_layer(ctx.model, sh, p.recompute, dropout, !fw.materialized_attention);
+                               : activation_bytes_per_layer(ctx.model, sh, p.recompute, dropout, flash, lin);
   double act = per_layer * sh.layers * sched.in_flight;
   if (p.recompute == Recompute::full)  // one layer's activations re-materialised during its backward
-    act += activation_bytes_per_layer(ctx.model, sh, Recompute::none, dropout, !fw.materialized_attention);
+    act += activation_bytes_per_layer(ctx.model, sh, Recompute::none, dropout, flash, lin);
   mem.activations = Bytes(act);
 
   // Last stage: the logits and the loss's fp32 tensors at its peak, for one micro-batch (a framework trait).

@@ -12,8 +12,12 @@ namespace shardplan {
 /// gated MLPs (SwiGLU input 2f, output f), sequence and tensor parallelism (norm-region tensors on norm_tokens,
 /// the rest on local heads/ffn) and context parallelism (tokens / cp) follow. `flash` replaces the 5 a s^2 b score
 /// tensors by FlashAttention's fp32 log-sum-exp (4 bytes per token and head).
-/// Selective recompute drops the score tensors; full recompute keeps only the layer input.
-double activation_bytes_per_layer(const ModelDesc& m, const Sharding& sh, Recompute recompute, bool dropout, bool flash);
+/// Selective recompute drops the score tensors; full recompute keeps only the layer input. `linear_input_bytes`
+/// is what each linear layer keeps of its input per element: 2, or 1 where fp8 linears save the fp8 cast
+/// (Transformer Engine); the attention output is then held twice, 16-bit for the attention backward and fp8 for
+/// the output projection's.
+double activation_bytes_per_layer(const ModelDesc& m, const Sharding& sh, Recompute recompute, bool dropout, bool flash,
+                                  double linear_input_bytes = 2.0);
 
 /// Saved activations of one layer under torchtitan's op-level selective checkpointing (see layer_cost.cc).
 double op_sac_activation_bytes_per_layer(const ModelDesc& m, const Sharding& sh);

@@ -19,6 +19,7 @@ void check_same_traits(const Framework& a, const Framework& b) {
   CHECK(a.state.gradients == b.state.gradients);
   CHECK(a.state.optimizer == b.state.optimizer);
   CHECK(a.fp8_cast_passes == b.fp8_cast_passes);
+  CHECK(a.fp8_saves_linear_inputs == b.fp8_saves_linear_inputs);
 }
 }  // namespace
 
@@ -60,6 +61,10 @@ TEST_CASE("derived profiles keep their parent's traits") {
   CHECK(mds.attention == AttentionKernel::flash2);
   CHECK_FALSE(mds.overlap_param_gather);
   CHECK(mds.state.weights == find_framework("megatron-lm")->state.weights);
+  // Only Transformer Engine's linears keep their input as the fp8 cast.
+  CHECK(find_framework("megatron-lm")->fp8_saves_linear_inputs);
+  CHECK_FALSE(mds.fp8_saves_linear_inputs);
+  CHECK_FALSE(find_framework("torchtitan")->fp8_saves_linear_inputs);
 }
 
 TEST_CASE("FSDP stacks keep fp32 sharded parameters as the master copy: no separate 4-byte master in optimizer") {

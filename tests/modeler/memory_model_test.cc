@@ -115,6 +115,43 @@ TEST_CASE("GQA and gated MLP, per saved tensor") {
   CHECK_FALSE(trains_with_dropout(m));
 }
 
+TEST_CASE("fp8 linears that save their fp8 input: 1 byte for the four GEMM inputs, plus an fp8 attention output") {
+  // Transformer Engine keeps the fp8 cast of each linear's input for the weight gradient. Same model as above.
+  const ModelDesc m = test::tiny_gqa_gated();
+  const double s = 128, b = 2, h = 64, a = 4, kv = 2, d = 16, f = 96;
+  for (int t : {1, 2}) {
+    CAPTURE(t);
+    const double norm_region = 2 * s * b * h * (2 + 1) / t;  // norm inputs in 16 bits, their outputs (QKV, MLP-up inputs) in fp8
+    const double attention = s * b * (2 * a + 2 * kv) * d * 2 / t + s * b * a * d * 1 / t;  // + out-proj's fp8 copy
+    const double mlp = s * b * f * (2 * 2 + 1) / t;  // gate and up outputs in 16 bits, the down projection's input in fp8
+    const double lse = 4.0 * s * b * a / t;
+    CHECK(activation_bytes_per_layer(m, shard(t, true, m), Recompute::none, false, true, 1.0) ==
+          doctest::Approx(norm_region + attention + mlp + lse));
+    // 16-bit inputs reproduce the default count.
+    CHECK(activation_bytes_per_layer(m, shard(t, true, m), Recompute::none, false, true, 2.0) ==
+          activation_bytes_per_layer(m, shard(t, true, m), Recompute::none, false, true));
+    // Full recompute keeps the 16-bit layer input either way.
+    CHECK(activation_bytes_per_layer(m, shard(t, true, m), Recompute::full, false, true, 1.0) == 2 * s * b * h / t);
+  }
+}
+
+TEST_CASE("memory_breakdown: fp8 shrinks activations only for frameworks whose linears save fp8 inputs") {
+  Plan p = test::plan_of(1, 1, 1, 1, 2, 2, 128);
+  p.precision = Dtype::fp8;
+  test::Setup te(test::tiny_gqa_gated(), p);
+  te.system.gpu.peak[static_cast<int>(Dtype::fp8)] = te.system.gpu.peak[static_cast<int>(Dtype::bf16)] * 2.0;
+  test::Setup plain = te;
+  te.framework.fp8_saves_linear_inputs = true;
+  plain.framework.fp8_saves_linear_inputs = false;
+  const Bytes with = memory_breakdown(te.ctx(), te.sharding(), te.schedule()).activations;
+  const Bytes without = memory_breakdown(plain.ctx(), plain.sharding(), plain.schedule()).activations;
+  CHECK(with.v < without.v);
+  // bf16 plans are unaffected by the trait.
+  te.plan.precision = plain.plan.precision = Dtype::bf16;
+  CHECK(memory_breakdown(te.ctx(), te.sharding(), te.schedule()).activations.v ==
+        memory_breakdown(plain.ctx(), plain.sharding(), plain.schedule()).activations.v);
+}
+
 TEST_CASE("memory_breakdown: states, activations, logits on a one-GPU tiny plan") {
   const test::Setup su(test::tiny_model(), test::plan_of(1, 1, 1, 1, 2, 2, 128));
   const Sharding sh = su.sharding();
