@@ -45,7 +45,12 @@ Framework nemo() {
   // NeMo 2 / Megatron-Bridge performance recipes enable cross_entropy_loss_fusion (TE fused kernel): read bf16
   // logits, write fp32 softmax statistics in one pass, read them back in backward and write bf16 gradients.
   f.cross_entropy_bytes_per_logit = 12.0;
+  // The performance recipes reduce (and so keep) gradients in bf16: NeMo's scripts/performance set
+  // recipe.trainer.plugins.grad_reduce_in_fp32 = False, Megatron-Bridge's set_basic_perf_overrides sets
+  // mixed_precision.grad_reduce_in_fp32 = ddp.grad_reduce_in_fp32 = False. 2 + 2 + 12 bytes per parameter.
+  f.state = {2, 2, 12};
   f.sources.push_back("NeMo performance recipes: Megatron-Core with TE, distributed optimizer, overlap on");
+  f.sources.push_back("NeMo scripts/performance and Megatron-Bridge scripts/performance: grad_reduce_in_fp32 = False");
   return f;
 }
 
