@@ -154,12 +154,16 @@ PlanSpace make_plan_space(const ModelDesc& model, const System& system, const Sp
         const long mp = 1L * tp * cp * pp;
         if (gpus % mp != 0) continue;  // dp is what is left: the degrees must divide the GPU count
         const int dp = static_cast<int>(gpus / mp);
-        std::vector<int> vpps = {1};
-        if (pp > 1 && model.layers % pp == 0) vpps = r.vpp.select(divisors(model.layers / pp, model.layers));
-        else if (r.vpp.given() && pp > 1) vpps = r.vpp.select({1});
         // A layer count pp does not divide runs as an uneven split (Megatron-Core
-        // --decoder-first/last-pipeline-num-layers), without interleaving.
+        // --decoder-first/last-pipeline-num-layers, or a pipeline layout), interleaved or not: the virtual
+        // stages then divide the busiest rank's ceil(layers / pp) layers (as Megatron-Bridge's Llama-3.1 405B
+        // recipe runs 126 layers as pp 8 x vpp 8).
         const bool uneven = pp > 1 && model.layers % pp != 0;
+        std::vector<int> vpps = {1};
+        if (pp > 1) {
+          const int per_rank = (model.layers + pp - 1) / pp;
+          vpps = r.vpp.select(divisors(per_rank, model.layers));
+        }
         const int per_rank = r.global_batch % dp == 0 ? r.global_batch / dp : 0;
         const int mbs_cap = r.max_mbs > 0 ? r.max_mbs : per_rank;
         std::vector<int> mbs = r.mbs.select(per_rank > 0 ? divisors(per_rank, mbs_cap) : std::vector<int>{1});

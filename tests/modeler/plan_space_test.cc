@@ -111,7 +111,7 @@ TEST_CASE("make_plan_space: MoE models get expert-parallel layouts that divide e
   CHECK(space.plan_at(space.layouts.back(), 0).ep == space.layouts.back().ep);
 }
 
-TEST_CASE("make_plan_space: a pp that does not divide the layers is an uneven layout without interleaving") {
+TEST_CASE("make_plan_space: a pp that does not divide the layers is an uneven layout, interleaved over the busiest rank's layers") {
   ModelDesc m = test::tiny_model();
   m.layers = 3;
   const System s = test::synthetic_system(8);
@@ -123,9 +123,20 @@ TEST_CASE("make_plan_space: a pp that does not divide the layers is an uneven la
   r.pp.values = {2};
   const PlanSpace space = make_plan_space(m, s, r);
   REQUIRE(!space.layouts.empty());
+  std::set<int> vpps;
   for (const Layout& l : space.layouts) {
     CHECK(l.uneven);
-    CHECK(l.vpp == 1);
     CHECK(space.plan_at(l, 0).uneven_pipeline);
+    vpps.insert(l.vpp);
   }
+  // The busiest of the 2 ranks holds ceil(3 / 2) = 2 layers: 1 or 2 virtual stages.
+  CHECK(vpps == std::set<int>{1, 2});
+  // Llama-3.1 405B's 126 layers on pp 8: 16 on the busiest rank, so vpp 8 (Megatron-Bridge's recipe) is searched.
+  ModelDesc big = test::tiny_model();
+  big.layers = 126;
+  r.pp.values = {8};
+  const PlanSpace deep = make_plan_space(big, test::synthetic_system(64), r);
+  std::set<int> deep_vpps;
+  for (const Layout& l : deep.layouts) deep_vpps.insert(l.vpp);
+  CHECK(deep_vpps == std::set<int>{1, 2, 4, 8, 16});
 }
