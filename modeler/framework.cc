@@ -101,9 +101,12 @@ Framework torchtitan() {
   // Eager F.cross_entropy: logits.float() (2+4), log_softmax (reads 4 twice for max and sum, writes 4),
   // nll_loss (small); backward: log_softmax backward (reads 4+4, writes 4), cast to bf16 (4+2) = 36 bytes.
   f.cross_entropy_bytes_per_logit = 36.0;
-  // Peak of the eager loss: bf16 logits (2), the fp32 upcast (4) and log_softmax's fp32 output saved for
-  // backward (4) are alive together.
-  f.logits_bytes_per_logit = 10.0;
+  // Peak of the eager loss (F.cross_entropy on logits.float()): in forward the bf16 logits (2), the fp32 upcast
+  // (4) and log_softmax's fp32 output saved for backward (4) are alive together, 10 bytes; the backward starts
+  // higher: torchtitan's train step deletes the logits (`del pred`) before loss.backward(), then nll_loss's
+  // backward writes a dense fp32 gradient (4) that log_softmax's backward reads with its saved output (4) to
+  // write its own fp32 gradient (4): 12 bytes per logit, while every layer's activations are still held.
+  f.logits_bytes_per_logit = 12.0;
   f.selective_is_op_sac = true;  // activation_checkpoint.mode = "selective", selective_ac_option = "op"
   // data_parallel_replicate_degree (0); FSDP2 with reshard_after_forward false (2, torchtitan's choice under PP)
   // or true (3). No optimizer-only sharding.
@@ -128,10 +131,11 @@ Framework llm_foundry() {
   f.reshard_after_forward = true; // FULL_SHARD
   f.zero_stages = {0, 2, 3};      // NO_SHARD, SHARD_GRAD_OP, FULL_SHARD
   f.state = {4, 4, 8};            // FSDP1 flat fp32 params sharded (master), fp32 grads, Adam (LionW uses m only)
-  // The 2023 MPT yamls set no fused loss: eager F.cross_entropy, as torchtitan (36 bytes per logit of traffic,
-  // 10 bytes per logit alive at the peak).
+  // The 2023 MPT yamls set no fused loss: eager F.cross_entropy, as torchtitan (36 bytes per logit of traffic).
   f.cross_entropy_bytes_per_logit = 36.0;
-  f.logits_bytes_per_logit = 10.0;
+  // The loss's backward peak as torchtitan's (12 bytes) plus the bf16 logits, which Composer keeps referenced
+  // through the backward (composer/trainer/trainer.py _train_microbatch: self.state.outputs): 14 bytes per logit.
+  f.logits_bytes_per_logit = 14.0;
   f.sources = {"mosaicml/llm-foundry scripts/train/benchmarking/README.md and yamls (FULL_SHARD, attn_impl triton)",
                "Composer FSDP docs (mixed precision DEFAULT/PURE)"};
   return f;
