@@ -12,7 +12,6 @@ namespace shardplan {
 
 namespace {
 
-
 void validate_basics(const Context& ctx, Problems* problems) {
   const Plan& p = ctx.plan;
   const System& s = ctx.system;
@@ -27,20 +26,6 @@ void validate_basics(const Context& ctx, Problems* problems) {
   if (s.gpu.peak_for(p.precision).v <= 0)
     problems->push_back({"precision_unsupported", std::string("precision ") + to_string(p.precision) + " is not supported by " +
                                                       s.gpu.name + " (no dense peak in its profile)"});
-}
-
-Sharding unsharded(const Context& ctx) {
-  const ModelDesc& m = ctx.model;
-  Sharding sh;
-  sh.batch = ctx.plan.micro_batch;
-  sh.seq_q = sh.seq_kv = ctx.plan.seq_len;
-  sh.tokens = sh.norm_tokens = sh.batch * sh.seq_q;
-  sh.heads = m.heads;
-  sh.kv_heads = m.kv_heads;
-  sh.ffn = m.ffn_hidden;
-  sh.vocab = m.vocab;
-  sh.layers = m.layers;
-  return sh;
 }
 
 /// Names the largest memory item, for the "does not fit" message and the search's rejection reasons.
@@ -58,6 +43,20 @@ Problem oom_problem(const MemoryBreakdown& mem) {
 }
 
 }  // namespace
+
+Sharding unsharded(const Context& ctx) {
+  const ModelDesc& m = ctx.model;
+  Sharding sh;
+  sh.batch = ctx.plan.micro_batch;
+  sh.seq_q = sh.seq_kv = ctx.plan.seq_len;
+  sh.tokens = sh.norm_tokens = sh.batch * sh.seq_q;
+  sh.heads = m.heads;
+  sh.kv_heads = m.kv_heads;
+  sh.ffn = m.ffn_hidden;
+  sh.vocab = m.vocab;
+  sh.layers = m.layers;
+  return sh;
+}
 
 Problems validate_plan(const ModelDesc& model, const System& system, const Plan& plan, const Framework& framework) {
   const Context ctx{model, system, plan, framework};

@@ -7,6 +7,7 @@
 #include "modeler/framework.h"
 #include "modeler/model_desc.h"
 #include "modeler/plan.h"
+#include "modeler/strategies/strategy.h"
 #include "modeler/system.h"
 
 namespace shardplan {
@@ -14,6 +15,9 @@ namespace shardplan {
 /// Evaluates one plan. Invalid plans come back with `problems` set and no time; plans that do not fit come back
 /// fully evaluated with an "oom" problem naming the largest memory item.
 Estimate evaluate(const ModelDesc& model, const System& system, const Plan& plan, const Framework& framework);
+
+/// A layer's shape before any strategy shards it: the micro-batch's tokens, all heads, the whole MLP and vocabulary.
+Sharding unsharded(const Context& ctx);
 
 /// Checks only the constraints (cheap): the first pass of the search.
 Problems validate_plan(const ModelDesc& model, const System& system, const Plan& plan, const Framework& framework);

@@ -17,22 +17,6 @@ std::string source_label(const std::string& source) {
 
 namespace {
 
-/// The framework profile a run used. The schema names the software, not its version: Megatron-LM runs published
-/// before 2023 (Narayanan et al. 2021, Korthikanti et al. 2022) predate FlashAttention in Megatron-LM, so a
-/// megatron-lm run whose source cites a paper ("et al. YYYY" or "et al. (YYYY)") from before 2023 uses the megatron-lm-legacy profile.
-const Framework* framework_for(const PublishedRun& run) {
-  const std::string cite = "et al. ";
-  size_t at = run.source.find(cite);
-  if (at != std::string::npos) at += cite.size();
-  if (at != std::string::npos && at < run.source.size() && run.source[at] == '(') ++at;  // "et al. (2022)"
-  if (run.framework == "megatron-lm" && at != std::string::npos && run.source.size() >= at + 4) {
-    const std::string y = run.source.substr(at, 4);
-    const bool year = std::all_of(y.begin(), y.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (year && std::stoi(y) < 2023) return find_framework("megatron-lm-legacy");
-  }
-  return find_framework(run.framework);
-}
-
 void add(GroupStats* g, double abs_err_pct) {
   g->mape = (g->mape * g->runs + abs_err_pct) / (g->runs + 1);
   ++g->runs;
@@ -52,6 +36,35 @@ System apply_calibration(System base, const System& calibrated) {
   return base;
 }
 
+/// The framework profile a run used. The schema names the software, not its version: Megatron-LM runs published
+/// before 2023 (Narayanan et al. 2021, Korthikanti et al. 2022) predate FlashAttention in Megatron-LM, so a
+/// megatron-lm run whose source cites a paper ("et al. YYYY" or "et al. (YYYY)") from before 2023 uses the megatron-lm-legacy profile.
+const Framework* framework_for(const PublishedRun& run) {
+  const std::string cite = "et al. ";
+  size_t at = run.source.find(cite);
+  if (at != std::string::npos) at += cite.size();
+  if (at != std::string::npos && at < run.source.size() && run.source[at] == '(') ++at;  // "et al. (2022)"
+  if (run.framework == "megatron-lm" && at != std::string::npos && run.source.size() >= at + 4) {
+    const std::string y = run.source.substr(at, 4);
+    const bool year = std::all_of(y.begin(), y.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (year && std::stoi(y) < 2023) return find_framework("megatron-lm-legacy");
+  }
+  return find_framework(run.framework);
+}
+
+System run_system(const GpuProfile& gpu, const PublishedRun& run) {
+  StandardSystemOptions opts = run.system;
+  opts.power_limit_w = run.power_limit_w.value_or(0);
+  return standard_system(gpu, opts);
+}
+
+OpenPlan run_plan(const PublishedRun& run) {
+  OpenPlan plan = run.plan;
+  // The run ran: a split that pp x vpp does not divide was uneven.
+  plan.plan.uneven_pipeline = run.model.layers % (plan.plan.pp * plan.plan.vpp) != 0;
+  return plan;
+}
+
 ValidationReport run_validation(const std::vector<PublishedRun>& runs, const System* calibrated) {
   ValidationReport report;
   std::map<std::string, GpuProfile> gpus;
@@ -60,15 +73,11 @@ ValidationReport run_validation(const std::vector<PublishedRun>& runs, const Sys
     r.run = &run;
     auto it = gpus.find(run.gpu);
     if (it == gpus.end()) it = gpus.emplace(run.gpu, load_gpu_profile(run.gpu)).first;
-    StandardSystemOptions opts = run.system;
-    opts.power_limit_w = run.power_limit_w.value_or(0);
-    System sys = standard_system(it->second, opts);
+    System sys = run_system(it->second, run);
     if (calibrated && calibrated->gpu.name == run.gpu) sys = apply_calibration(std::move(sys), *calibrated);
     const Framework* fw = framework_for(run);
     r.framework = fw->name;
-    OpenPlan plan = run.plan;
-    // The run ran: a split that pp x vpp does not divide was uneven.
-    plan.plan.uneven_pipeline = run.model.layers % (plan.plan.pp * plan.plan.vpp) != 0;
+    const OpenPlan plan = run_plan(run);
     r.resolution = fastest_fitting(run.model, sys, plan, *fw);
     // An unknown expert tensor-parallel size (null etp) is an open field like the others: Megatron-Core's default
     // (etp = tp) or no expert tensor parallelism (etp 1), whichever is the fastest that fits.

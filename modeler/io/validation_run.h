@@ -36,6 +36,14 @@ struct ValidationReport {
 /// and bus-bandwidth curves of the calibrated tier of the same name; the run keeps its own topology and sizes.
 ValidationReport run_validation(const std::vector<PublishedRun>& runs, const System* calibrated = nullptr);
 
+/// How validation reads a run, shared with the search-quality test so both predict the same thing:
+/// the framework profile (megatron-lm-legacy for Megatron-LM runs whose source cites a year before 2023),
+/// the run's standard system on `gpu` (with its power cap), and its plan (a split that pp x vpp does not divide
+/// ran uneven).
+const Framework* framework_for(const PublishedRun& run);
+System run_system(const GpuProfile& gpu, const PublishedRun& run);
+OpenPlan run_plan(const PublishedRun& run);
+
 /// The run's standard system with a calibrated profile's tables applied (see run_validation).
 System apply_calibration(System base, const System& calibrated);
 

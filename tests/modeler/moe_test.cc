@@ -11,18 +11,6 @@ using namespace shardplan::test;
 
 namespace {
 
-ModelDesc tiny_moe() {
-  ModelDesc m = tiny_gqa_gated();  // h 64, f 96, 4 heads of 16, 2 kv heads, 2 layers
-  MoeDesc e;
-  e.experts = 8;
-  e.top_k = 2;
-  e.expert_ffn_hidden = 32;
-  e.shared_experts = 1;
-  e.dense_layers = 1;
-  m.moe = e;
-  return m;
-}
-
 double forward_flops(const ModelDesc& m, Plan p = plan_of(1, 1, 1)) {
   const Setup s(m, p);
   return layer_cost(s.ctx(), s.sharding()).forward.flops;

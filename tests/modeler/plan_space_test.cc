@@ -4,10 +4,25 @@
 
 #include <set>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "tests/modeler/test_fixtures.h"
 
 using namespace shardplan;
+
+namespace {
+/// A request for 16 sequences of 128 tokens; axes left open unless given.
+SpaceRequest tiny_request(std::vector<int> tp = {}, std::vector<int> cp = {}, std::vector<int> pp = {}) {
+  SpaceRequest r;
+  r.global_batch = 16;
+  r.seq_len = 128;
+  r.tp.values = std::move(tp);
+  r.cp.values = std::move(cp);
+  r.pp.values = std::move(pp);
+  return r;
+}
+}  // namespace
 
 TEST_CASE("parse_axis: values, lists, ranges and stepped ranges") {
   CHECK(parse_axis("--tp", "8").values == std::vector<int>{8});
@@ -34,10 +49,7 @@ TEST_CASE("powers_of_two and divisors") {
 TEST_CASE("make_plan_space: layouts multiply to the GPU count; options multiply per layout") {
   ModelDesc m = test::tiny_model();  // 2 layers, 4 heads
   const System s = test::synthetic_system(8);
-  SpaceRequest r;
-  r.global_batch = 16;
-  r.seq_len = 128;
-  r.cp.values = {1};
+  const SpaceRequest r = tiny_request({}, {1});
   const PlanSpace space = make_plan_space(m, s, r);
   // tp in {1,2,4,8} (domain 8), pp in divisors of 8 up to 2 layers {1,2}, vpp 1 (one layer per rank at pp 2):
   // (tp, pp) = (1,1) (1,2) (2,1) (2,2) (4,1) (4,2) (8,1).
@@ -94,12 +106,7 @@ TEST_CASE("make_plan_space: MoE models get expert-parallel layouts that divide e
   moe.expert_ffn_hidden = 32;
   m.moe = moe;
   const System s = test::synthetic_system(8);
-  SpaceRequest r;
-  r.global_batch = 16;
-  r.seq_len = 128;
-  r.tp.values = {1};
-  r.cp.values = {1};
-  r.pp.values = {1};
+  const SpaceRequest r = tiny_request({1}, {1}, {1});
   const PlanSpace space = make_plan_space(m, s, r);
   std::set<int> eps;
   for (const Layout& l : space.layouts) {
@@ -115,12 +122,7 @@ TEST_CASE("make_plan_space: a pp that does not divide the layers is an uneven la
   ModelDesc m = test::tiny_model();
   m.layers = 3;
   const System s = test::synthetic_system(8);
-  SpaceRequest r;
-  r.global_batch = 16;
-  r.seq_len = 128;
-  r.tp.values = {1};
-  r.cp.values = {1};
-  r.pp.values = {2};
+  SpaceRequest r = tiny_request({1}, {1}, {2});
   const PlanSpace space = make_plan_space(m, s, r);
   REQUIRE(!space.layouts.empty());
   std::set<int> vpps;

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "modeler/evaluate.h"
 #include "modeler/framework.h"
 #include "modeler/model_desc.h"
 #include "modeler/plan.h"
@@ -44,6 +45,21 @@ inline ModelDesc tiny_gqa_gated() {
   m.gated_mlp = true;
   m.ffn_hidden = 96;
   m.norm = NormKind::rmsnorm;
+  return m;
+}
+
+/// The GQA/SwiGLU tiny model as a mixture of experts: 2 layers, the first dense; 8 experts of width 32, top-2,
+/// one shared expert.
+inline ModelDesc tiny_moe() {
+  ModelDesc m = tiny_gqa_gated();
+  m.name = "tiny-moe";
+  MoeDesc e;
+  e.experts = 8;
+  e.top_k = 2;
+  e.expert_ffn_hidden = 32;
+  e.shared_experts = 1;
+  e.dense_layers = 1;
+  m.moe = e;
   return m;
 }
 
@@ -165,19 +181,8 @@ struct Setup {
 
   Context ctx() const { return Context{model, system, plan, framework}; }
 
-  /// The unsharded layer shape (evaluate.cc `unsharded`), before any strategy.
-  Sharding unsharded() const {
-    Sharding sh;
-    sh.batch = plan.micro_batch;
-    sh.seq_q = sh.seq_kv = plan.seq_len;
-    sh.tokens = sh.norm_tokens = sh.batch * sh.seq_q;
-    sh.heads = model.heads;
-    sh.kv_heads = model.kv_heads;
-    sh.ffn = model.ffn_hidden;
-    sh.vocab = model.vocab;
-    sh.layers = model.layers;
-    return sh;
-  }
+  /// The unsharded layer shape, before any strategy.
+  Sharding unsharded() const { return shardplan::unsharded(ctx()); }
   /// Every strategy's shard(), in registry order, as evaluate() runs them.
   Sharding sharding() const {
     Sharding sh = unsharded();

@@ -10,6 +10,7 @@
 
 #include "modeler/io/published_runs.h"
 #include "modeler/io/system_io.h"
+#include "modeler/io/validation_run.h"
 #include "modeler/search.h"
 #include "modeler/validation.h"
 
@@ -29,13 +30,11 @@ TEST_CASE("search finds a plan at least as fast as every published plan, dense a
   int compared = 0, in_top10 = 0, published_oom = 0, worse = 0;
   for (const io::PublishedRun& run : runs) {
     if (!gpus.count(run.gpu)) gpus.emplace(run.gpu, io::load_gpu_profile(run.gpu));
-    const System sys = io::standard_system(gpus.at(run.gpu), run.system);
-    const Framework* fw = find_framework(run.framework);
+    // Read as `shardplan validate` reads it: framework, power cap, uneven split.
+    const System sys = io::run_system(gpus.at(run.gpu), run);
+    const Framework* fw = io::framework_for(run);
     REQUIRE(fw != nullptr);
-    // As `shardplan validate` reads a run: a split that pp x vpp does not divide was uneven.
-    OpenPlan plan = run.plan;
-    plan.plan.uneven_pipeline = run.model.layers % (plan.plan.pp * plan.plan.vpp) != 0;
-    const Resolution published = fastest_fitting(run.model, sys, plan, *fw);
+    const Resolution published = fastest_fitting(run.model, sys, io::run_plan(run), *fw);
     if (!published.fits || !published.estimate.feasible()) {
       ++published_oom;
       continue;

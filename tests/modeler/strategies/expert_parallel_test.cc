@@ -9,20 +9,6 @@ using namespace shardplan::test;
 
 namespace {
 
-/// Two layers, the first dense: 8 experts of width 32, top-2, one shared expert.
-ModelDesc tiny_moe() {
-  ModelDesc m = tiny_gqa_gated();
-  m.name = "tiny-moe";
-  MoeDesc e;
-  e.experts = 8;
-  e.top_k = 2;
-  e.expert_ffn_hidden = 32;
-  e.shared_experts = 1;
-  e.dense_layers = 1;
-  m.moe = e;
-  return m;
-}
-
 Plan moe_plan(int tp, int dp, int ep, int etp = 1) {
   Plan p = plan_of(tp, 1, dp, 1, 1, dp, 128);
   p.ep = ep;
