@@ -161,8 +161,8 @@ PlanSpace make_plan_space(const ModelDesc& model, const System& system, const Sp
         const bool uneven = pp > 1 && model.layers % pp != 0;
         std::vector<int> vpps = {1};
         if (pp > 1) {
-          const int per_rank = (model.layers + pp - 1) / pp;
-          vpps = r.vpp.select(divisors(per_rank, model.layers));
+          const int busiest_layers = (model.layers + pp - 1) / pp;
+          vpps = r.vpp.select(divisors(busiest_layers, model.layers));
         }
         const int per_rank = r.global_batch % dp == 0 ? r.global_batch / dp : 0;
         const int mbs_cap = r.max_mbs > 0 ? r.max_mbs : per_rank;
