@@ -107,6 +107,16 @@ Framework torchtitan() {
   // backward writes a dense fp32 gradient (4) that log_softmax's backward reads with its saved output (4) to
   // write its own fp32 gradient (4): 12 bytes per logit, while every layer's activations are still held.
   f.logits_bytes_per_logit = 12.0;
+  // PyTorch context parallelism (torch/distributed/tensor/experimental/_attention.py, convert_to_f32 on by
+  // default): _SDPAMerger casts each step's output to fp32 (read 2, write 4) and merges it eagerly,
+  // out - sigmoid(lse_b - lse) * (out - out_b): a subtract (4 + 4, 4), a multiply (4, 4) and a subtract
+  // (4 + 4, 4), 38 bytes per later step; the first step's cast (6) and the final cast back to bf16 (read 4,
+  // write 2) make 12. Backward accumulates dQ, dK, dV in fp32 buffers with grad += step (read 4 + 2, write 4)
+  // on every step, the first with the zero fill (4) and the final cast (6) besides: 20, then 10; dK/dV rotate
+  // in fp32 by all-to-all.
+  f.cp_merge = {12.0, 38.0, 20.0, 10.0};
+  f.cp_allgather_runs_ring_loop = true;
+  f.cp_grad_kv_bytes = 4.0;
   f.selective_is_op_sac = true;  // activation_checkpoint.mode = "selective", selective_ac_option = "op"
   // data_parallel_replicate_degree (0); FSDP2 with reshard_after_forward false (2, torchtitan's choice under PP)
   // or true (3). No optimizer-only sharding.

@@ -18,6 +18,19 @@ struct StateBytes {
   double optimizer = 12; // fp32 master weights + Adam m and v (mixed-precision Adam, ZeRO paper Sec. 3.1)
 };
 
+/// Context parallelism's ring attention (Transformer Engine AttnFuncWithCPAndKVP2P, PyTorch
+/// _templated_ring_attention) runs one attention kernel per ring step and merges the partial outputs by their
+/// log-sum-exp; its backward accumulates each step's dQ, dK and dV. HBM bytes per output (forward) or gradient
+/// (backward) element moved by those merges: the first step's, and each later step's.
+struct CpMergeBytes {
+  // Transformer Engine (attention/dot_product_attention/context_parallel.py): the first step's output rescaled
+  // into a bf16 buffer (read 2, write 2); each later step out.add_(out_step * exp(lse_step - lse)), one jit-fused
+  // pass (read 2 + 2, write 2). Backward: dq.copy_ then dq.add_(dq_) per step in bf16, and the same for the dK/dV
+  // buffer passed around the ring.
+  double forward_first = 4, forward_step = 6;
+  double backward_first = 4, backward_step = 6;
+};
+
 struct Framework {
   std::string name;
   /// Attention kernel generation run on GPUs that have one of that generation (else flash2).
@@ -59,6 +72,14 @@ struct Framework {
   /// fp8 GEMMs: each linear layer keeps its input for the weight gradient as the fp8 cast (1 byte per element)
   /// instead of the 16-bit tensor.
   bool fp8_saves_linear_inputs = false;
+  /// Context parallelism: HBM traffic of the ring's partial-result merges.
+  CpMergeBytes cp_merge;
+  /// The per-step ring loop (kernels and merges) runs even with the all-gather K/V exchange (PyTorch's
+  /// _AllGatherRotater only replaces the ring's send/recv); Transformer Engine's all-gather variant computes each
+  /// local chunk's attention whole, without merges.
+  bool cp_allgather_runs_ring_loop = false;
+  /// Bytes per element of the dK/dV partial sums passed around the ring in backward (TE: bf16; PyTorch: fp32).
+  double cp_grad_kv_bytes = 2.0;
   std::vector<std::string> sources;
 };
 

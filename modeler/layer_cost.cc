@@ -187,19 +187,48 @@ struct AttentionCost {
   Seconds fwd, bwd;
   double flops_fwd = 0, flops_bwd = 0;
 };
+/// Ring steps of context-parallel attention: the ring (and PyTorch's loop even over all-gathered K/V) runs one
+/// kernel per step. Under the load-balanced causal split every step of every rank covers the same number of
+/// query-key pairs (2 chunk^2 of chunk = s / 2cp: the diagonal step's causal square and each later step's half
+/// of the queries or keys), so each kernel does 1/cp of the rank's work, at the efficiency of that size.
+double ring_steps(const Context& ctx) {
+  const Plan& p = ctx.plan;
+  const bool loop = p.cp_kind == CpKind::ring || ctx.framework.cp_allgather_runs_ring_loop;
+  return p.cp > 1 && loop ? p.cp : 1.0;
+}
+
+/// HBM traffic of merging the ring steps' partial outputs (forward) and accumulating their partial dQ, dK, dV
+/// (backward), per the framework's implementation; the busiest rank (the last) merges full-length outputs on
+/// every step.
+void add_ring_merges(const Context& ctx, const Sharding& sh, double steps, AttentionCost* a) {
+  if (steps <= 1) return;
+  const ModelDesc& m = ctx.model;
+  const Gpu& g = ctx.system.gpu;
+  const CpMergeBytes& b = ctx.framework.cp_merge;
+  const double v_dim = m.mla ? m.mla->v_head_dim : m.head_dim;
+  const double out = sh.tokens * sh.heads * v_dim;
+  const double kv = m.mla ? sh.tokens * sh.heads * (1.0 * m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim + v_dim)
+                          : 2.0 * sh.tokens * sh.kv_heads * m.head_dim;
+  a->fwd += memory_time(g, Bytes(out * b.forward_first)) + memory_time(g, Bytes(out * b.forward_step)) * (steps - 1);
+  a->bwd += memory_time(g, Bytes((out + kv) * b.backward_first)) +
+            memory_time(g, Bytes((out + kv) * b.backward_step)) * (steps - 1);
+}
+
 AttentionCost attention_cost(const Context& ctx, const Sharding& sh) {
   const ModelDesc& m = ctx.model;
   AttentionCost a;
   const double sliding = fraction_of_layers(m, is_sliding_layer);
+  const double steps = ring_steps(ctx);
   const std::pair<double, int> kinds[] = {{1.0 - sliding, 0}, {sliding, m.sliding_window}};
   for (const auto& [weight, window] : kinds) {
     if (weight <= 0) continue;
     const double f = window == 0 && !m.mla ? attention_fwd_flops(ctx, sh) : attention_flops_window(ctx, sh, window);
-    a.fwd += attention_time(ctx, f, false) * weight;
-    a.bwd += attention_time(ctx, kAttentionBwdRatio * f, true) * weight;
+    a.fwd += attention_time(ctx, f / steps, false) * (steps * weight);
+    a.bwd += attention_time(ctx, kAttentionBwdRatio * f / steps, true) * (steps * weight);
     a.flops_fwd += f * weight;
     a.flops_bwd += 2.0 * kAttentionBwdRatio * f * weight;
   }
+  add_ring_merges(ctx, sh, steps, &a);
   if (ctx.framework.materialized_attention && sliding == 0 && !m.mla) {
     const Materialized mat = materialized_attention(ctx, sh, trains_with_dropout(m));
     a = {mat.fwd, mat.bwd, mat.flops_fwd / 2.0, 2.0 * mat.flops_fwd};
@@ -207,10 +236,12 @@ AttentionCost attention_cost(const Context& ctx, const Sharding& sh) {
   return a;
 }
 
-/// An MLP's GEMMs and its memory-bound forward kernels (activation function; MoE permutation and routing).
+/// An MLP's GEMMs, its memory-bound forward kernels (activation function; MoE permutation and routing) and the
+/// elements of its linear layers' inputs (what an fp8 recipe casts).
 struct MlpCost {
   Gemms gemms;
   Seconds mem_fwd;
+  double linear_input_elems = 0;
 };
 
 double activation_elems(const ModelDesc& m, const Framework& fw) {
@@ -218,13 +249,17 @@ double activation_elems(const ModelDesc& m, const Framework& fw) {
   return m.gated_mlp ? (fw.fused_elementwise ? 3.0 : 5.0) : 2.0;
 }
 
-MlpCost dense_mlp(const Context& ctx, double tokens, double ffn, double splits) {
+MlpCost dense_mlp(const Context& ctx, const Sharding& sh, double ffn) {
+  const double tokens = sh.tokens;
   const ModelDesc& m = ctx.model;
   MlpCost c;
   if (ffn <= 0) return c;
-  c.gemms.add(sharded_linear(ctx, tokens, (m.gated_mlp ? 2.0 : 1.0) * ffn, m.hidden, splits, true));
-  c.gemms.add(sharded_linear(ctx, tokens, m.hidden, ffn, splits, false));
+  c.gemms.add(sharded_linear(ctx, tokens, (m.gated_mlp ? 2.0 : 1.0) * ffn, m.hidden, sh.gemm_splits, true));
+  c.gemms.add(sharded_linear(ctx, tokens, m.hidden, ffn, sh.gemm_splits, false));
   c.mem_fwd = memory_time(ctx.system.gpu, Bytes(activation_elems(m, ctx.framework) * tokens * ffn * kAct));
+  // The up projection's input is cast before sequence parallelism's all-gather (norm tokens), the down
+  // projection's after it.
+  c.linear_input_elems = sh.norm_tokens * m.hidden + tokens * ffn;
   return c;
 }
 
@@ -236,7 +271,7 @@ MlpCost moe_mlp(const Context& ctx, const Sharding& sh) {
   const ModelDesc& m = ctx.model;
   const Gpu& g = ctx.system.gpu;
   const double h = m.hidden, pairs = sh.expert_tokens, per_expert = pairs / sh.local_experts;
-  MlpCost c = dense_mlp(ctx, sh.tokens, sh.shared_ffn, sh.gemm_splits);
+  MlpCost c = dense_mlp(ctx, sh, sh.shared_ffn);
   c.gemms.add(linear(ctx, sh.moe_tokens, m.moe->experts, h));
   c.gemms.add(grouped_linear(ctx, sh.local_experts, per_expert, (m.gated_mlp ? 2.0 : 1.0) * sh.expert_ffn, h));
   c.gemms.add(grouped_linear(ctx, sh.local_experts, per_expert, h, sh.expert_ffn));
@@ -245,12 +280,15 @@ MlpCost moe_mlp(const Context& ctx, const Sharding& sh) {
   c.mem_fwd += memory_time(g, Bytes(sh.moe_tokens * m.moe->experts * 4.0 * 2.0));
   c.mem_fwd += memory_time(g, Bytes(pairs * h * kAct * 2.0)) * 2.0;
   c.mem_fwd += memory_time(g, Bytes(activation_elems(m, ctx.framework) * pairs * sh.expert_ffn * kAct));
+  // The experts' grouped linears (TE GroupedLinear) cast every token-expert pair's input; the router stays in
+  // 16 bits.
+  c.linear_input_elems += pairs * (h + sh.expert_ffn);
   return c;
 }
 
 /// The MLP of one layer averaged over the model's dense and MoE layers.
 MlpCost mlp_cost(const Context& ctx, const Sharding& sh) {
-  const MlpCost dense = dense_mlp(ctx, sh.tokens, sh.ffn, sh.gemm_splits);
+  const MlpCost dense = dense_mlp(ctx, sh, sh.ffn);
   const double moe = ctx.model.moe ? fraction_of_layers(ctx.model, is_moe_layer) : 0.0;
   if (moe <= 0) return dense;
   const MlpCost routed = moe_mlp(ctx, sh);
@@ -259,6 +297,7 @@ MlpCost mlp_cost(const Context& ctx, const Sharding& sh) {
   c.gemms.bwd = dense.gemms.bwd * (1.0 - moe) + routed.gemms.bwd * moe;
   c.gemms.flops_fwd = dense.gemms.flops_fwd * (1.0 - moe) + routed.gemms.flops_fwd * moe;
   c.mem_fwd = dense.mem_fwd * (1.0 - moe) + routed.mem_fwd * moe;
+  c.linear_input_elems = dense.linear_input_elems * (1.0 - moe) + routed.linear_input_elems * moe;
   return c;
 }
 
@@ -284,9 +323,12 @@ LayerCost layer_cost(const Context& ctx, const Sharding& sh) {
   Seconds mem_fwd = 2.0 * memory_time(g, norm) + 2.0 * memory_time(g, residual) + mlp.mem_fwd;
   if (rotary) mem_fwd += memory_time(g, rope);
   if (ctx.plan.precision == Dtype::fp8) {
-    // Casting each linear's input to fp8 (with amax) per the framework's recipe: inputs of QKV, out, up, down.
-    const Bytes cast((2.0 * Tn * h + T * sh.heads * d + T * sh.ffn) * (kAct + 1.0) * fw.fp8_cast_passes);
-    mem_fwd += 4.0 * memory_time(g, cast / 4.0);
+    // Casting each linear's input to fp8 (with amax) per the framework's recipe: the QKV and output projections'
+    // inputs and the MLP's (dense up and down, or every expert's).
+    const double attn_inputs = Tn * h + T * sh.heads * d;
+    const double per_pass = (kAct + 1.0) * fw.fp8_cast_passes;
+    mem_fwd += 2.0 * memory_time(g, Bytes(attn_inputs * per_pass / 2.0)) +
+               2.0 * memory_time(g, Bytes(mlp.linear_input_elems * per_pass / 2.0));
   }
   // Backward of elementwise kernels reads the saved input and the incoming gradient and writes one gradient:
   // about twice the forward traffic.

@@ -40,9 +40,10 @@ class ContextParallel final : public Strategy {
     const int stride = ctx.plan.tp * ctx.plan.tsp;
     if (ctx.plan.cp_kind == CpKind::ring) {
       comm->layer_forward.push_back({CommKind::cp, Collective::send_recv, kv, cp, stride, cp - 1.0, Window::attention});
-      // Backward passes K/V again and the partial dK/dV with them.
+      // Backward passes K/V again and the partial dK/dV with them, at the framework's accumulation precision.
+      const double with_grads = 1.0 + ctx.framework.cp_grad_kv_bytes / 2.0;
       comm->layer_backward.push_back(
-          {CommKind::cp, Collective::send_recv, kv * 2.0, cp, stride, cp - 1.0, Window::attention});
+          {CommKind::cp, Collective::send_recv, kv * with_grads, cp, stride, cp - 1.0, Window::attention});
     } else {
       comm->layer_forward.push_back({CommKind::cp, Collective::all_gather, kv * cp, cp, stride, 1, Window::exposed});
       comm->layer_backward.push_back(

@@ -118,6 +118,47 @@ TEST_CASE("tensor and context parallelism divide the per-rank work") {
   CHECK(layer_cost(cp2.ctx(), cp2.sharding()).forward.flops == one.forward.flops / 2);
 }
 
+TEST_CASE("context parallelism: the ring runs one attention kernel per step, at that kernel's size") {
+  // An attention table that runs a kernel of kAttn / 4 FLOPs at half the efficiency of one of kAttn / 2.
+  test::Setup su = tiny(1, 2);
+  compute_only(&su);
+  Curve curve;
+  curve.x = {kAttn / 4, kAttn / 2};
+  curve.y = {0.5, 1.0};
+  su.system.gpu.eff.attention_fwd[static_cast<int>(AttentionKernel::flash2)] = curve;
+  // Ring, cp 2: two steps of kAttn / 4 each at 0.5, i.e. kAttn / peak in all.
+  CHECK(layer_cost(su.ctx(), su.sharding()).forward.attention.v == doctest::Approx(kAttn / test::kPeak));
+  // Transformer Engine's all-gather variant: one kernel over the rank's kAttn / 2 at 1.0.
+  su.plan.cp_kind = CpKind::allgather;
+  CHECK(layer_cost(su.ctx(), su.sharding()).forward.attention.v == doctest::Approx(kAttn / 2 / test::kPeak));
+  // PyTorch's loop runs per step even over all-gathered K/V.
+  su.framework.cp_allgather_runs_ring_loop = true;
+  CHECK(layer_cost(su.ctx(), su.sharding()).forward.attention.v == doctest::Approx(kAttn / test::kPeak));
+}
+
+TEST_CASE("context parallelism: merging the ring steps' partial outputs and gradients costs HBM traffic") {
+  // Bandwidth only, so the attention kernels themselves are free. cp 2, 128 tokens per rank, 4 heads of 16:
+  // outputs 128 x 4 x 16 = 8,192 elements, K and V 2 x 128 x 4 x 16 = 16,384.
+  test::Setup su = tiny(1, 2);
+  bandwidth_only(&su);
+  const double out = 8192, kv = 16384;
+  // Transformer Engine: forward 4 bytes on the first step, 6 on the second; backward the same over dQ, dK, dV.
+  LayerCost c = layer_cost(su.ctx(), su.sharding());
+  CHECK(c.forward.attention.v == doctest::Approx(out * (4 + 6) / test::kHbm));
+  CHECK(c.backward.attention.v == doctest::Approx((out + kv) * (4 + 6) / test::kHbm));
+  // PyTorch's fp32 merger: 12 + 38 forward, 20 + 10 backward.
+  su.framework.cp_merge = {12, 38, 20, 10};
+  c = layer_cost(su.ctx(), su.sharding());
+  CHECK(c.forward.attention.v == doctest::Approx(out * 50 / test::kHbm));
+  CHECK(c.backward.attention.v == doctest::Approx((out + kv) * 30 / test::kHbm));
+  // Selective recompute re-runs the whole ring, merges included.
+  su.plan.recompute = Recompute::selective;
+  CHECK(layer_cost(su.ctx(), su.sharding()).recompute.time == c.forward.attention);
+  // No merges with Transformer Engine's all-gather variant (what is left is the kernel at an unbounded peak).
+  su.plan.cp_kind = CpKind::allgather;
+  CHECK(layer_cost(su.ctx(), su.sharding()).forward.attention.v < 1e-20);
+}
+
 TEST_CASE("head: embedding on the first stage, LM head + cross-entropy + final norm on the last") {
   test::Setup su = tiny();
   bandwidth_only(&su);

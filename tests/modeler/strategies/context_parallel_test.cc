@@ -60,6 +60,18 @@ TEST_CASE("ring: cp - 1 K/V sends per layer forward, K/V plus dK/dV backward, be
   CHECK(b->window == Window::attention);
 }
 
+TEST_CASE("ring backward: dK/dV travel at the framework's accumulation precision") {
+  test::Setup su = with_cp(4, 2, 128, test::tiny_gqa_gated());
+  su.framework.cp_grad_kv_bytes = 4.0;  // PyTorch: fp32 partial sums
+  int found = 0;
+  for (const CommOp& op : su.comm().layer_backward) {
+    if (op.kind != CommKind::cp) continue;
+    ++found;
+    CHECK(op.bytes.v == 4096 * 3);  // K/V in bf16 plus dK/dV in fp32
+  }
+  CHECK(found == 1);
+}
+
 TEST_CASE("all-gather variant: K/V gathered once per layer, gradients reduce-scattered, exposed") {
   test::Setup su = with_cp(4);
   su.plan.cp_kind = CpKind::allgather;
