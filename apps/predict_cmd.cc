@@ -43,7 +43,7 @@ class PredictCommand final : public Command {
     } else {
       std::cout << "shardplan predict: " << model.name << " on " << sys.name << " (" << sys.gpus << " x "
                 << sys.gpu.name << "), framework " << fw.name << "\n"
-                << format_plan(plan);
+                << format_plan(plan, model.moe.has_value());
       if (!invalid) {
         std::cout << "\n" << format_memory(e.memory) << "\n" << format_time(e.time) << "\n" << format_throughput(e);
       }

@@ -23,7 +23,7 @@ std::string with_commas(double v) {
   return neg ? "-" + digits : digits;
 }
 
-std::string format_plan(const Plan& p) {
+std::string format_plan(const Plan& p, bool moe_model) {
   char buf[256];
   std::snprintf(buf, sizeof buf,
                 "plan: tp %d  pp %d  vpp %d  cp %d  dp %d  | zero %d  sp %s%s | mbs %d  gbs %d  seq %d  "
@@ -33,7 +33,7 @@ std::string format_plan(const Plan& p) {
                 p.num_microbatches(), to_string(p.recompute), to_string(p.precision));
   std::string s = buf;
   if (p.tsp > 1) s += "      tsp " + std::to_string(p.tsp) + " (folded tensor + sequence parallel)\n";
-  if (p.ep > 1 || p.etp > 1 || p.moe_imbalance != 1.0 || p.capacity_factor > 0)
+  if (moe_model)
     s += "      ep " + std::to_string(p.ep) + "  etp " + std::to_string(p.etp) + "  | routing " +
          (p.capacity_factor > 0 ? "token-drop, capacity factor " + fmt("%g", p.capacity_factor)
                                 : "dropless, imbalance " + fmt("%g", p.moe_imbalance)) + "\n";
@@ -79,7 +79,8 @@ std::string format_time(const TimeBreakdown& t) {
 
 std::string format_throughput(const Estimate& e) {
   return "throughput: " + with_commas(e.tokens_per_s) + " tokens/s, " + with_commas(e.tokens_per_s_per_gpu) +
-         " tokens/s/GPU, MFU " + fmt("%.1f", 100 * e.mfu) + "%, HFU " + fmt("%.1f", 100 * e.hfu) + "%\n";
+         " tokens/s/GPU, MFU " + fmt("%.1f", 100 * e.mfu) + "%, HFU " + fmt("%.1f", 100 * e.hfu) +
+         "% (of the dense bf16 peak, also for fp8 plans)\n";
 }
 
 }  // namespace shardplan::cli

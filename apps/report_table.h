@@ -8,7 +8,8 @@
 
 namespace shardplan::cli {
 
-std::string format_plan(const Plan& p);
+/// The plan in one or two lines; the expert-parallel line only for a mixture-of-experts model.
+std::string format_plan(const Plan& p, bool moe_model);
 std::string format_memory(const MemoryBreakdown& m);
 std::string format_time(const TimeBreakdown& t);
 std::string format_throughput(const Estimate& e);

@@ -11,6 +11,17 @@ TEST_CASE("with_commas groups thousands") {
   CHECK(with_commas(-12345) == "-12,345");
 }
 
+TEST_CASE("format_plan shows expert parallelism only for a mixture-of-experts model") {
+  Plan p;
+  p.tp = 8;
+  p.etp = 8;  // expert tp follows tp by default, also on a dense model
+  CHECK(format_plan(p, false).find("etp") == std::string::npos);
+  p.ep = 4;
+  CHECK(format_plan(p, true).find("ep 4  etp 8  | routing dropless") != std::string::npos);
+  p.capacity_factor = 1.25;
+  CHECK(format_plan(p, true).find("token-drop, capacity factor 1.25") != std::string::npos);
+}
+
 TEST_CASE("format_time lists the parts and the step they add up to") {
   TimeBreakdown t;
   t.compute = Seconds(0.8);
