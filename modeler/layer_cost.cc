@@ -279,6 +279,11 @@ MlpCost moe_mlp(const Context& ctx, const Sharding& sh) {
   // hidden vector; the experts' activation function over the pairs.
   c.mem_fwd += memory_time(g, Bytes(sh.moe_tokens * m.moe->experts * 4.0 * 2.0));
   c.mem_fwd += memory_time(g, Bytes(pairs * h * kAct * 2.0)) * 2.0;
+  // Megatron-Core's all-to-all dispatcher then sorts the received pairs by local expert for the grouped GEMM
+  // ("permutation 2": sort_chunks_by_idxs, or a transposed copy when padding to capacity) and restores the
+  // order before the combine (token_dispatcher.py): two more read-and-write passes when a rank holds several
+  // experts.
+  if (sh.local_experts > 1) c.mem_fwd += memory_time(g, Bytes(pairs * h * kAct * 2.0)) * 2.0;
   c.mem_fwd += memory_time(g, Bytes(activation_elems(m, ctx.framework) * pairs * sh.expert_ffn * kAct));
   // The experts' grouped linears (TE GroupedLinear) cast every token-expert pair's input; the router stays in
   // 16 bits.

@@ -64,6 +64,22 @@ TEST_CASE("fp8 casts each linear's input: every token-expert pair's expert input
   CHECK((cast.backward.time - none.backward.time).v == doctest::Approx(2 * bytes / kHbm));
 }
 
+TEST_CASE("a rank holding several experts sorts the received pairs by expert and back (Megatron permutation 2)") {
+  // Bandwidth only. T 128, top-2: 256 pairs of h 64. From one local expert to two, the MoE layer (half of the
+  // layers) gains the sort and the unsort, each a read and a write of every pair: 256 x 64 x 2 x 2 x 2 = 131,072
+  // bytes, and the grouped GEMMs read one more weight of each: fc1 64 x 64 x 2 = 8,192, fc2 32 x 64 x 2 = 4,096.
+  // Backward: the GEMMs' dX and dW each move what the forward did, the elementwise passes twice.
+  Setup su(tiny_moe(), plan_of(1, 1, 1));
+  su.system.gpu.peak[static_cast<int>(Dtype::bf16)] = FlopsPerSec(1e30);
+  Sharding sh = su.sharding();
+  sh.local_experts = 1;
+  const LayerCost one = layer_cost(su.ctx(), sh);
+  sh.local_experts = 2;
+  const LayerCost two = layer_cost(su.ctx(), sh);
+  CHECK((two.forward.time - one.forward.time).v == doctest::Approx(0.5 * (131072.0 + 12288.0) / kHbm));
+  CHECK((two.backward.time - one.backward.time).v == doctest::Approx(0.5 * (2 * 131072.0 + 2 * 12288.0) / kHbm));
+}
+
 TEST_CASE("MLA: projections through the LoRA ranks, attention over qk = nope + rope and v head dims") {
   ModelDesc m = tiny_model();  // h 64, 4 heads, f 256, not gated
   MlaDesc a;
