@@ -136,7 +136,9 @@ void fit_gemm(const std::vector<const Measurement*>& rows, Gpu& gpu, GpuFit& out
         continue;
       }
       x.push_back(m->flops);
-      eff.push_back(m->flops / (peak.v * wave_efficiency(gpu, m->m, m->n) * busy));
+      // The profile's reduction-depth factor (gemm_model.h) is divided out too: the fitted table is per FLOPs.
+      const double depth = gpu.eff.gemm_k.empty() ? 1.0 : gpu.eff.gemm_k.at(m->k);
+      eff.push_back(m->flops / (peak.v * wave_efficiency(gpu, m->m, m->n) * depth * busy));
       if (eff.back() > kMaxEfficiency) {
         eff.back() = kMaxEfficiency;
         ++clamped;

@@ -34,6 +34,7 @@ std::vector<DiffRow> diff_systems(const System& a, const System& b) {
   out.push_back({"gpu", "kernel_overhead_us", ea.kernel_overhead.v * 1e6, eb.kernel_overhead.v * 1e6});
   for (int d = 0; d < kNumDtypes; ++d)
     diff_curve(std::string("gemm ") + kDtypeNames[d], "FLOPs", ea.gemm[d], eb.gemm[d], out);
+  diff_curve("gemm_k", "k", ea.gemm_k, eb.gemm_k, out);
   const auto& kernels = kAttentionKernelNames;
   for (int k = 0; k < kNumAttentionKernels; ++k) {
     diff_curve(std::string("attention ") + kernels[k] + " fwd", "FLOPs", ea.attention_fwd[k], eb.attention_fwd[k], out);

@@ -43,10 +43,24 @@ Bytes gemm_bytes(Dtype dtype, double m, double n, double k) {
   return Bytes((m * k + k * n) * in + m * n * out);
 }
 
-double gemm_efficiency(const Gpu& gpu, Dtype dtype, double flops) {
+namespace {
+const Curve& gemm_curve(const Gpu& gpu, Dtype dtype) {
   const Curve& own = gpu.eff.gemm[static_cast<int>(dtype)];
-  const Curve& c = own.empty() ? gpu.eff.gemm[static_cast<int>(Dtype::bf16)] : own;
+  return own.empty() ? gpu.eff.gemm[static_cast<int>(Dtype::bf16)] : own;
+}
+}  // namespace
+
+double gemm_efficiency(const Gpu& gpu, Dtype dtype, double flops) {
+  const Curve& c = gemm_curve(gpu, dtype);
   return c.empty() ? 1.0 : c.at(flops);
+}
+
+double gemm_efficiency(const Gpu& gpu, Dtype dtype, double flops, double k) {
+  const double e = gemm_efficiency(gpu, dtype, flops);
+  if (gpu.eff.gemm_k.empty()) return e;
+  const Curve& c = gemm_curve(gpu, dtype);
+  const double top = c.empty() ? 1.0 : *std::max_element(c.y.begin(), c.y.end());
+  return std::min(e * gpu.eff.gemm_k.at(k), top);
 }
 
 double memory_efficiency(const Gpu& gpu, double bytes) {
@@ -59,7 +73,7 @@ Seconds gemm_time(const Gpu& gpu, Dtype dtype, double m, double n, double k) {
     throw ConfigError("gpu '" + gpu.name + "' states no " + kDtypeNames[static_cast<int>(dtype)] + " peak");
   const Flops flops(2.0 * m * n * k);
   const Bytes bytes = gemm_bytes(dtype, m, n, k);
-  const Seconds compute = flops / (peak * (gemm_efficiency(gpu, dtype, flops.v) * wave_efficiency(gpu, m, n)));
+  const Seconds compute = flops / (peak * (gemm_efficiency(gpu, dtype, flops.v, k) * wave_efficiency(gpu, m, n)));
   const Seconds memory = gpu.hbm_bw.v > 0 ? bytes / (gpu.hbm_bw * memory_efficiency(gpu, bytes.v)) : Seconds(0);
   return gpu.eff.kernel_overhead + std::max(compute, memory);
 }

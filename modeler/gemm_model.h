@@ -1,11 +1,12 @@
 // Time of one GEMM on one GPU: the formula the cost model predicts with and calibration inverts, in one place so
 // that a profile fitted from measured GEMMs reproduces those measurements when predicted.
 //
-//   t = kernel_overhead + max(flops / (peak * eff_gemm(flops) * wave_eff(m, n)),
+//   t = kernel_overhead + max(flops / (peak * min(eff_gemm(flops) * f_k(k), top) * wave_eff(m, n)),
 //                             bytes / (hbm_bw * eff_memory(bytes)))
 //
 // flops = 2mnk; bytes = A (m x k) + B (k x n) in the input dtype plus C (m x n) in the output dtype (at least
-// 16-bit: fp8/fp4 GEMMs write bf16). wave_eff models tile quantization: the output is cut into tiles, tiles are
+// 16-bit: fp8/fp4 GEMMs write bf16). f_k is the GPU's reduction-depth factor (1 when the profile has none), top
+// the largest value of the eff_gemm table. wave_eff models tile quantization: the output is cut into tiles, tiles are
 // scheduled in waves of one tile per SM, and a partial last wave leaves SMs idle.
 #pragma once
 
@@ -34,6 +35,9 @@ Seconds gemm_time(const Gpu& gpu, Dtype dtype, double m, double n, double k);
 /// Efficiency lookups with the documented fallbacks: a dtype without its own GEMM curve uses bf16's; a missing
 /// curve means 1 (the peak), so an uncalibrated GPU is at worst optimistic, never silently zero.
 double gemm_efficiency(const Gpu& gpu, Dtype dtype, double flops);
+/// Efficiency of a GEMM of `flops` with reduction depth k, before wave quantisation: the FLOPs curve times the
+/// depth factor, at most the curve's top (the best rate any shape reached, the MAMF on the measured tables).
+double gemm_efficiency(const Gpu& gpu, Dtype dtype, double flops, double k);
 double memory_efficiency(const Gpu& gpu, double bytes);
 
 /// Element size in bytes (fp4 is half a byte).

@@ -120,7 +120,7 @@ Seconds grouped_gemm_time(const Context& ctx, double groups, double m, double n,
   const double rows = groups * std::ceil(m / tile.m) * tile.m;  // tile rows of all groups stacked
   const Flops flops(2.0 * m * n * k * groups);
   const Seconds compute =
-      flops / (g.sustained_peak(d) * (gemm_efficiency(g, d, 2.0 * m * n * k) * wave_efficiency(g, rows, n)));
+      flops / (g.sustained_peak(d) * (gemm_efficiency(g, d, 2.0 * m * n * k, k) * wave_efficiency(g, rows, n)));
   const Bytes bytes = gemm_bytes(d, m, n, k) * groups;
   const Seconds memory = g.hbm_bw.v > 0 ? bytes / (g.hbm_bw * memory_efficiency(g, bytes.v)) : Seconds(0);
   return g.eff.kernel_overhead + std::max(compute, memory);

@@ -30,6 +30,9 @@ inline constexpr std::array<const char*, kNumAttentionKernels> kAttentionKernelN
 struct ComputeEfficiency {
   /// GEMM: achieved fraction of the dense peak vs FLOPs of one GEMM (2mnk), per dtype. Empty: use bf16's.
   std::array<Curve, kNumDtypes> gemm;
+  /// GEMM: factor on that efficiency vs the reduction depth k, at equal FLOPs: a short k amortises each output
+  /// tile's prologue and epilogue over fewer main-loop steps. Empty: 1 (no shape dependence beyond FLOPs).
+  Curve gemm_k;
   /// Fused attention forward and backward per kernel generation: achieved fraction of the dense 16-bit peak vs
   /// FLOPs of one attention call. Empty for a kernel the GPU cannot run (then flash2 is used).
   std::array<Curve, kNumAttentionKernels> attention_fwd;

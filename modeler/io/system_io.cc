@@ -159,7 +159,7 @@ GpuProfile read_gpu(const YAML::Node& doc, const std::string& file, const std::s
 
   const YAML::Node eff_node = required_node(r, "efficiency");
   reject_unknown(eff_node, file, r.key_path("efficiency"),
-                 {"gemm", "attention", "memory", "kernel_overhead_us", "kernel_overhead_source"});
+                 {"gemm", "gemm_k", "attention", "memory", "kernel_overhead_us", "kernel_overhead_source"});
   MapReader eff(eff_node, file, r.key_path("efficiency"));
   const YAML::Node gemm_node = required_node(eff, "gemm");
   reject_unknown(gemm_node, file, eff.key_path("gemm"), {kDtypeNames.begin(), kDtypeNames.end()});
@@ -175,6 +175,7 @@ GpuProfile read_gpu(const YAML::Node& doc, const std::string& file, const std::s
     g.eff.gemm[static_cast<size_t>(d)] = *c;
   }
   gemm.finish();
+  if (auto k = opt_fraction(eff, "gemm_k", problems)) g.eff.gemm_k = *k;
 
   const YAML::Node attn_node = required_node(eff, "attention");
   reject_unknown(attn_node, file, eff.key_path("attention"), {"flash2", "flash3", "flash1"});

@@ -130,6 +130,35 @@ TEST_CASE("GEMM and memory fits invert the predictor's formula, so predicting me
   CHECK(fit.gpu.res.at("memory").max_rel < 0.01);
 }
 
+TEST_CASE("the GEMM fit divides out the profile's reduction-depth factor, so shapes of every k reproduce") {
+  const Curve depth{{512, 4096}, {0.7, 1.0}, OutOfRange::clamp, "depth"};
+  System truth = test_system();
+  truth.gpu.eff.kernel_overhead = us(4);
+  truth.gpu.eff.memory = Curve::constant(0.9, "truth");
+  truth.gpu.eff.gemm[static_cast<int>(Dtype::bf16)] = Curve{{1e9, 1e12}, {0.4, 0.8}, OutOfRange::clamp, "truth"};
+  truth.gpu.eff.gemm_k = depth;
+  std::vector<Measurement> rows;
+  // Equal FLOPs at different depths: 8192 x 8192 x 512 and 2048 x 2048 x 8192.
+  for (const auto& [mn, k] : {std::pair{8192.0, 512.0}, std::pair{2048.0, 8192.0}, std::pair{4096.0, 1024.0}}) {
+    Measurement m;
+    m.bench = Bench::gemm;
+    m.m = m.n = mn;
+    m.k = k;
+    m.flops = 2 * mn * mn * k;
+    m.time_s = gemm_time(truth.gpu, Dtype::bf16, mn, mn, k).v;
+    rows.push_back(m);
+  }
+  System base = test_system();
+  base.gpu.eff.kernel_overhead = us(4);
+  base.gpu.eff.memory = Curve::constant(0.9, "truth");
+  base.gpu.eff.gemm_k = depth;
+  const Fit fit = fit_all(rows, base, "cal");
+  CHECK(fit.gpu.res.at("gemm bf16").max_rel < 0.01);
+  // Without dividing it out, the two equal-FLOPs rows would disagree by 0.7 and could not both reproduce.
+  base.gpu.eff.gemm_k = Curve{};
+  CHECK(fit_all(rows, base, "cal").gpu.res.at("gemm bf16").max_rel > 0.1);
+}
+
 TEST_CASE("attention rows of our reference kernel are not written as a production kernel's table") {
   Measurement m;
   m.bench = Bench::attention;

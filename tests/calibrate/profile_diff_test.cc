@@ -34,4 +34,16 @@ TEST_CASE("diff compares overhead, curves at the union of points, and tiers by n
   CHECK(rows[5].after == doctest::Approx(2));
 }
 
+TEST_CASE("diff lists the reduction-depth GEMM factor when either profile has one (empty reads as 1)") {
+  System a, b;
+  b.gpu.eff.gemm_k = Curve{{512, 4096}, {0.87, 1.04}, OutOfRange::clamp, "b"};
+  std::vector<DiffRow> rows;
+  for (const DiffRow& r : diff_systems(a, b))
+    if (r.table == "gemm_k") rows.push_back(r);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].key == "eff @ 512 k");
+  CHECK(rows[0].before == 1.0);
+  CHECK(rows[0].after == doctest::Approx(0.87));
+}
+
 }

@@ -81,6 +81,20 @@ TEST_CASE("the mini GPU profile reads with units converted once") {
   CHECK(p.node.scale_out.domain_gpus == 0);
 }
 
+TEST_CASE("the optional reduction-depth GEMM table reads like the other efficiency tables") {
+  CHECK(parse_gpu_profile(kMiniGpu, "mini.yaml").gpu.eff.gemm_k.empty());
+  const std::string with_k = replaced(kMiniGpu, "  attention:\n",
+                                      "  gemm_k: {points: [[512, 0.87], [4096, 1.04]], source: \"t\"}\n  attention:\n");
+  const Gpu g = parse_gpu_profile(with_k, "mini.yaml").gpu;
+  CHECK(g.eff.gemm_k.at(512) == doctest::Approx(0.87));
+  CHECK(g.eff.gemm_k.at(8192) == doctest::Approx(1.04));
+  CHECK_THROWS_WITH_AS(parse_gpu(replaced(with_k, "[4096, 1.04]", "[4096, 104]"), "mini.yaml"),
+                       "mini.yaml:14: efficiency.gemm_k.points[1]: efficiency 104 is outside (0, 1.2]", ConfigError);
+  // The shipped Hopper profiles carry OpenXLA's sm_90 table.
+  const Gpu h100 = load_gpu_profile("h100-sxm5-80gb").gpu;
+  CHECK(h100.eff.gemm_k.at(512) == doctest::Approx(0.866));
+}
+
 TEST_CASE("a DGX H100 at 64 GPUs: NVLink inside the node, InfiniBand across") {
   const System s = load_system("dgx-h100", 64);
   CHECK(s.gpus == 64);

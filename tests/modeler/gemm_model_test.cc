@@ -47,6 +47,28 @@ TEST_CASE("gemm_time: overhead + max(compute, memory), hand-checked") {
   CHECK(gemm_efficiency(g, Dtype::fp16, 1e12) == doctest::Approx(0.8));  // falls back to bf16's table
 }
 
+TEST_CASE("reduction depth: the table's efficiency times f_k(k), at most the table's top") {
+  Gpu g = test::synthetic_gpu();
+  Curve rising;
+  rising.x = {1e9, 1e12};
+  rising.y = {0.4, 0.8};
+  g.eff.gemm[static_cast<int>(Dtype::bf16)] = rising;
+  Curve depth;
+  depth.x = {512, 4096};
+  depth.y = {0.5, 1.5};
+  // Without a depth table the shape does not matter beyond FLOPs.
+  CHECK(gemm_efficiency(g, Dtype::bf16, 1e9, 512) == doctest::Approx(0.4));
+  g.eff.gemm_k = depth;
+  CHECK(gemm_efficiency(g, Dtype::bf16, 1e9, 512) == doctest::Approx(0.2));
+  CHECK(gemm_efficiency(g, Dtype::bf16, 1e9, 4096) == doctest::Approx(0.6));
+  CHECK(gemm_efficiency(g, Dtype::bf16, 1e12, 4096) == doctest::Approx(0.8));  // 1.2 capped at the top
+  CHECK(gemm_efficiency(g, Dtype::bf16, 1e9, 1 << 20) == doctest::Approx(0.6));  // clamped past the last k
+  // gemm_time uses it: 512 x 512 x 512 (2.7e8 FLOPs, at the table's 0.4 end) runs at half that rate.
+  g.hbm_bw = BytesPerSec(1e30);
+  const double flops = 2.0 * 512 * 512 * 512;
+  CHECK(gemm_time(g, Dtype::bf16, 512, 512, 512).v == doctest::Approx(flops / (test::kPeak * 0.2)));
+}
+
 TEST_CASE("synthetic GPU: compute-bound GEMM is 2mnk / peak") {
   const Gpu g = test::synthetic_gpu();
   // 4096^3: 2 x 4096^3 = 1.374e11 FLOPs at 1e14 FLOP/s = 1.374 ms; bytes 3 x 4096^2 x 2 = 100.7 MB = 0.1 ms.
