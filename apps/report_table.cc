@@ -69,6 +69,7 @@ std::string format_time(const TimeBreakdown& t) {
   std::string s = "step time                               (ms)      (%)\n";
   s += line("compute", t.compute);
   s += line("  of which recompute", t.recompute);
+  if (t.moe.v > 0) s += line("  of which MoE experts", t.moe);
   for (int k = 0; k < kNumCommKinds; ++k)
     if (t.exposed_comm[k].v > 0) s += line(std::string("exposed ") + kCommKindNames[k] + " communication", t.exposed_comm[k]);
   s += line("pipeline bubble", t.bubble);

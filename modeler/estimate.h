@@ -43,6 +43,7 @@ struct StepShape {
 struct TimeBreakdown {
   Seconds compute;    // GEMMs, attention and memory-bound kernels of all micro-batches (recompute included)
   Seconds recompute;  // the part of compute spent re-running forward passes
+  Seconds moe;        // the part of compute spent in MoE layers' MLPs (router, permutations, experts)
   std::array<Seconds, kNumCommKinds> exposed_comm{};  // communication not hidden behind compute, per strategy
   Seconds bubble;     // pipeline fill and drain
   Seconds optimizer;  // optimizer step

@@ -242,6 +242,7 @@ struct MlpCost {
   Gemms gemms;
   Seconds mem_fwd;
   double linear_input_elems = 0;
+  Seconds moe_fwd, moe_bwd;  // the MoE layers' part of the above, averaged over all layers
 };
 
 double activation_elems(const ModelDesc& m, const Framework& fw) {
@@ -303,6 +304,9 @@ MlpCost mlp_cost(const Context& ctx, const Sharding& sh) {
   c.gemms.flops_fwd = dense.gemms.flops_fwd * (1.0 - moe) + routed.gemms.flops_fwd * moe;
   c.mem_fwd = dense.mem_fwd * (1.0 - moe) + routed.mem_fwd * moe;
   c.linear_input_elems = dense.linear_input_elems * (1.0 - moe) + routed.linear_input_elems * moe;
+  // Elementwise backward traffic is twice the forward's (layer_cost below).
+  c.moe_fwd = (routed.gemms.fwd + routed.mem_fwd) * moe;
+  c.moe_bwd = (routed.gemms.bwd * sh.backward_fraction + routed.mem_fwd * 2.0) * moe;
   return c;
 }
 
@@ -345,9 +349,11 @@ LayerCost layer_cost(const Context& ctx, const Sharding& sh) {
   LayerCost c;
   c.forward.time = proj.fwd + mlp.gemms.fwd + attn.fwd + mem_fwd;
   c.forward.attention = attn.fwd;
+  c.forward.moe = mlp.moe_fwd;
   c.forward.flops = gemm_flops + 2.0 * attn.flops_fwd;
   c.backward.time = (proj.bwd + mlp.gemms.bwd) * bwd_frac + attn.bwd + mem_bwd;
   c.backward.attention = attn.bwd;
+  c.backward.moe = mlp.moe_bwd;
   c.backward.flops = 2.0 * gemm_flops * bwd_frac + attn.flops_bwd;
   switch (ctx.plan.recompute) {
     case Recompute::none: break;

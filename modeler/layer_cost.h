@@ -8,6 +8,7 @@ namespace shardplan {
 struct PassCost {
   Seconds time;
   Seconds attention;  // the attention kernel's share (the window context-parallel K/V passing hides behind)
+  Seconds moe;        // the MoE layers' MLP share: router, permutations, routed and shared experts
   double flops = 0;   // FLOPs executed
 };
 

@@ -122,6 +122,7 @@ TimeBreakdown step_time(const Context& ctx, const Sharding& sh, const Schedule& 
   tb.compute = (layer.forward.time + compute_b + contend_f + contend_b) * (L * m) +
                (head.forward.time + head.backward.time + contend_mb) * m + contend_step;
   tb.recompute = layer.recompute.time * (L * m);
+  tb.moe = (layer.forward.moe + layer.backward.moe + layer.recompute.moe) * (L * m);
   add_scaled(&tb.exposed_comm, exp_f, L * m);
   add_scaled(&tb.exposed_comm, exp_b, L * m);
   add_scaled(&tb.exposed_comm, exp_mb, m);

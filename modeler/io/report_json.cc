@@ -64,6 +64,7 @@ json estimate_json(const Estimate& e) {
   j["time"] = {{"step_s", t.step().v},
                {"compute_s", t.compute.v},
                {"recompute_s", t.recompute.v},
+               {"moe_s", t.moe.v},
                {"exposed_comm_s", t.exposed_comm_total().v},
                {"exposed_comm_by_kind_s", exposed},
                {"bubble_s", t.bubble.v},

@@ -33,6 +33,9 @@ TEST_CASE("format_time lists the parts and the step they add up to") {
   CHECK(s.find("exposed dp communication") != std::string::npos);
   CHECK(s.find("exposed tp communication") == std::string::npos);  // zero parts are not listed
   CHECK(s.find("1000.00") != std::string::npos);                     // the step
+  CHECK(s.find("of which MoE experts") == std::string::npos);         // a dense model's
+  t.moe = Seconds(0.3);
+  CHECK(format_time(t).find("of which MoE experts") != std::string::npos);
 }
 
 TEST_CASE("format_memory says whether the plan fits") {

@@ -71,7 +71,7 @@ TEST_CASE("predict_json carries the design.md contract keys") {
   for (const char* k : {"total_bytes", "weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
                         "other_bytes", "capacity_bytes", "fits"})
     CHECK_MESSAGE(j.at("memory").contains(k), k);
-  for (const char* k : {"step_s", "compute_s", "exposed_comm_s", "bubble_s", "optimizer_s"})
+  for (const char* k : {"step_s", "compute_s", "exposed_comm_s", "bubble_s", "optimizer_s", "recompute_s", "moe_s"})
     CHECK_MESSAGE(j.at("time").contains(k), k);
   for (const char* k : {"tokens_per_s", "tokens_per_s_per_gpu", "mfu", "hfu"})
     CHECK_MESSAGE(j.at("throughput").contains(k), k);

@@ -124,6 +124,24 @@ TEST_CASE("an MoE model evaluates end to end with the ep share of the step") {
   REQUIRE(e.problems.empty());
   CHECK(e.time.exposed_comm[static_cast<int>(CommKind::ep)].v > 0);
   CHECK(e.model_flops_per_token > 0);
+  // The MoE layers' share of compute: every layer's share, for every micro-batch (1 here, on 2 layers).
+  const LayerCost c = layer_cost(s.ctx(), s.sharding());
+  CHECK(e.time.moe.v == doctest::Approx(((c.forward.moe + c.backward.moe) * 2.0).v));
+  CHECK(e.time.moe < e.time.compute);
+}
+
+TEST_CASE("the MoE share of a layer: router, shared and routed experts of the MoE layers, none for dense models") {
+  // Compute only (HBM unbounded, no kernel overhead): the MoE layer's GEMMs at the peak. T 128, h 64: shared
+  // expert 2 T h x 32 x 3 = 1,572,864 FLOPs, router 2 T h x 8 = 131,072, experts over 2T pairs 3,145,728; the MoE
+  // layer is one of two. Backward runs twice the forward's GEMM FLOPs.
+  Setup su(tiny_moe(), plan_of(1, 1, 1));
+  su.system.gpu.hbm_bw = BytesPerSec(1e30);
+  const LayerCost c = layer_cost(su.ctx(), su.sharding());
+  const double moe_flops = 1572864.0 + 131072.0 + 3145728.0;
+  CHECK(c.forward.moe.v == doctest::Approx(0.5 * moe_flops / kPeak));
+  CHECK(c.backward.moe.v == doctest::Approx(0.5 * 2 * moe_flops / kPeak));
+  const Setup dense(tiny_gqa_gated(), plan_of(1, 1, 1));
+  CHECK(layer_cost(dense.ctx(), dense.sharding()).forward.moe.v == 0);
 }
 
 }
