@@ -69,6 +69,8 @@ class ValidateCommand final : public Command {
     for (const auto& [name, g] : rep.by_source) std::printf("  %-60s %4d runs  %6.1f%%\n", name.c_str(), g.runs, g.mape);
     std::printf("throughput MAPE by framework\n");
     for (const auto& [name, g] : rep.by_framework) std::printf("  %-60s %4d runs  %6.1f%%\n", name.c_str(), g.runs, g.mape);
+    if (!rep.by_moe_model.empty()) std::printf("throughput MAPE by model, mixture-of-experts runs\n");
+    for (const auto& [name, g] : rep.by_moe_model) std::printf("  %-60s %4d runs  %6.1f%%\n", name.c_str(), g.runs, g.mape);
     int skipped = 0;
     for (const auto& r : rep.results) skipped += r.skipped ? 1 : 0;
     if (skipped) std::printf("skipped: %d runs (reasons in the table)\n", skipped);
@@ -111,7 +113,8 @@ class ValidateCommand final : public Command {
     j["summary"] = {{"throughput", {{"runs", rep.throughput.runs}, {"mape_pct", rep.throughput.mape}}},
                     {"memory", {{"runs", rep.memory.runs}, {"mape_pct", rep.memory.mape}}},
                     {"by_source", groups(rep.by_source)},
-                    {"by_framework", groups(rep.by_framework)}};
+                    {"by_framework", groups(rep.by_framework)},
+                    {"by_moe_model", groups(rep.by_moe_model)}};
     std::cout << j.dump(2) << "\n";
   }
 

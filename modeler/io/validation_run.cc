@@ -106,6 +106,7 @@ ValidationReport run_validation(const std::vector<PublishedRun>& runs, const Sys
     add(&report.throughput, abs_err);
     add(&report.by_source[source_label(run.source)], abs_err);
     add(&report.by_framework[run.framework], abs_err);
+    if (run.moe) add(&report.by_moe_model[run.model.name.empty() ? run.id : run.model.name], abs_err);
     if (run.measured_peak_memory_gib) {
       // Frameworks report torch.cuda.max_memory_reserved(): the allocator's peak, without the CUDA context.
       r.predicted_memory_gib = to_GiB(e.memory.allocator_reserved());

@@ -28,6 +28,7 @@ struct GroupStats {
 struct ValidationReport {
   std::vector<RunResult> results;
   std::map<std::string, GroupStats> by_source, by_framework;
+  std::map<std::string, GroupStats> by_moe_model;  // mixture-of-experts runs, by model name
   GroupStats throughput, memory;
 };
 

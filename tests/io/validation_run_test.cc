@@ -88,6 +88,19 @@ TEST_CASE("run_validation: unknown plan fields are chosen and reported; error si
   CHECK(rep.memory.runs == 0);
 }
 
+TEST_CASE("run_validation: mixture-of-experts runs are also grouped by model name") {
+  std::string moe = run_yaml("moe", "Test C (2025)", "nemo", 1, 1000.0);
+  const std::string at = "    tied_embeddings: false\n";
+  moe.replace(moe.find(at), at.size(), at + "    name: Tiny MoE\n    moe: {experts: 8, top_k: 2, expert_ffn_hidden: 128}\n");
+  moe.replace(moe.find("    dp: 8\n"), 10, "    dp: 8\n    ep: 8\n");
+  const ValidationReport rep = run_validation(parse(moe + run_yaml("dense", "Test A (2024)", "nemo", 2, 1000.0)));
+  REQUIRE(rep.results.size() == 2);
+  REQUIRE_FALSE(rep.results[0].skipped);
+  REQUIRE(rep.by_moe_model.size() == 1);
+  CHECK(rep.by_moe_model.at("Tiny MoE").runs == 1);
+  CHECK(rep.by_moe_model.at("Tiny MoE").mape == doctest::Approx(std::fabs(rep.results[0].error_pct)));
+}
+
 TEST_CASE("run_validation: measured peak memory is compared with the allocator's reserved peak") {
   const auto runs = parse(run_yaml("m", "Test (2024)", "megatron-lm", 2, 1000.0, "    peak_memory_gib: 10\n"));
   const ValidationReport rep = run_validation(runs);
