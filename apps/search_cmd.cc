@@ -148,7 +148,7 @@ class SearchCommand final : public Command {
     if (format) {
       const SearchResult& r = results.front();
       if (r.top.empty()) throw Infeasible("nothing to emit: no plan fits");
-      io::EmitInput in{r.top.front(), systems.front(), flags_.model, fw.name, model.layers};
+      io::EmitInput in{r.top.front(), systems.front(), flags_.model, fw.name, model.layers, model.moe.has_value()};
       io::write_file_atomic(out_, io::emit_plan(*format, in), force_);
       if (!json_) std::cout << "wrote " << io::to_string(*format) << " plan (rank 1) to " << out_ << "\n";
     }

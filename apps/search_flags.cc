@@ -3,7 +3,9 @@
 #include "apps/text.h"
 
 #include <algorithm>
+#include <cstdlib>
 
+#include "modeler/io/yaml_reader.h"
 #include "modeler/problems.h"
 #include "modeler/strategies/strategy.h"
 
@@ -41,7 +43,12 @@ void add_search_flags(CLI::App* app, SearchFlags* f, bool gpus_required) {
   app->add_option("--framework", f->framework, "training software profile")->check(CLI::IsMember(framework_names()));
   app->add_option("--headroom", f->headroom_gib, "GiB of memory every plan must leave free (default 0)")
       ->check(CLI::NonNegativeNumber);
-  app->add_option("--allow", f->allow, "strategies that change training semantics to include, e.g. sdp,tsp");
+  app->add_option("--allow", f->allow,
+                  "strategies outside the default search, a list of: tsp (folded tensor + sequence parallelism, "
+                  "techniques.md 1: no mainstream framework runs it), sdp (subnetwork data parallelism, "
+                  "techniques.md 2: changes what is trained)");
+  app->add_option("--tsp", f->tsp, std::string("TSP degrees, with --allow tsp") + axis);
+  app->add_option("--sdp-keep", f->sdp_keep, "SDP keep fractions in (0, 1), a list (with --allow sdp; default 0.5)");
   app->add_option("--top", f->top, "plans to list (default 10)")->check(positive_number());
   app->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(positive_number());
   app->add_flag("--quiet", f->quiet, "no progress indicator");
@@ -57,18 +64,35 @@ std::vector<int> resolve_gpu_counts(const std::string& text) {
 }
 
 SpaceRequest resolve_request(const SearchFlags& f) {
-  for (const std::string& name : split_commas(f.allow)) {
-    bool known = false;
-    std::string available;
-    for (const Strategy* s : all_strategies()) {
-      known = known || name == s->name();
-      available += std::string(available.empty() ? "" : ", ") + s->name();
-    }
-    if (!known)
-      throw ConfigError("--allow: strategy '" + name + "' is not available in this build (strategies: " + available +
-                        ")");
-  }
   SpaceRequest r;
+  for (const std::string& name : split_commas(f.allow)) {
+    if (name == "tsp") {
+      r.allow_tsp = true;
+      continue;
+    }
+    if (name == "sdp") {
+      r.allow_sdp = true;
+      continue;
+    }
+    bool searched = false;
+    for (const Strategy* s : all_strategies()) searched = searched || name == s->name();
+    if (searched) throw ConfigError("--allow: '" + name + "' is always searched; --allow takes tsp or sdp");
+    const std::string near = io::closest_match(name, {"tsp", "sdp"});
+    throw ConfigError("--allow: unknown strategy '" + name + "' (tsp or sdp)" +
+                      (near.empty() ? "" : ", did you mean '" + near + "'?"));
+  }
+  if (!f.tsp.empty()) {
+    if (!r.allow_tsp) throw ConfigError("--tsp " + f.tsp + " needs --allow tsp");
+    r.tsp = parse_axis("--tsp", f.tsp);
+  }
+  for (const std::string& s : split_commas(f.sdp_keep)) {
+    if (!r.allow_sdp) throw ConfigError("--sdp-keep " + f.sdp_keep + " needs --allow sdp");
+    char* end = nullptr;
+    const double keep = std::strtod(s.c_str(), &end);
+    if (s.empty() || *end != '\0' || !(keep > 0.0 && keep < 1.0))
+      throw ConfigError("--sdp-keep: '" + s + "' is not a fraction in (0, 1)");
+    r.sdp_keep.push_back(keep);
+  }
   r.global_batch = f.gbs.value_or(0);
   r.seq_len = f.seq.value_or(0);
   if (!f.tp.empty()) r.tp = parse_axis("--tp", f.tp);
@@ -107,7 +131,8 @@ SearchOptions search_options(const SearchFlags& f) {
 }
 
 std::string plan_label(const Plan& p) {
-  std::string s = "tp" + std::to_string(p.tp) + " cp" + std::to_string(p.cp) + " pp" + std::to_string(p.pp);
+  std::string s = p.tsp > 1 ? "tsp" + std::to_string(p.tsp) : "tp" + std::to_string(p.tp) + " cp" + std::to_string(p.cp);
+  s += " pp" + std::to_string(p.pp);
   if (p.vpp > 1) s += " vpp" + std::to_string(p.vpp);
   s += " dp" + std::to_string(p.dp);
   if (p.ep > 1) s += " ep" + std::to_string(p.ep);
@@ -116,6 +141,7 @@ std::string plan_label(const Plan& p) {
   if (p.sequence_parallel) s += " sp";
   if (p.tp_comm_overlap) s += " ovl";
   s += " mbs" + std::to_string(p.micro_batch) + " " + to_string(p.recompute) + " " + to_string(p.precision);
+  if (p.changes_training_semantics()) s += " sdp" + fmt("%g", p.sdp_keep) + "/" + to_string(p.sdp_mask);
   return s;
 }
 

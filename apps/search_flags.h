@@ -28,7 +28,9 @@ struct SearchFlags {
   std::string precision;   // list: "bf16,fp8"
   std::string framework = "megatron-lm";
   double headroom_gib = 0;
-  std::string allow;       // strategies that change training semantics: "sdp,tsp"
+  std::string allow;       // strategies outside the default search: "tsp,sdp"
+  std::string tsp;         // axis spec of TSP degrees (with --allow tsp)
+  std::string sdp_keep;    // list of SDP keep fractions (with --allow sdp)
   int top = 10;
   int threads = 0;
   bool quiet = false;

@@ -86,7 +86,7 @@ std::vector<int> divisors(int n, int cap) {
 
 uint64_t PlanSpace::layout_size(const Layout& l) const {
   const uint64_t tp_opts = l.tp > 1 ? sp.size() * tp_overlap.size() : 1;
-  return l.mbs.size() * zero.size() * tp_opts * recompute.size() * precision.size();
+  return l.mbs.size() * zero.size() * tp_opts * recompute.size() * precision.size() * sdp.size();
 }
 
 uint64_t PlanSpace::size() const {
@@ -102,6 +102,7 @@ Plan PlanSpace::plan_at(const Layout& l, uint64_t k) const {
   p.pp = l.pp;
   p.vpp = l.vpp;
   p.dp = l.dp;
+  p.tsp = l.tsp;
   p.ep = l.ep;
   // With expert parallelism, experts run without tensor parallelism as Megatron-Core MoE recipes set
   // (--expert-tensor-parallel-size 1); otherwise Megatron's default etp = tp.
@@ -110,7 +111,7 @@ Plan PlanSpace::plan_at(const Layout& l, uint64_t k) const {
   p.global_batch = global_batch;
   p.seq_len = seq_len;
   p.cp_kind = cp_kind;
-  // Mixed radix, fastest-varying first: precision, recompute, tp options, zero, micro-batch.
+  // Mixed radix, fastest-varying first: precision, recompute, tp options, zero, micro-batch, sdp.
   auto digit = [&k](size_t radix) {
     const size_t d = static_cast<size_t>(k % radix);
     k /= radix;
@@ -124,6 +125,9 @@ Plan PlanSpace::plan_at(const Layout& l, uint64_t k) const {
   }
   p.zero = zero[digit(zero.size())];
   p.micro_batch = l.mbs[digit(l.mbs.size())];
+  const SdpChoice& sdp_choice = sdp[digit(sdp.size())];
+  p.sdp_keep = sdp_choice.keep;
+  p.sdp_mask = sdp_choice.mask;
   return p;
 }
 
@@ -141,6 +145,9 @@ PlanSpace make_plan_space(const ModelDesc& model, const System& system, const Sp
   s.tp_overlap = or_default(r.tp_overlap, {false, true});
   s.recompute = or_default(r.recompute, {Recompute::none, Recompute::selective, Recompute::full});
   s.precision = or_default(r.precision, {Dtype::bf16});
+  if (r.allow_sdp)
+    for (double keep : or_default(r.sdp_keep, {0.5}))
+      for (SdpMask mask : {SdpMask::forward, SdpMask::backward}) s.sdp.push_back({keep, mask});
 
   const int domain = system.tiers.empty() || system.tiers[0].domain_gpus == 0 ? gpus : system.tiers[0].domain_gpus;
   const int max_tp = r.max_tp > 0 ? r.max_tp : domain;
@@ -148,36 +155,44 @@ PlanSpace make_plan_space(const ModelDesc& model, const System& system, const Sp
   const std::vector<int> tps = r.tp.select(powers_of_two(1, std::min(max_tp, gpus)));
   const std::vector<int> cps = r.cp.select(powers_of_two(1, std::min(r.max_cp, gpus)));
   const std::vector<int> pps = r.pp.select(divisors(gpus, max_pp));
+  // Tensor-parallel-like degrees: (tp, cp, tsp) triples, tsp only in place of both tp and cp.
+  struct Inner {
+    int tp, cp, tsp;
+  };
+  std::vector<Inner> inner;
   for (int tp : tps)
-    for (int cp : cps)
-      for (int pp : pps) {
-        const long mp = 1L * tp * cp * pp;
-        if (gpus % mp != 0) continue;  // dp is what is left: the degrees must divide the GPU count
-        const int dp = static_cast<int>(gpus / mp);
-        // A layer count pp does not divide runs as an uneven split (Megatron-Core
-        // --decoder-first/last-pipeline-num-layers, or a pipeline layout), interleaved or not: the virtual
-        // stages then divide the busiest rank's ceil(layers / pp) layers (as Megatron-Bridge's Llama-3.1 405B
-        // recipe runs 126 layers as pp 8 x vpp 8).
-        const bool uneven = pp > 1 && model.layers % pp != 0;
-        std::vector<int> vpps = {1};
-        if (pp > 1) {
-          const int busiest_layers = (model.layers + pp - 1) / pp;
-          vpps = r.vpp.select(divisors(busiest_layers, model.layers));
-        }
-        const int per_rank = r.global_batch % dp == 0 ? r.global_batch / dp : 0;
-        const int mbs_cap = r.max_mbs > 0 ? r.max_mbs : per_rank;
-        std::vector<int> mbs = r.mbs.select(per_rank > 0 ? divisors(per_rank, mbs_cap) : std::vector<int>{1});
-        if (mbs.empty()) continue;
-        // Expert parallelism for MoE models: powers of two dividing the experts and the dp x cp ranks.
-        std::vector<int> eps = {1};
-        if (model.moe) {
-          eps.clear();
-          for (int ep : r.ep.select(powers_of_two(1, model.moe->experts)))
-            if ((dp * cp) % ep == 0 && model.moe->experts % ep == 0) eps.push_back(ep);
-        }
-        for (int ep : eps)
-          for (int vpp : vpps) s.layouts.push_back({tp, cp, pp, vpp, dp, ep, uneven, mbs});
+    for (int cp : cps) inner.push_back({tp, cp, 1});
+  if (r.allow_tsp)
+    for (int tsp : r.tsp.select(powers_of_two(2, std::min(max_tp, gpus)))) inner.push_back({1, 1, tsp});
+  for (const auto& [tp, cp, tsp] : inner)
+    for (int pp : pps) {
+      const long mp = 1L * tp * cp * tsp * pp;
+      if (gpus % mp != 0) continue;  // dp is what is left: the degrees must divide the GPU count
+      const int dp = static_cast<int>(gpus / mp);
+      // A layer count pp does not divide runs as an uneven split (Megatron-Core
+      // --decoder-first/last-pipeline-num-layers, or a pipeline layout), interleaved or not: the virtual
+      // stages then divide the busiest rank's ceil(layers / pp) layers (as Megatron-Bridge's Llama-3.1 405B
+      // recipe runs 126 layers as pp 8 x vpp 8).
+      const bool uneven = pp > 1 && model.layers % pp != 0;
+      std::vector<int> vpps = {1};
+      if (pp > 1) {
+        const int busiest_layers = (model.layers + pp - 1) / pp;
+        vpps = r.vpp.select(divisors(busiest_layers, model.layers));
       }
+      const int per_rank = r.global_batch % dp == 0 ? r.global_batch / dp : 0;
+      const int mbs_cap = r.max_mbs > 0 ? r.max_mbs : per_rank;
+      std::vector<int> mbs = r.mbs.select(per_rank > 0 ? divisors(per_rank, mbs_cap) : std::vector<int>{1});
+      if (mbs.empty()) continue;
+      // Expert parallelism for MoE models: powers of two dividing the experts and the dp x cp (x tsp) ranks.
+      std::vector<int> eps = {1};
+      if (model.moe) {
+        eps.clear();
+        for (int ep : r.ep.select(powers_of_two(1, model.moe->experts)))
+          if ((dp * cp * tsp) % ep == 0 && model.moe->experts % ep == 0) eps.push_back(ep);
+      }
+      for (int ep : eps)
+        for (int vpp : vpps) s.layouts.push_back({tp, cp, pp, vpp, dp, tsp, ep, uneven, mbs});
+    }
   if (s.layouts.empty() || s.zero.empty())
     throw ConfigError("no plan matches the constraints: tp x cp x pp must divide the GPU count (" +
                       std::to_string(gpus) + ") with the given --tp/--cp/--pp/--zero/--mbs values and caps");

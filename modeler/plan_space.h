@@ -47,11 +47,27 @@ struct SpaceRequest {
   std::vector<Recompute> recompute;  // default none, selective, full
   std::vector<Dtype> precision;      // default bf16 (lower precisions change numerics: opt in)
   CpKind cp_kind = CpKind::ring;
+  /// Folded tensor + sequence parallelism (techniques.md 1): no mainstream framework runs it, so the search
+  /// adds its layouts (tsp in place of tp and cp) only when asked, at the `tsp` degrees (default: powers of two
+  /// from 2 to max_tp).
+  bool allow_tsp = false;
+  AxisSpec tsp;
+  /// Subnetwork data parallelism (techniques.md 2) changes what is trained: only when asked, at each keep
+  /// fraction (default 0.5), with forward and backward masking.
+  bool allow_sdp = false;
+  std::vector<double> sdp_keep;
+};
+
+/// One subnetwork-data-parallel setting: keep 1 is plain data parallelism.
+struct SdpChoice {
+  double keep = 1.0;
+  SdpMask mask = SdpMask::forward;
 };
 
 /// One parallel arrangement: degrees whose product is the GPU count, and its micro-batch candidates.
 struct Layout {
   int tp = 1, cp = 1, pp = 1, vpp = 1, dp = 1;
+  int tsp = 1;           // folded tensor + sequence parallelism (then tp = cp = 1)
   int ep = 1;            // expert parallelism (MoE models), folded with dp x cp as Megatron-Core does
   bool uneven = false;   // pp does not divide the layers: the busiest stage takes the extra layers
   std::vector<int> mbs;
@@ -65,6 +81,7 @@ struct PlanSpace {
   std::vector<bool> sp, tp_overlap;
   std::vector<Recompute> recompute;
   std::vector<Dtype> precision;
+  std::vector<SdpChoice> sdp = {SdpChoice{}};
 
   /// Plans of one layout: the product of its option axes (sp and tp_overlap collapse to off when tp == 1).
   uint64_t layout_size(const Layout& l) const;

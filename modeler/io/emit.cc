@@ -88,6 +88,12 @@ std::string emit_megatron(const EmitInput& in) {
   }
   if (p.sequence_parallel) arg("--sequence-parallel");
   if (p.tp_comm_overlap) arg("--tp-comm-overlap");
+  if (in.moe) {
+    arg("--expert-model-parallel-size", std::to_string(p.ep));
+    arg("--expert-tensor-parallel-size", std::to_string(p.etp));
+    if (p.capacity_factor > 0) arg("--moe-expert-capacity-factor", num(p.capacity_factor));
+    if (p.ep_comm_overlap) arg("--overlap-moe-expert-parallel-comm");
+  }
   if (p.zero == 2) o << "# ZeRO-2 has no Megatron-LM flag; the distributed optimizer (ZeRO-1) is the nearest\n";
   if (p.zero == 1 || p.zero == 2) arg("--use-distributed-optimizer");
   if (p.zero == 3) arg("--use-torch-fsdp2");
@@ -134,6 +140,9 @@ std::string emit_torchtitan(const EmitInput& in) {
     if (p.vpp > 1) o << "pipeline_parallel_layers_per_stage = " << in.layers / (p.pp * p.vpp) << "\n";
   }
   o << "context_parallel_degree = " << p.cp << "\n";
+  if (in.moe)
+    o << "expert_parallel_degree = " << p.ep << "\n"
+      << "expert_tensor_parallel_degree = " << p.etp << "\n";
   if (p.cp > 1) o << "context_parallel_rotate_method = " << toml_string("allgather") << "\n";
   // With pipelining the local batch is split into micro-batches; without, global / (local x dp) is the
   // gradient-accumulation count.
@@ -194,6 +203,11 @@ std::string emit_nemo(const EmitInput& in) {
   out << YAML::Key << "fp8" << YAML::Value << (p.precision == Dtype::fp8);
   if (p.precision == Dtype::fp8) out << YAML::Key << "fp8_hybrid" << YAML::Value << true;
   out << YAML::Key << "ub_tp_comm_overlap" << YAML::Value << p.tp_comm_overlap;
+  if (in.moe) {
+    out << YAML::Key << "expert_model_parallel_size" << YAML::Value << p.ep;
+    out << YAML::Key << "expert_tensor_parallel_size" << YAML::Value << p.etp;
+    if (p.capacity_factor > 0) out << YAML::Key << "moe_expert_capacity_factor" << YAML::Value << p.capacity_factor;
+  }
   out << YAML::Key << "optim" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value << (p.zero >= 1 ? "distributed_fused_adam" : "fused_adam");
   out << YAML::EndMap;
@@ -216,6 +230,20 @@ EmitFormat parse_emit_format(const std::string& name) {
 const char* to_string(EmitFormat f) { return kFormatNames[static_cast<int>(f)]; }
 
 std::string emit_plan(EmitFormat format, const EmitInput& in) {
+  const Plan& p = in.estimate.plan;
+  const std::string what = std::string("--emit ") + to_string(format) + ": ";
+  if (format != EmitFormat::json) {
+    // What no launcher format can express: a plan of it would launch something else than was predicted.
+    if (p.tsp > 1)
+      throw ConfigError(what + "the plan uses folded tensor + sequence parallelism (tsp " + std::to_string(p.tsp) +
+                        "), which no supported framework implements; --emit json writes it");
+    if (p.changes_training_semantics())
+      throw ConfigError(what + "the plan uses subnetwork data parallelism (sdp keep " + num(p.sdp_keep) +
+                        "), which no supported framework implements; --emit json writes it");
+  }
+  if (format == EmitFormat::deepspeed && in.moe && p.ep > 1)
+    throw ConfigError(what + "DeepSpeed sets expert parallelism in the model code (deepspeed.moe.layer.MoE ep_size), "
+                      "not in its config JSON; emit megatron, nemo or json for this plan (ep " + std::to_string(p.ep) + ")");
   switch (format) {
     case EmitFormat::json: return emit_json(in);
     case EmitFormat::megatron: return emit_megatron(in);

@@ -23,6 +23,7 @@ struct EmitInput {
   std::string model;      // model name or file, for the header
   std::string framework;  // shardplan framework profile the plan was predicted with
   int layers = 0;         // transformer layers (for layers per virtual pipeline stage)
+  bool moe = false;       // a mixture-of-experts model: write the expert-parallel settings
 };
 
 /// The plan in `format`; the text ends with a newline.

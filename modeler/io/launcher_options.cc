@@ -34,6 +34,10 @@ const std::vector<LauncherOption>& launcher_options() {
       {"megatron", "--overlap-grad-reduce", kMegatron},
       {"megatron", "--overlap-param-gather", kMegatron},
       {"megatron", "--tp-comm-overlap", kMegatron},
+      {"megatron", "--expert-model-parallel-size", kMegatron},
+      {"megatron", "--expert-tensor-parallel-size", kMegatron},
+      {"megatron", "--moe-expert-capacity-factor", kMegatron},
+      {"megatron", "--overlap-moe-expert-parallel-comm", kMegatron},
       {"torchtitan", "parallelism.data_parallel_replicate_degree", kTitan},
       {"torchtitan", "parallelism.data_parallel_shard_degree", kTitan},
       {"torchtitan", "parallelism.fsdp_reshard_after_forward", kTitan},  // default, always, never
@@ -45,6 +49,8 @@ const std::vector<LauncherOption>& launcher_options() {
       {"torchtitan", "parallelism.pipeline_parallel_microbatch_size", kTitan},
       {"torchtitan", "parallelism.context_parallel_degree", kTitan},
       {"torchtitan", "parallelism.context_parallel_rotate_method", kTitan},  // allgather, alltoall
+      {"torchtitan", "parallelism.expert_parallel_degree", kTitan},
+      {"torchtitan", "parallelism.expert_tensor_parallel_degree", kTitan},
       {"torchtitan", "training.local_batch_size", kTitan},
       {"torchtitan", "training.global_batch_size", kTitan},
       {"torchtitan", "training.seq_len", kTitan},
@@ -76,6 +82,9 @@ const std::vector<LauncherOption>& launcher_options() {
       {"nemo", "model.fp8", kNemo},
       {"nemo", "model.fp8_hybrid", kNemo},
       {"nemo", "model.ub_tp_comm_overlap", kNemo},
+      {"nemo", "model.expert_model_parallel_size", kNemo},
+      {"nemo", "model.expert_tensor_parallel_size", kNemo},
+      {"nemo", "model.moe_expert_capacity_factor", kNemo},
       {"nemo", "model.optim.name", kNemo},  // fused_adam, distributed_fused_adam
   };
   return options;

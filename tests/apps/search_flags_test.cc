@@ -96,11 +96,27 @@ TEST_CASE("resolve_request: axes, defaults and the sp flag only when given") {
 TEST_CASE("resolve_request: bad --zero and --allow values") {
   CHECK_THROWS_WITH_AS(resolve_request(parse({"--zero", "1,4"})), "--zero: stage 4 does not exist (0, 1, 2 or 3)",
                        ConfigError);
-  std::string names;
-  for (const Strategy* s : all_strategies()) names += std::string(names.empty() ? "" : ", ") + s->name();
-  CHECK_THROWS_WITH_AS(resolve_request(parse({"--allow", "warp"})),
-                       ("--allow: strategy 'warp' is not available in this build (strategies: " + names + ")").c_str(),
+  CHECK_THROWS_WITH_AS(resolve_request(parse({"--allow", "warp"})), "--allow: unknown strategy 'warp' (tsp or sdp)",
                        ConfigError);
+  CHECK_THROWS_WITH_AS(resolve_request(parse({"--allow", "tps"})),
+                       "--allow: unknown strategy 'tps' (tsp or sdp), did you mean 'tsp'?", ConfigError);
+  CHECK_THROWS_WITH_AS(resolve_request(parse({"--allow", "tp"})), "--allow: 'tp' is always searched; --allow takes tsp or sdp",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(resolve_request(parse({"--tsp", "4"})), "--tsp 4 needs --allow tsp", ConfigError);
+  CHECK_THROWS_WITH_AS(resolve_request(parse({"--sdp-keep", "0.5"})), "--sdp-keep 0.5 needs --allow sdp", ConfigError);
+  CHECK_THROWS_WITH_AS(resolve_request(parse({"--allow", "sdp", "--sdp-keep", "1.5"})),
+                       "--sdp-keep: '1.5' is not a fraction in (0, 1)", ConfigError);
+}
+
+TEST_CASE("resolve_request: --allow tsp and sdp open their axes") {
+  SpaceRequest r = resolve_request(parse({"--allow", "tsp,sdp", "--tsp", "2,4", "--sdp-keep", "0.25,0.5"}));
+  CHECK(r.allow_tsp);
+  CHECK(r.tsp.values == std::vector<int>{2, 4});
+  CHECK(r.allow_sdp);
+  CHECK(r.sdp_keep == std::vector<double>{0.25, 0.5});
+  r = resolve_request(parse({}));
+  CHECK_FALSE(r.allow_tsp);
+  CHECK_FALSE(r.allow_sdp);
 }
 
 TEST_CASE("search_options: top, threads and headroom") {
@@ -124,6 +140,13 @@ TEST_CASE("plan_label") {
   p.recompute = Recompute::full;
   p.precision = Dtype::fp8;
   CHECK(plan_label(p) == "tp2 cp2 pp3 dp4 ep2 uneven z0 ovl mbs2 full fp8");
+  Plan q;
+  q.tp = 1;
+  q.tsp = 4;
+  q.dp = 2;
+  q.sdp_keep = 0.5;
+  q.sdp_mask = SdpMask::backward;
+  CHECK(plan_label(q) == "tsp4 pp1 dp2 z0 mbs1 none bf16 sdp0.5/backward");
 }
 
 TEST_CASE("predict_command: the system flags given, then the plan's flags") {

@@ -20,6 +20,11 @@ expect 2 "--sdp-mask" -- "$BIN" predict --model llama-2-7b "${H100[@]}" --sdp-ke
 expect 2 "--sdp-granularity" -- "$BIN" predict --model llama-2-7b "${H100[@]}" --sdp-keep 0.5 --sdp-granularity layer
 expect 2 "--moe-imbalance" -- "$BIN" predict --model qwen3-30b-a3b "${H100[@]}" --ep 8 --moe-imbalance 0.5
 expect 2 "--capacity-factor" -- "$BIN" predict --model qwen3-30b-a3b "${H100[@]}" --ep 8 --capacity-factor 0
+# A searched MoE plan launches with its expert parallelism.
+expect 0 "wrote megatron plan" -- "$BIN" search --model mixtral-8x7b --system dgx-h100 --gpus 16 --gbs 64 --seq 4096 \
+  --quiet --top 1 --emit megatron --out "$tmp/moe.sh"
+expect 0 "--expert-model-parallel-size" -- cat "$tmp/moe.sh"
+expect 0 "--expert-tensor-parallel-size 1" -- cat "$tmp/moe.sh"
 # Bad values: constraints of the plan, with the actual values.
 expect 2 "--sdp-mask and --sdp-granularity need --sdp-keep" -- "$BIN" predict --model llama-2-7b "${H100[@]}" --sdp-mask backward
 expect 2 "sdp keep (0) must be in (0, 1]" -- "$BIN" predict --model llama-2-7b "${H100[@]}" --sdp-keep 0

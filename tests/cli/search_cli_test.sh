@@ -40,7 +40,14 @@ ls -a "$tmp" | grep -q '\.tmp' && { echo "FAIL: temp file left"; fails=$((fails 
 # Bad input and infeasible requests exit 2 with a message naming the constraint.
 expect 2 "--tp: 'x' is not a non-negative integer" -- "$BIN" "${S[@]}" --tp x
 expect 2 "no plan matches the constraints" -- "$BIN" "${S[@]}" --tp 3
-expect 2 "--allow: strategy 'warp' is not available in this build" -- "$BIN" "${S[@]}" --allow warp
+expect 2 "--allow: unknown strategy 'warp' (tsp or sdp)" -- "$BIN" "${S[@]}" --allow warp
+expect 2 "--tsp 4 needs --allow tsp" -- "$BIN" "${S[@]}" --tsp 4
+
+# Opt-in strategies: TSP layouts and SDP settings join the ranking; their plans go to JSON, not to a launcher.
+expect 0 " tsp4 pp1 " -- "$BIN" "${S[@]}" --allow tsp --tsp 4 --tp 1 --cp 1 --pp 1 --top 50
+expect 0 "sdp0.5/forward" -- "$BIN" "${S[@]}" --allow sdp --pp 1 --tp 1 --top 50
+expect 2 "no supported framework implements" -- "$BIN" "${S[@]}" --allow sdp --pp 1 --tp 1 --top 1 --emit megatron --out "$tmp/sdp.sh"
+expect 0 "wrote json plan" -- "$BIN" "${S[@]}" --allow sdp --pp 1 --tp 1 --top 1 --emit json --out "$tmp/sdp.json"
 expect 2 "did you mean 'megatron'" -- "$BIN" "${S[@]}" --emit megatorn --out "$tmp/x"
 expect 2 "needs --out FILE" -- "$BIN" "${S[@]}" --emit json
 expect 2 "infeasible: no plan fits" -- "$BIN" search --model llama-3-70b --system dgx-h100 --gpus 8 --gbs 8 --seq 8192 --quiet

@@ -155,6 +155,47 @@ TEST_CASE("emit nemo: YAML of known keys") {
   }
 }
 
+TEST_CASE("emit: a mixture-of-experts plan carries its expert parallelism in every launcher format") {
+  Estimate e = sample(2, 1, 1, 8, 1, Recompute::none, Dtype::bf16);
+  e.plan.ep = 8;
+  e.plan.etp = 1;
+  e.plan.capacity_factor = 1.25;
+  static const System sys = test::synthetic_system(16);
+  auto moe_emit = [&](io::EmitFormat f) { return io::emit_plan(f, io::EmitInput{e, sys, "tiny-moe", "megatron-lm", 8, true}); };
+  const std::string m = moe_emit(io::EmitFormat::megatron);
+  CHECK(m.find("--expert-model-parallel-size 8\n") != std::string::npos);
+  CHECK(m.find("--expert-tensor-parallel-size 1\n") != std::string::npos);
+  CHECK(m.find("--moe-expert-capacity-factor 1.25\n") != std::string::npos);
+  std::istringstream lines(m);
+  std::string line;
+  while (std::getline(lines, line))
+    if (!line.empty() && line[0] != '#') CHECK(io::is_launcher_option("megatron", line.substr(0, line.find(' '))));
+  const std::string t = moe_emit(io::EmitFormat::torchtitan);
+  CHECK(t.find("expert_parallel_degree = 8\n") != std::string::npos);
+  for (const std::string& key : toml_keys(t)) CHECK(io::is_launcher_option("torchtitan", key));
+  const YAML::Node n = YAML::Load(moe_emit(io::EmitFormat::nemo));
+  CHECK(n["model"]["expert_model_parallel_size"].as<int>() == 8);
+  std::vector<std::string> keys;
+  leaves(n, "", &keys);
+  for (const std::string& k : keys) CHECK(io::is_launcher_option("nemo", k));
+  CHECK_THROWS_WITH_AS(moe_emit(io::EmitFormat::deepspeed),
+                       doctest::Contains("DeepSpeed sets expert parallelism in the model code"), ConfigError);
+  // A dense model's plan has none of it.
+  CHECK(emit(io::EmitFormat::megatron, e).find("expert") == std::string::npos);
+}
+
+TEST_CASE("emit: plans no framework can launch (TSP, SDP) go to json only") {
+  Estimate e = sample(1, 1, 1, 16, 1, Recompute::none, Dtype::bf16);
+  e.plan.tsp = 4;
+  CHECK_THROWS_WITH_AS(emit(io::EmitFormat::megatron, e),
+                       doctest::Contains("folded tensor + sequence parallelism (tsp 4)"), ConfigError);
+  CHECK(emit(io::EmitFormat::json, e).find("\"tsp\": 4") != std::string::npos);
+  e.plan.tsp = 1;
+  e.plan.sdp_keep = 0.5;
+  CHECK_THROWS_WITH_AS(emit(io::EmitFormat::torchtitan, e), doctest::Contains("subnetwork data parallelism (sdp keep 0.5)"),
+                       ConfigError);
+}
+
 TEST_CASE("parse_emit_format") {
   CHECK(io::parse_emit_format("nemo") == io::EmitFormat::nemo);
   CHECK_THROWS_WITH_AS(io::parse_emit_format("megatorn"),

@@ -98,6 +98,43 @@ TEST_CASE("make_plan_space: fixed values, caps and impossible requests") {
   CHECK_THROWS_WITH_AS(make_plan_space(m, s, r), "search needs the global batch (--gbs)", ConfigError);
 }
 
+TEST_CASE("make_plan_space: TSP layouts and SDP settings only when asked for") {
+  const ModelDesc m = test::tiny_model();
+  const System s = test::synthetic_system(8);
+  SpaceRequest r = tiny_request({1}, {1}, {1});
+  const PlanSpace plain = make_plan_space(m, s, r);
+  for (const Layout& l : plain.layouts) CHECK(l.tsp == 1);
+  CHECK(plain.sdp.size() == 1);
+  r.allow_tsp = true;
+  r.allow_sdp = true;
+  r.sdp_keep = {0.5};
+  const PlanSpace wide = make_plan_space(m, s, r);
+  // tp 1 cp 1 pp 1 dp 8, then tsp 2, 4, 8 (powers of two up to the 8-GPU domain) in place of tp and cp.
+  std::set<int> tsps;
+  for (const Layout& l : wide.layouts) {
+    CHECK(l.tp * l.cp * l.tsp * l.pp * l.dp == 8);
+    if (l.tsp > 1) CHECK(l.tp * l.cp == 1);
+    tsps.insert(l.tsp);
+  }
+  CHECK(tsps == std::set<int>{1, 2, 4, 8});
+  // Plain data parallelism, then keep 0.5 with forward and with backward masking: 3x the plans of each layout.
+  CHECK(wide.sdp.size() == 3);
+  const Layout& first = wide.layouts.front();
+  CHECK(wide.layout_size(first) == 3 * plain.layout_size(plain.layouts.front()));
+  std::set<std::pair<double, int>> sdp_seen;
+  for (uint64_t k = 0; k < wide.layout_size(first); ++k) {
+    const Plan p = wide.plan_at(first, k);
+    sdp_seen.insert({p.sdp_keep, static_cast<int>(p.sdp_mask)});
+  }
+  CHECK(sdp_seen.size() == 3);
+  CHECK(wide.plan_at(wide.layouts.back(), 0).tsp == wide.layouts.back().tsp);
+  // --tsp restricts the degrees.
+  r.tsp.values = {4};
+  tsps.clear();
+  for (const Layout& l : make_plan_space(m, s, r).layouts) tsps.insert(l.tsp);
+  CHECK(tsps == std::set<int>{1, 4});
+}
+
 TEST_CASE("make_plan_space: MoE models get expert-parallel layouts that divide experts and dp x cp") {
   ModelDesc m = test::tiny_model();
   MoeDesc moe;
