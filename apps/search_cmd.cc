@@ -23,12 +23,15 @@ std::string right(const std::string& s, size_t width) {
 }
 
 std::string table(const std::vector<Estimate>& rows, const SearchFlags& f, int gpus) {
-  char buf[256];
-  std::string s = "rank  plan                                             memory      step  tokens/s/GPU    MFU\n"
-                  "                                                         (GiB)       (s)                  (%)\n";
+  char buf[512];
+  int width = 46;  // the plan column widens for long labels (TSP, SDP, MoE) so the numbers stay aligned
+  for (const Estimate& e : rows) width = std::max(width, static_cast<int>(plan_label(e.plan).size()));
+  std::snprintf(buf, sizeof buf, "%-4s  %-*s %8s %9s %13s %6s\n%4s  %-*s %8s %9s %13s %6s\n", "rank", width, "plan",
+                "memory", "step", "tokens/s/GPU", "MFU", "", width, "", "(GiB)", "(s)", "", "(%)");
+  std::string s = buf;
   for (size_t i = 0; i < rows.size(); ++i) {
     const Estimate& e = rows[i];
-    std::snprintf(buf, sizeof buf, "%4zu  %-46s %8.1f %9.3f %13s %6.1f\n", i + 1, plan_label(e.plan).c_str(),
+    std::snprintf(buf, sizeof buf, "%4zu  %-*s %8.1f %9.3f %13s %6.1f\n", i + 1, width, plan_label(e.plan).c_str(),
                   to_GiB(e.memory.total()), e.time.step().v, with_commas(e.tokens_per_s_per_gpu).c_str(),
                   100 * e.mfu);
     s += buf;

@@ -42,6 +42,31 @@ Problem oom_problem(const MemoryBreakdown& mem) {
               num(to_GiB(top->second), "%.1f") + " GiB)"};
 }
 
+Sharding sharded(const Context& ctx) {
+  Sharding sh = unsharded(ctx);
+  for (const Strategy* s : all_strategies()) s->shard(ctx, &sh);
+  return sh;
+}
+
+/// Model FLOPs per token the plan's step is asked to do: Megatron's count, except that a subnetwork-data-parallel
+/// worker trains a subnetwork (it runs rho of the layers, or only the held parameters' backward GEMMs), so the
+/// layers' share scales as the executed layer FLOPs do with and without the SDP sharding; MFU of an SDP plan is
+/// then a fraction of its own work, never above 100% of the peak.
+double required_flops_per_token(const Context& ctx, const Sharding& sh, const LayerCost& layer) {
+  const ModelDesc& m = ctx.model;
+  const double all = model_flops_per_token(m, ctx.plan.seq_len);
+  if (!ctx.plan.changes_training_semantics()) return all;
+  Plan whole = ctx.plan;
+  whole.sdp_keep = 1.0;
+  const Context full_ctx{m, ctx.system, whole, ctx.framework};
+  const Sharding full_sh = sharded(full_ctx);
+  const LayerCost full = layer_cost(full_ctx, full_sh);
+  const double run = (layer.forward.flops + layer.backward.flops) * sh.layers;
+  const double asked = (full.forward.flops + full.backward.flops) * full_sh.layers;
+  const double head = 3.0 * 2.0 * m.hidden * m.vocab;
+  return asked > 0 ? head + (all - head) * run / asked : all;
+}
+
 }  // namespace
 
 Sharding unsharded(const Context& ctx) {
@@ -73,10 +98,9 @@ Estimate evaluate(const ModelDesc& model, const System& system, const Plan& plan
   if (!e.problems.empty()) return e;
 
   const Context ctx{model, system, plan, framework};
-  Sharding sh = unsharded(ctx);
+  const Sharding sh = sharded(ctx);
   Schedule sched;
   CommPlan comm;
-  for (const Strategy* s : all_strategies()) s->shard(ctx, &sh);
   for (const Strategy* s : all_strategies()) s->schedule(ctx, sh, &sched);
   for (const Strategy* s : all_strategies()) s->add_comm(ctx, sh, &comm);
 
@@ -89,7 +113,7 @@ Estimate evaluate(const ModelDesc& model, const System& system, const Plan& plan
   const Seconds step = e.time.step();
   e.tokens_per_s = tokens_per_step / step.v;
   e.tokens_per_s_per_gpu = e.tokens_per_s / system.gpus;
-  e.model_flops_per_token = model_flops_per_token(model, plan.seq_len);
+  e.model_flops_per_token = required_flops_per_token(ctx, sh, layer);
   const double peak = system.gpu.peak_for(Dtype::bf16).v * system.gpus;
   e.mfu = e.model_flops_per_token * e.tokens_per_s / peak;
   // Recompute FLOPs per token: one rank's per-layer recompute FLOPs x all layers x the tp x cp ranks that share

@@ -126,6 +126,12 @@ std::string rejection_label(const std::string& code) {
       {"zero_unsupported", "ZeRO stage not offered by the framework"},
       {"tp_overlap_unsupported", "TP overlap not offered by the framework"},
       {"ep_overlap_unsupported", "MoE all-to-all overlap not offered by the framework"},
+      {"tsp_exclusive", "tsp with tp or cp on the same ranks"},
+      {"tsp_divides_heads", "tsp does not divide heads"},
+      {"tsp_divides_kv_heads", "tsp does not divide kv_heads"},
+      {"tsp_divides_ffn_hidden", "tsp does not divide ffn_hidden"},
+      {"tsp_divides_seq", "2 x tsp does not divide the sequence"},
+      {"sdp_holders", "sdp keep x dp not a whole number of workers"},
   };
   if (auto it = labels.find(code); it != labels.end()) return it->second;
   if (code.rfind("oom_", 0) == 0) return "out of memory (largest item: " + code.substr(4) + ")";

@@ -98,4 +98,6 @@ TEST_CASE("rejection_label") {
   CHECK(rejection_label("tp_divides_kv_heads") == "tp does not divide kv_heads");
   CHECK(rejection_label("oom_activations") == "out of memory (largest item: activations)");
   CHECK(rejection_label("some_new_code") == "some new code");
+  CHECK(rejection_label("tsp_divides_kv_heads") == "tsp does not divide kv_heads");
+  CHECK(rejection_label("sdp_holders") == "sdp keep x dp not a whole number of workers");
 }

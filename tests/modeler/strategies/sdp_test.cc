@@ -110,4 +110,23 @@ TEST_CASE("Llama 1B, DDP vs SDP keep 0.5 forward masking: memory reduction insid
   CHECK(bwd < reduction);
 }
 
+TEST_CASE("MFU of an SDP plan counts the subnetwork's FLOPs: keep x the layers' share, the LM head whole") {
+  auto run = [](const Plan& p) {
+    const Setup s(llama_1b(), p, 8);
+    return evaluate(s.model, s.system, s.plan, s.framework);
+  };
+  const Estimate full = run(ddp()), fwd = run(ddp(0.5)), bwd = run(ddp(0.5, SdpMask::backward));
+  const ModelDesc m = llama_1b();
+  const double head = 6.0 * m.hidden * m.vocab;
+  // Forward masking, block granularity: half the layers run, every layer's FLOPs as before.
+  CHECK(fwd.model_flops_per_token == doctest::Approx(head + 0.5 * (full.model_flops_per_token - head)));
+  // Backward masking: the forward whole, the backward GEMMs for the held half (attention's backward whole).
+  CHECK(bwd.model_flops_per_token < full.model_flops_per_token);
+  CHECK(bwd.model_flops_per_token > fwd.model_flops_per_token);
+  for (const Estimate* e : {&full, &fwd, &bwd}) {
+    CHECK(e->mfu > 0.0);
+    CHECK(e->mfu < 1.0);
+  }
+}
+
 }
