@@ -58,7 +58,6 @@ std::vector<int> resolve_gpu_counts(const std::string& text) {
   if (text.empty()) throw ConfigError("give the GPU count: --gpus N (or a list a,b or a range a:b)");
   const AxisSpec a = parse_axis("--gpus", text);
   std::vector<int> counts = a.range ? powers_of_two(a.lo, a.hi) : a.values;
-  counts.erase(std::remove(counts.begin(), counts.end(), 0), counts.end());
   if (counts.empty()) throw ConfigError("--gpus: '" + text + "' names no GPU count (a:b takes the powers of two in it)");
   return counts;
 }
@@ -99,7 +98,7 @@ SpaceRequest resolve_request(const SearchFlags& f) {
   if (!f.cp.empty()) r.cp = parse_axis("--cp", f.cp);
   if (!f.pp.empty()) r.pp = parse_axis("--pp", f.pp);
   if (!f.vpp.empty()) r.vpp = parse_axis("--vpp", f.vpp);
-  if (!f.zero.empty()) r.zero = parse_axis("--zero", f.zero);
+  if (!f.zero.empty()) r.zero = parse_axis("--zero", f.zero, 0);
   else r.zero.values = resolve_framework(f.framework).zero_stages;  // the stages the software offers
   if (!f.mbs.empty()) r.mbs = parse_axis("--mbs", f.mbs);
   if (!f.ep.empty()) r.ep = parse_axis("--ep", f.ep);

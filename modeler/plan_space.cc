@@ -10,12 +10,12 @@ namespace shardplan {
 
 namespace {
 
-int parse_positive(const std::string& flag, const std::string& s) {
+int parse_at_least(const std::string& flag, const std::string& s, int min_value) {
   char* end = nullptr;
   errno = 0;
   const long v = std::strtol(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || errno != 0 || v < 0 || v > (1 << 24))
-    throw ConfigError(flag + ": '" + s + "' is not a non-negative integer");
+  if (s.empty() || *end != '\0' || errno != 0 || v < min_value || v > (1 << 24))
+    throw ConfigError(flag + ": '" + s + "' is not a " + (min_value > 0 ? "positive" : "non-negative") + " integer");
   return static_cast<int>(v);
 }
 
@@ -46,12 +46,12 @@ std::vector<int> AxisSpec::select(const std::vector<int>& defaults) const {
   return out;
 }
 
-AxisSpec parse_axis(const std::string& flag, const std::string& text) {
+AxisSpec parse_axis(const std::string& flag, const std::string& text, int min_value) {
   AxisSpec a;
   if (text.find(':') != std::string::npos) {
     const std::vector<std::string> parts = split(text, ':');
     if (parts.size() > 3) throw ConfigError(flag + ": '" + text + "' is not a range a:b or a:b:step");
-    const int lo = parse_positive(flag, parts[0]), hi = parse_positive(flag, parts[1]);
+    const int lo = parse_at_least(flag, parts[0], min_value), hi = parse_at_least(flag, parts[1], min_value);
     if (lo > hi) throw ConfigError(flag + ": range '" + text + "' is empty (" + parts[0] + " > " + parts[1] + ")");
     if (parts.size() == 2) {
       a.range = true;
@@ -59,12 +59,12 @@ AxisSpec parse_axis(const std::string& flag, const std::string& text) {
       a.hi = hi;
       return a;
     }
-    const int step = parse_positive(flag, parts[2]);
+    const int step = parse_at_least(flag, parts[2], 0);
     if (step == 0) throw ConfigError(flag + ": step of '" + text + "' must be positive");
     for (int v = lo; v <= hi; v += step) a.values.push_back(v);
     return a;
   }
-  for (const std::string& p : split(text, ',')) a.values.push_back(parse_positive(flag, p));
+  for (const std::string& p : split(text, ',')) a.values.push_back(parse_at_least(flag, p, min_value));
   std::sort(a.values.begin(), a.values.end());
   a.values.erase(std::unique(a.values.begin(), a.values.end()), a.values.end());
   return a;

@@ -30,8 +30,9 @@ struct AxisSpec {
   std::vector<int> select(const std::vector<int>& defaults) const;
 };
 
-/// Parses an axis flag's text; throws ConfigError naming the flag ("--tp: '0' is not a positive integer").
-AxisSpec parse_axis(const std::string& flag, const std::string& text);
+/// Parses an axis flag's text; throws ConfigError naming the flag ("--tp: '0' is not a positive integer"). Values
+/// below `min_value` are errors: parallel degrees, micro-batches and GPU counts start at 1, ZeRO stages at 0.
+AxisSpec parse_axis(const std::string& flag, const std::string& text, int min_value = 1);
 
 /// What the user asked for. Empty lists take the defaults documented on each field.
 struct SpaceRequest {

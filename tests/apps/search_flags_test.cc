@@ -51,19 +51,18 @@ TEST_CASE("resolve_gpu_counts: a value, a list, a power-of-two range, a stepped 
   CHECK(resolve_gpu_counts("128:2048") == std::vector<int>{128, 256, 512, 1024, 2048});
   CHECK(resolve_gpu_counts("100:300") == std::vector<int>{128, 256});
   CHECK(resolve_gpu_counts("8:32:8") == std::vector<int>{8, 16, 24, 32});
-  CHECK(resolve_gpu_counts("0,8") == std::vector<int>{8});  // 0 GPUs is no count
 }
 
 TEST_CASE("resolve_gpu_counts: bad values name the flag") {
   CHECK_THROWS_WITH_AS(resolve_gpu_counts(""), "give the GPU count: --gpus N (or a list a,b or a range a:b)",
                        ConfigError);
-  CHECK_THROWS_WITH_AS(resolve_gpu_counts("0"), "--gpus: '0' names no GPU count (a:b takes the powers of two in it)",
-                       ConfigError);
+  CHECK_THROWS_WITH_AS(resolve_gpu_counts("0"), "--gpus: '0' is not a positive integer", ConfigError);
+  CHECK_THROWS_WITH_AS(resolve_gpu_counts("0,8"), "--gpus: '0' is not a positive integer", ConfigError);
   CHECK_THROWS_WITH_AS(resolve_gpu_counts("3:3"),
                        "--gpus: '3:3' names no GPU count (a:b takes the powers of two in it)", ConfigError);
-  CHECK_THROWS_WITH_AS(resolve_gpu_counts("many"), "--gpus: 'many' is not a non-negative integer", ConfigError);
-  CHECK_THROWS_WITH_AS(resolve_gpu_counts("-8"), "--gpus: '-8' is not a non-negative integer", ConfigError);
-  CHECK_THROWS_WITH_AS(resolve_gpu_counts("8,,16"), "--gpus: '' is not a non-negative integer", ConfigError);
+  CHECK_THROWS_WITH_AS(resolve_gpu_counts("many"), "--gpus: 'many' is not a positive integer", ConfigError);
+  CHECK_THROWS_WITH_AS(resolve_gpu_counts("-8"), "--gpus: '-8' is not a positive integer", ConfigError);
+  CHECK_THROWS_WITH_AS(resolve_gpu_counts("8,,16"), "--gpus: '' is not a positive integer", ConfigError);
   CHECK_THROWS_WITH_AS(resolve_gpu_counts("64:8"), "--gpus: range '64:8' is empty (64 > 8)", ConfigError);
   CHECK_THROWS_WITH_AS(resolve_gpu_counts("1:2:3:4"), "--gpus: '1:2:3:4' is not a range a:b or a:b:step",
                        ConfigError);

@@ -38,8 +38,12 @@ python3 -c "import json,sys; json.load(open(sys.argv[1])); json.load(open(sys.ar
 ls -a "$tmp" | grep -q '\.tmp' && { echo "FAIL: temp file left"; fails=$((fails + 1)); }
 
 # Bad input and infeasible requests exit 2 with a message naming the constraint.
-expect 2 "--tp: 'x' is not a non-negative integer" -- "$BIN" "${S[@]}" --tp x
+expect 2 "--tp: 'x' is not a positive integer" -- "$BIN" "${S[@]}" --tp x
 expect 2 "no plan matches the constraints" -- "$BIN" "${S[@]}" --tp 3
+for axis in tp cp pp vpp mbs ep; do
+  expect 2 "--$axis: '0' is not a positive integer" -- "$BIN" "${S[@]}" --$axis 0
+done
+expect 2 "--tsp: '0' is not a positive integer" -- "$BIN" "${S[@]}" --allow tsp --tsp 0
 expect 2 "--allow: unknown strategy 'warp' (tsp or sdp)" -- "$BIN" "${S[@]}" --allow warp
 expect 2 "--tsp 4 needs --allow tsp" -- "$BIN" "${S[@]}" --tsp 4
 

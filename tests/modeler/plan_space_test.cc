@@ -35,7 +35,12 @@ TEST_CASE("parse_axis: values, lists, ranges and stepped ranges") {
 }
 
 TEST_CASE("parse_axis: errors name the flag") {
-  CHECK_THROWS_WITH_AS(parse_axis("--tp", "x"), "--tp: 'x' is not a non-negative integer", ConfigError);
+  CHECK_THROWS_WITH_AS(parse_axis("--tp", "x"), "--tp: 'x' is not a positive integer", ConfigError);
+  // Degrees start at 1 (a 0 would divide by zero downstream); ZeRO stages at 0.
+  CHECK_THROWS_WITH_AS(parse_axis("--tp", "0"), "--tp: '0' is not a positive integer", ConfigError);
+  CHECK_THROWS_WITH_AS(parse_axis("--pp", "0:8"), "--pp: '0' is not a positive integer", ConfigError);
+  CHECK(parse_axis("--zero", "0,1", 0).values == std::vector<int>{0, 1});
+  CHECK_THROWS_WITH_AS(parse_axis("--zero", "-1", 0), "--zero: '-1' is not a non-negative integer", ConfigError);
   CHECK_THROWS_WITH_AS(parse_axis("--pp", "8:2"), "--pp: range '8:2' is empty (8 > 2)", ConfigError);
   CHECK_THROWS_WITH_AS(parse_axis("--pp", "1:8:0"), "--pp: step of '1:8:0' must be positive", ConfigError);
   CHECK_THROWS_WITH_AS(parse_axis("--pp", "1:2:3:4"), "--pp: '1:2:3:4' is not a range a:b or a:b:step", ConfigError);
