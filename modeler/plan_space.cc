@@ -78,10 +78,16 @@ std::vector<int> powers_of_two(int lo, int hi) {
 }
 
 std::vector<int> divisors(int n, int cap) {
-  std::vector<int> out;
-  for (int d = 1; d <= n && d <= cap; ++d)
-    if (n % d == 0) out.push_back(d);
-  return out;
+  // Pairs (d, n / d) up to sqrt(n): fast for large batches, and no int overflow at n near INT_MAX.
+  std::vector<int> low, high;
+  for (long d = 1; d * d <= n; ++d) {
+    if (n % d != 0) continue;
+    if (d <= cap) low.push_back(static_cast<int>(d));
+    const long q = n / d;
+    if (q != d && q <= cap) high.push_back(static_cast<int>(q));
+  }
+  low.insert(low.end(), high.rbegin(), high.rend());
+  return low;
 }
 
 uint64_t PlanSpace::layout_size(const Layout& l) const {

@@ -49,6 +49,10 @@ TEST_CASE("parse_axis: errors name the flag") {
 TEST_CASE("powers_of_two and divisors") {
   CHECK(powers_of_two(2, 20) == std::vector<int>{2, 4, 8, 16});
   CHECK(divisors(12, 6) == std::vector<int>{1, 2, 3, 4, 6});
+  CHECK(divisors(36, 100) == std::vector<int>{1, 2, 3, 4, 6, 9, 12, 18, 36});
+  CHECK(divisors(1, 1) == std::vector<int>{1});
+  // The largest int (a prime): no overflow of the loop counter (a global batch of INT_MAX crashed the search).
+  CHECK(divisors(2147483647, 2147483647) == std::vector<int>{1, 2147483647});
 }
 
 TEST_CASE("make_plan_space: layouts multiply to the GPU count; options multiply per layout") {
