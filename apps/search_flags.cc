@@ -38,6 +38,8 @@ void add_search_flags(CLI::App* app, SearchFlags* f, bool gpus_required) {
   app->add_option("--max-cp", f->max_cp, "largest cp (default 32)")->check(positive_number());
   f->sp_option = app->add_flag("--sp,!--no-sp", f->sp, "only plans with (or without) sequence parallelism (default: both)");
   f->tp_overlap_option = app->add_flag("--tp-overlap,!--no-tp-overlap", f->tp_overlap, "only plans with (or without) TP overlap");
+  f->ep_overlap_option = app->add_flag("--ep-overlap,!--no-ep-overlap", f->ep_overlap,
+                                       "only MoE plans with (or without) all-to-all overlap (Megatron-Core combined 1F1B)");
   app->add_option("--recompute", f->recompute, "recompute options, a list of none, selective, full (default all)");
   app->add_option("--precision", f->precision, "GEMM precisions, a list of bf16, fp16, fp8, mxfp8, nvfp4 (default bf16)");
   app->add_option("--framework", f->framework, "training software profile")->check(CLI::IsMember(framework_names()));
@@ -110,6 +112,8 @@ SpaceRequest resolve_request(const SearchFlags& f) {
   if (f.sp && f.sp_option && f.sp_option->count() > 0) r.sp = {*f.sp};
   if (f.tp_overlap && f.tp_overlap_option && f.tp_overlap_option->count() > 0) r.tp_overlap = {*f.tp_overlap};
   else if (!resolve_framework(f.framework).offers_tp_overlap) r.tp_overlap = {false};  // nothing to overlap with
+  if (f.ep_overlap && f.ep_overlap_option && f.ep_overlap_option->count() > 0) r.ep_overlap = {*f.ep_overlap};
+  else if (!resolve_framework(f.framework).offers_ep_overlap) r.ep_overlap = {false};
   for (const std::string& s : split_commas(f.recompute)) r.recompute.push_back(parse_recompute(s));
   for (const std::string& s : split_commas(f.precision)) r.precision.push_back(parse_precision(s));
   return r;
@@ -139,6 +143,7 @@ std::string plan_label(const Plan& p) {
   s += " z" + std::to_string(p.zero);
   if (p.sequence_parallel) s += " sp";
   if (p.tp_comm_overlap) s += " ovl";
+  if (p.ep_comm_overlap) s += " epovl";
   s += " mbs" + std::to_string(p.micro_batch) + " " + to_string(p.recompute) + " " + to_string(p.precision);
   if (p.changes_training_semantics()) s += " sdp" + fmt("%g", p.sdp_keep) + "/" + to_string(p.sdp_mask);
   return s;

@@ -21,9 +21,10 @@ struct SearchFlags {
   std::optional<int> gbs, seq;
   std::string tp, cp, pp, vpp, zero, mbs, ep;  // axis specs (plan_space.h AxisSpec)
   std::optional<int> max_tp, max_pp, max_cp;
-  std::optional<bool> sp, tp_overlap;
+  std::optional<bool> sp, tp_overlap, ep_overlap;
   const CLI::Option* sp_option = nullptr;          // CLI11 fills an optional<bool> flag even when absent:
   const CLI::Option* tp_overlap_option = nullptr;  // count() tells whether the user gave it
+  const CLI::Option* ep_overlap_option = nullptr;
   std::string recompute;   // list: "none,selective"
   std::string precision;   // list: "bf16,fp8"
   std::string framework = "megatron-lm";

@@ -92,7 +92,8 @@ std::vector<int> divisors(int n, int cap) {
 
 uint64_t PlanSpace::layout_size(const Layout& l) const {
   const uint64_t tp_opts = l.tp > 1 ? sp.size() * tp_overlap.size() : 1;
-  return l.mbs.size() * zero.size() * tp_opts * recompute.size() * precision.size() * sdp.size();
+  const uint64_t ep_opts = l.ep > 1 ? ep_overlap.size() : 1;
+  return l.mbs.size() * zero.size() * tp_opts * ep_opts * recompute.size() * precision.size() * sdp.size();
 }
 
 uint64_t PlanSpace::size() const {
@@ -117,7 +118,7 @@ Plan PlanSpace::plan_at(const Layout& l, uint64_t k) const {
   p.global_batch = global_batch;
   p.seq_len = seq_len;
   p.cp_kind = cp_kind;
-  // Mixed radix, fastest-varying first: precision, recompute, tp options, zero, micro-batch, sdp.
+  // Mixed radix, fastest-varying first: precision, recompute, tp options, ep overlap, zero, micro-batch, sdp.
   auto digit = [&k](size_t radix) {
     const size_t d = static_cast<size_t>(k % radix);
     k /= radix;
@@ -129,6 +130,7 @@ Plan PlanSpace::plan_at(const Layout& l, uint64_t k) const {
     p.tp_comm_overlap = tp_overlap[digit(tp_overlap.size())];
     p.sequence_parallel = sp[digit(sp.size())];
   }
+  if (l.ep > 1) p.ep_comm_overlap = ep_overlap[digit(ep_overlap.size())];
   p.zero = zero[digit(zero.size())];
   p.micro_batch = l.mbs[digit(l.mbs.size())];
   const SdpChoice& sdp_choice = sdp[digit(sdp.size())];
@@ -149,6 +151,7 @@ PlanSpace make_plan_space(const ModelDesc& model, const System& system, const Sp
   s.zero = r.zero.select({0, 1, 2, 3});
   s.sp = or_default(r.sp, {true, false});
   s.tp_overlap = or_default(r.tp_overlap, {false, true});
+  s.ep_overlap = or_default(r.ep_overlap, {false, true});
   s.recompute = or_default(r.recompute, {Recompute::none, Recompute::selective, Recompute::full});
   s.precision = or_default(r.precision, {Dtype::bf16});
   if (r.allow_sdp)

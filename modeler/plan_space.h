@@ -45,6 +45,7 @@ struct SpaceRequest {
   int max_mbs = 0;  // 0: every divisor of the per-replica batch (small models run micro-batches of 18-56)
   std::vector<bool> sp;              // default {on, off} when tp > 1
   std::vector<bool> tp_overlap;      // default {off, on} when tp > 1
+  std::vector<bool> ep_overlap;      // default {off, on} when ep > 1 (MoE all-to-all behind another micro-batch)
   std::vector<Recompute> recompute;  // default none, selective, full
   std::vector<Dtype> precision;      // default bf16 (lower precisions change numerics: opt in)
   CpKind cp_kind = CpKind::ring;
@@ -79,12 +80,13 @@ struct PlanSpace {
   CpKind cp_kind = CpKind::ring;
   std::vector<Layout> layouts;
   std::vector<int> zero;
-  std::vector<bool> sp, tp_overlap;
+  std::vector<bool> sp, tp_overlap, ep_overlap;
   std::vector<Recompute> recompute;
   std::vector<Dtype> precision;
   std::vector<SdpChoice> sdp = {SdpChoice{}};
 
-  /// Plans of one layout: the product of its option axes (sp and tp_overlap collapse to off when tp == 1).
+  /// Plans of one layout: the product of its option axes (sp and tp_overlap collapse to off when tp == 1,
+  /// ep_overlap when ep == 1).
   uint64_t layout_size(const Layout& l) const;
   uint64_t size() const;
   /// Plan number k (0 <= k < layout_size(l)) of layout l, by mixed-radix decoding.

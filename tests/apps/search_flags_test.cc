@@ -107,6 +107,13 @@ TEST_CASE("resolve_request: bad --zero and --allow values") {
                        "--sdp-keep: '1.5' is not a fraction in (0, 1)", ConfigError);
 }
 
+TEST_CASE("resolve_request: MoE all-to-all overlap follows the flag and the framework") {
+  CHECK(resolve_request(parse({})).ep_overlap.empty());  // both, where ep > 1
+  CHECK(resolve_request(parse({"--no-ep-overlap"})).ep_overlap == std::vector<bool>{false});
+  CHECK(resolve_request(parse({"--ep-overlap"})).ep_overlap == std::vector<bool>{true});
+  CHECK(resolve_request(parse({"--framework", "torchtitan"})).ep_overlap == std::vector<bool>{false});
+}
+
 TEST_CASE("resolve_request: --allow tsp and sdp open their axes") {
   SpaceRequest r = resolve_request(parse({"--allow", "tsp,sdp", "--tsp", "2,4", "--sdp-keep", "0.25,0.5"}));
   CHECK(r.allow_tsp);

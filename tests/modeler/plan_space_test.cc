@@ -162,6 +162,12 @@ TEST_CASE("make_plan_space: MoE models get expert-parallel layouts that divide e
   }
   CHECK(eps == std::set<int>{1, 2, 4});  // 8 would exceed the 4 experts
   CHECK(space.plan_at(space.layouts.back(), 0).ep == space.layouts.back().ep);
+  // All-to-all overlap off and on for ep > 1 layouts only.
+  for (const Layout& l : space.layouts) {
+    std::set<bool> overlap;
+    for (uint64_t k = 0; k < space.layout_size(l); ++k) overlap.insert(space.plan_at(l, k).ep_comm_overlap);
+    CHECK(overlap == (l.ep > 1 ? std::set<bool>{false, true} : std::set<bool>{false}));
+  }
 }
 
 TEST_CASE("make_plan_space: a pp that does not divide the layers is an uneven layout, interleaved over the busiest rank's layers") {
