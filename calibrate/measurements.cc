@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 #include "modeler/problems.h"
 
@@ -12,6 +13,8 @@ namespace {
 using nlohmann::json;
 
 [[noreturn]] void fail(const std::string& where, const std::string& msg) { throw ConfigError(where + ": " + msg); }
+
+std::string num_text(double v) { return shardplan::num(v); }
 
 double num(const json& j, const char* key, const std::string& where) {
   const auto it = j.find(key);
@@ -70,6 +73,8 @@ Measurement parse_row(const json& j, const std::string& where) {
     m.m = num(p, "m", where);
     m.n = num(p, "n", where);
     m.k = num(p, "k", where);
+    for (const auto& [key, v] : {std::pair{"m", m.m}, std::pair{"n", m.n}, std::pair{"k", m.k}})
+      if (!(v >= 1)) fail(where, std::string("params.") + key + ": a GEMM dimension must be at least 1, got " + num_text(v));
     if (m.flops <= 0) m.flops = 2 * m.m * m.n * m.k;
   } else if (bench == "attention") {
     m.bench = Bench::attention;
@@ -88,10 +93,15 @@ Measurement parse_row(const json& j, const std::string& where) {
     const auto c = collective_from_name(name);
     if (!c) fail(where, "params.collective: unknown collective '" + name + "'");
     m.collective = *c;
-    m.nranks = static_cast<int>(num(p, "nranks", where));
-    m.stride = static_cast<int>(p.value("stride", 1.0));
+    const double nranks = num(p, "nranks", where), stride = p.value("stride", 1.0);
+    if (!(nranks >= 2 && nranks <= (1 << 24) && nranks == std::floor(nranks)))
+      fail(where, "params.nranks: a collective needs a whole number of ranks from 2 to 16777216, got " + num_text(nranks));
+    if (!(stride >= 1 && stride <= (1 << 24) && stride == std::floor(stride)))
+      fail(where, "params.stride: expected a whole number from 1 to 16777216, got " + num_text(stride));
+    m.nranks = static_cast<int>(nranks);
+    m.stride = static_cast<int>(stride);
     m.bytes = num(p, "bytes", where);
-    if (m.nranks < 2) fail(where, "params.nranks: a collective needs at least 2 ranks");
+    if (!(m.bytes > 0)) fail(where, "params.bytes: a collective row needs positive bytes, got " + num_text(m.bytes));
   } else {
     fail(where, "unknown benchmark '" + bench + "' (expected gemm, attention, memory or collective)");
   }

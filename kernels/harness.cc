@@ -80,10 +80,18 @@ std::uint64_t parse_size(const std::string& s) {
 }
 
 std::vector<std::uint64_t> size_sweep(std::uint64_t min, std::uint64_t max, double factor) {
+  // Bad sweeps are usage errors, never silent substitutes (a factor <= 1 would loop forever or measure one size).
+  if (!(factor > 1.0)) {
+    std::fprintf(stderr, "--factor: expected a size multiplier above 1, got %g\n", factor);
+    std::exit(2);
+  }
+  if (min < 1 || min > max) {
+    std::fprintf(stderr, "--min-bytes (%llu) must be at least 1 and at most --max-bytes (%llu)\n",
+                 static_cast<unsigned long long>(min), static_cast<unsigned long long>(max));
+    std::exit(2);
+  }
   std::vector<std::uint64_t> out;
-  if (factor <= 1.0) factor = 2.0;
-  for (double s = static_cast<double>(std::max<std::uint64_t>(min, 1)); s <= static_cast<double>(max) * 1.0000001;
-       s *= factor)
+  for (double s = static_cast<double>(min); s <= static_cast<double>(max) * 1.0000001; s *= factor)
     out.push_back(static_cast<std::uint64_t>(s));
   return out;
 }

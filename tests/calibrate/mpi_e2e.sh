@@ -8,6 +8,18 @@ rm -rf "$work" && mkdir -p "$work"
 # Running as root is allowed in CI containers; --oversubscribe lets 4 ranks share 2 cores.
 "$mpiexec" --allow-run-as-root --oversubscribe -np 4 "$bench" --max-bytes 256K --min-bytes 1K --factor 4 \
   --reps 3 --warmup 2 > "$work/raw.jsonl"
+# A bad sweep is a usage error (exit 2) with the flag named, not a silent default.
+expect_usage_error() {
+  local want=$1
+  shift
+  if "$mpiexec" --allow-run-as-root --oversubscribe -np 1 "$bench" "$@" > /dev/null 2> "$work/bad.txt"; then
+    echo "accepted $*" >&2
+    exit 1
+  fi
+  grep -qF -- "$want" "$work/bad.txt"
+}
+expect_usage_error "--factor: expected a size multiplier above 1, got 1" --factor 1
+expect_usage_error "--min-bytes (4096) must be at least 1 and at most --max-bytes (1024)" --min-bytes 4K --max-bytes 1K
 rows=$(grep -c '"record":"result"' "$work/raw.jsonl")
 echo "measured $rows rows"
 test "$rows" -gt 20
