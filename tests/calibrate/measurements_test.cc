@@ -39,6 +39,29 @@ TEST_CASE("a row with wrong results is refused") {
                        ConfigError);
 }
 
+TEST_CASE("impossible shapes and sizes are input errors naming the key") {
+  auto row = [](const std::string& bench, const std::string& params) {
+    return R"({"record":"result","benchmark":")" + bench + R"(","backend":"x","params":)" + params +
+           R"(,"time_s":1e-3,"wrong":0})" + "\n";
+  };
+  CHECK_THROWS_WITH_AS(parse_jsonl(row("gemm", R"({"dtype":"bf16","m":0,"n":8,"k":8})"), "r.jsonl"),
+                       "r.jsonl:1: params.m: a GEMM dimension must be at least 1, got 0", ConfigError);
+  CHECK_THROWS_WITH_AS(parse_jsonl(row("gemm", R"({"dtype":"bf16","m":8,"n":8,"k":-1})"), "r.jsonl"),
+                       "r.jsonl:1: params.k: a GEMM dimension must be at least 1, got -1", ConfigError);
+  CHECK_THROWS_WITH_AS(
+      parse_jsonl(row("collective", R"({"collective":"all_reduce","nranks":1e12,"bytes":8})"), "r.jsonl"),
+      "r.jsonl:1: params.nranks: a collective needs a whole number of ranks from 2 to 16777216, got 1e+12", ConfigError);
+  CHECK_THROWS_WITH_AS(
+      parse_jsonl(row("collective", R"({"collective":"all_reduce","nranks":2.5,"bytes":8})"), "r.jsonl"),
+      "r.jsonl:1: params.nranks: a collective needs a whole number of ranks from 2 to 16777216, got 2.5", ConfigError);
+  CHECK_THROWS_WITH_AS(
+      parse_jsonl(row("collective", R"({"collective":"all_reduce","nranks":8,"bytes":0})"), "r.jsonl"),
+      "r.jsonl:1: params.bytes: a collective row needs positive bytes, got 0", ConfigError);
+  CHECK_THROWS_WITH_AS(
+      parse_jsonl(row("collective", R"({"collective":"all_reduce","nranks":8,"stride":0,"bytes":8})"), "r.jsonl"),
+      "r.jsonl:1: params.stride: expected a whole number from 1 to 16777216, got 0", ConfigError);
+}
+
 TEST_CASE("malformed lines name the file and line; a truncated last line is skipped") {
   CHECK_THROWS_WITH_AS(parse_jsonl("{\"record\":\"result\"\n{}\n", "r.jsonl"), "r.jsonl:1: not a JSON object",
                        ConfigError);
