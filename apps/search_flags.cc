@@ -38,8 +38,9 @@ void add_search_flags(CLI::App* app, SearchFlags* f, bool gpus_required) {
   app->add_option("--max-cp", f->max_cp, "largest cp (default 32)")->check(positive_number());
   f->sp_option = app->add_flag("--sp,!--no-sp", f->sp, "only plans with (or without) sequence parallelism (default: both)");
   f->tp_overlap_option = app->add_flag("--tp-overlap,!--no-tp-overlap", f->tp_overlap, "only plans with (or without) TP overlap");
-  f->ep_overlap_option = app->add_flag("--ep-overlap,!--no-ep-overlap", f->ep_overlap,
-                                       "only MoE plans with (or without) all-to-all overlap (Megatron-Core combined 1F1B)");
+  f->ep_overlap_option =
+      app->add_flag("--ep-overlap,!--no-ep-overlap", f->ep_overlap,
+                    "only MoE plans with (or without) all-to-all overlap (Megatron-Core combined 1F1B)");
   app->add_option("--recompute", f->recompute, "recompute options, a list of none, selective, full (default all)");
   app->add_option("--precision", f->precision, "GEMM precisions, a list of bf16, fp16, fp8, mxfp8, nvfp4 (default bf16)");
   app->add_option("--framework", f->framework, "training software profile")->check(CLI::IsMember(framework_names()));
@@ -134,7 +135,8 @@ SearchOptions search_options(const SearchFlags& f) {
 }
 
 std::string plan_label(const Plan& p) {
-  std::string s = p.tsp > 1 ? "tsp" + std::to_string(p.tsp) : "tp" + std::to_string(p.tp) + " cp" + std::to_string(p.cp);
+  std::string s =
+      p.tsp > 1 ? "tsp" + std::to_string(p.tsp) : "tp" + std::to_string(p.tp) + " cp" + std::to_string(p.cp);
   s += " pp" + std::to_string(p.pp);
   if (p.vpp > 1) s += " vpp" + std::to_string(p.vpp);
   s += " dp" + std::to_string(p.dp);

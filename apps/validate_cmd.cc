@@ -70,7 +70,8 @@ class ValidateCommand final : public Command {
     std::printf("throughput MAPE by framework\n");
     for (const auto& [name, g] : rep.by_framework) std::printf("  %-60s %4d runs  %6.1f%%\n", name.c_str(), g.runs, g.mape);
     if (!rep.by_moe_model.empty()) std::printf("throughput MAPE by model, mixture-of-experts runs\n");
-    for (const auto& [name, g] : rep.by_moe_model) std::printf("  %-60s %4d runs  %6.1f%%\n", name.c_str(), g.runs, g.mape);
+    for (const auto& [name, g] : rep.by_moe_model)
+      std::printf("  %-60s %4d runs  %6.1f%%\n", name.c_str(), g.runs, g.mape);
     int skipped = 0;
     for (const auto& r : rep.results) skipped += r.skipped ? 1 : 0;
     if (skipped) std::printf("skipped: %d runs (reasons in the table)\n", skipped);

@@ -74,7 +74,8 @@ Measurement parse_row(const json& j, const std::string& where) {
     m.n = num(p, "n", where);
     m.k = num(p, "k", where);
     for (const auto& [key, v] : {std::pair{"m", m.m}, std::pair{"n", m.n}, std::pair{"k", m.k}})
-      if (!(v >= 1)) fail(where, std::string("params.") + key + ": a GEMM dimension must be at least 1, got " + num_text(v));
+      if (!(v >= 1))
+        fail(where, std::string("params.") + key + ": a GEMM dimension must be at least 1, got " + num_text(v));
     if (m.flops <= 0) m.flops = 2 * m.m * m.n * m.k;
   } else if (bench == "attention") {
     m.bench = Bench::attention;
@@ -95,7 +96,8 @@ Measurement parse_row(const json& j, const std::string& where) {
     m.collective = *c;
     const double nranks = num(p, "nranks", where), stride = p.value("stride", 1.0);
     if (!(nranks >= 2 && nranks <= (1 << 24) && nranks == std::floor(nranks)))
-      fail(where, "params.nranks: a collective needs a whole number of ranks from 2 to 16777216, got " + num_text(nranks));
+      fail(where,
+           "params.nranks: a collective needs a whole number of ranks from 2 to 16777216, got " + num_text(nranks));
     if (!(stride >= 1 && stride <= (1 << 24) && stride == std::floor(stride)))
       fail(where, "params.stride: expected a whole number from 1 to 16777216, got " + num_text(stride));
     m.nranks = static_cast<int>(nranks);

@@ -242,8 +242,9 @@ std::string emit_plan(EmitFormat format, const EmitInput& in) {
                         "), which no supported framework implements; --emit json writes it");
   }
   if (format == EmitFormat::deepspeed && in.moe && p.ep > 1)
-    throw ConfigError(what + "DeepSpeed sets expert parallelism in the model code (deepspeed.moe.layer.MoE ep_size), "
-                      "not in its config JSON; emit megatron, nemo or json for this plan (ep " + std::to_string(p.ep) + ")");
+    throw ConfigError(what +
+                      "DeepSpeed sets expert parallelism in the model code (deepspeed.moe.layer.MoE ep_size), not in "
+                      "its config JSON; emit megatron, nemo or json for this plan (ep " + std::to_string(p.ep) + ")");
   switch (format) {
     case EmitFormat::json: return emit_json(in);
     case EmitFormat::megatron: return emit_megatron(in);

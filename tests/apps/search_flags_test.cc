@@ -99,8 +99,8 @@ TEST_CASE("resolve_request: bad --zero and --allow values") {
                        ConfigError);
   CHECK_THROWS_WITH_AS(resolve_request(parse({"--allow", "tps"})),
                        "--allow: unknown strategy 'tps' (tsp or sdp), did you mean 'tsp'?", ConfigError);
-  CHECK_THROWS_WITH_AS(resolve_request(parse({"--allow", "tp"})), "--allow: 'tp' is always searched; --allow takes tsp or sdp",
-                       ConfigError);
+  CHECK_THROWS_WITH_AS(resolve_request(parse({"--allow", "tp"})),
+                       "--allow: 'tp' is always searched; --allow takes tsp or sdp", ConfigError);
   CHECK_THROWS_WITH_AS(resolve_request(parse({"--tsp", "4"})), "--tsp 4 needs --allow tsp", ConfigError);
   CHECK_THROWS_WITH_AS(resolve_request(parse({"--sdp-keep", "0.5"})), "--sdp-keep 0.5 needs --allow sdp", ConfigError);
   CHECK_THROWS_WITH_AS(resolve_request(parse({"--allow", "sdp", "--sdp-keep", "1.5"})),

@@ -50,7 +50,8 @@ TEST_CASE("impossible shapes and sizes are input errors naming the key") {
                        "r.jsonl:1: params.k: a GEMM dimension must be at least 1, got -1", ConfigError);
   CHECK_THROWS_WITH_AS(
       parse_jsonl(row("collective", R"({"collective":"all_reduce","nranks":1e12,"bytes":8})"), "r.jsonl"),
-      "r.jsonl:1: params.nranks: a collective needs a whole number of ranks from 2 to 16777216, got 1e+12", ConfigError);
+      "r.jsonl:1: params.nranks: a collective needs a whole number of ranks from 2 to 16777216, got 1e+12",
+      ConfigError);
   CHECK_THROWS_WITH_AS(
       parse_jsonl(row("collective", R"({"collective":"all_reduce","nranks":2.5,"bytes":8})"), "r.jsonl"),
       "r.jsonl:1: params.nranks: a collective needs a whole number of ranks from 2 to 16777216, got 2.5", ConfigError);

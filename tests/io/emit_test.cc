@@ -161,7 +161,9 @@ TEST_CASE("emit: a mixture-of-experts plan carries its expert parallelism in eve
   e.plan.etp = 1;
   e.plan.capacity_factor = 1.25;
   static const System sys = test::synthetic_system(16);
-  auto moe_emit = [&](io::EmitFormat f) { return io::emit_plan(f, io::EmitInput{e, sys, "tiny-moe", "megatron-lm", 8, true}); };
+  auto moe_emit = [&](io::EmitFormat f) {
+    return io::emit_plan(f, io::EmitInput{e, sys, "tiny-moe", "megatron-lm", 8, true});
+  };
   const std::string m = moe_emit(io::EmitFormat::megatron);
   CHECK(m.find("--expert-model-parallel-size 8\n") != std::string::npos);
   CHECK(m.find("--expert-tensor-parallel-size 1\n") != std::string::npos);
@@ -192,8 +194,8 @@ TEST_CASE("emit: plans no framework can launch (TSP, SDP) go to json only") {
   CHECK(emit(io::EmitFormat::json, e).find("\"tsp\": 4") != std::string::npos);
   e.plan.tsp = 1;
   e.plan.sdp_keep = 0.5;
-  CHECK_THROWS_WITH_AS(emit(io::EmitFormat::torchtitan, e), doctest::Contains("subnetwork data parallelism (sdp keep 0.5)"),
-                       ConfigError);
+  CHECK_THROWS_WITH_AS(emit(io::EmitFormat::torchtitan, e),
+                       doctest::Contains("subnetwork data parallelism (sdp keep 0.5)"), ConfigError);
 }
 
 TEST_CASE("parse_emit_format") {

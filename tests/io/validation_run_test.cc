@@ -91,7 +91,8 @@ TEST_CASE("run_validation: unknown plan fields are chosen and reported; error si
 TEST_CASE("run_validation: mixture-of-experts runs are also grouped by model name") {
   std::string moe = run_yaml("moe", "Test C (2025)", "nemo", 1, 1000.0);
   const std::string at = "    tied_embeddings: false\n";
-  moe.replace(moe.find(at), at.size(), at + "    name: Tiny MoE\n    moe: {experts: 8, top_k: 2, expert_ffn_hidden: 128}\n");
+  moe.replace(moe.find(at), at.size(),
+              at + "    name: Tiny MoE\n    moe: {experts: 8, top_k: 2, expert_ffn_hidden: 128}\n");
   moe.replace(moe.find("    dp: 8\n"), 10, "    dp: 8\n    ep: 8\n");
   const ValidationReport rep = run_validation(parse(moe + run_yaml("dense", "Test A (2024)", "nemo", 2, 1000.0)));
   REQUIRE(rep.results.size() == 2);
