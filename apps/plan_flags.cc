@@ -60,6 +60,9 @@ void add_plan_flags(CLI::App* app, PlanFlags* f) {
   app->add_option("--seq", f->seq, "sequence length in tokens (default 4096)")->check(positive_number());
   app->add_option("--recompute", f->recompute, "activation recomputation: none, selective or full")
       ->check(CLI::IsMember({"none", "selective", "full"}));
+  app->add_option("--recompute-layers", f->recompute_layers,
+                  "with --recompute full: recompute only N layers of each pipeline chunk (Megatron block method)")
+      ->check(positive_number());
   app->add_option("--precision", f->precision, "GEMM precision: bf16, fp16, fp8, mxfp8 or nvfp4")
       ->check(CLI::IsMember({"bf16", "fp16", "fp8", "mxfp8", "nvfp4"}));
   app->add_option("--framework", f->framework, "training software profile")
@@ -146,6 +149,7 @@ Plan resolve_plan(const PlanFlags& f, const System& sys) {
   p.global_batch = f.gbs.value_or(p.dp * p.micro_batch);
   p.seq_len = f.seq.value_or(4096);
   p.recompute = parse_recompute(f.recompute);
+  p.recompute_layers = f.recompute_layers.value_or(0);
   p.precision = parse_precision(f.precision);
   return p;
 }
@@ -177,7 +181,8 @@ std::string plan_arguments(const Plan& p, const std::string& framework) {
   if (p.uneven_pipeline) s += " --uneven-pp";
   if (p.cp > 1 && p.cp_kind == CpKind::allgather) s += " --cp-kind allgather";
   s += " --mbs " + std::to_string(p.micro_batch) + " --gbs " + std::to_string(p.global_batch) + " --seq " +
-       std::to_string(p.seq_len) + " --recompute " + to_string(p.recompute) + " --precision " +
+       std::to_string(p.seq_len) + " --recompute " + to_string(p.recompute) +
+       (p.recompute_layers > 0 ? " --recompute-layers " + std::to_string(p.recompute_layers) : "") + " --precision " +
        (p.precision == Dtype::fp4 ? "nvfp4" : to_string(p.precision)) + " --framework " + framework;
   return s;
 }

@@ -33,6 +33,7 @@ struct PlanFlags {
   bool uneven_pp = false;
   std::string cp_kind = "ring";
   std::string recompute = "none";
+  std::optional<int> recompute_layers;
   std::string precision = "bf16";
   std::string framework = "megatron-lm";
 };

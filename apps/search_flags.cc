@@ -42,6 +42,8 @@ void add_search_flags(CLI::App* app, SearchFlags* f, bool gpus_required) {
       app->add_flag("--ep-overlap,!--no-ep-overlap", f->ep_overlap,
                     "only MoE plans with (or without) all-to-all overlap (Megatron-Core combined 1F1B)");
   app->add_option("--recompute", f->recompute, "recompute options, a list of none, selective, full (default all)");
+  app->add_option("--recompute-layers", f->recompute_layers,
+                  "besides full recompute of every layer, of only N layers per pipeline chunk (block method), a list");
   app->add_option("--precision", f->precision, "GEMM precisions, a list of bf16, fp16, fp8, mxfp8, nvfp4 (default bf16)");
   app->add_option("--framework", f->framework, "training software profile")->check(CLI::IsMember(framework_names()));
   app->add_option("--headroom", f->headroom_gib, "GiB of memory every plan must leave free (default 0)")
@@ -116,6 +118,11 @@ SpaceRequest resolve_request(const SearchFlags& f) {
   if (f.ep_overlap && f.ep_overlap_option && f.ep_overlap_option->count() > 0) r.ep_overlap = {*f.ep_overlap};
   else if (!resolve_framework(f.framework).offers_ep_overlap) r.ep_overlap = {false};
   for (const std::string& s : split_commas(f.recompute)) r.recompute.push_back(parse_recompute(s));
+  if (!f.recompute_layers.empty()) {
+    const AxisSpec a = parse_axis("--recompute-layers", f.recompute_layers);
+    if (!a.range) r.recompute_layers = a.values;
+    for (int n = a.lo; a.range && n <= a.hi; ++n) r.recompute_layers.push_back(n);
+  }
   for (const std::string& s : split_commas(f.precision)) r.precision.push_back(parse_precision(s));
   return r;
 }
@@ -146,7 +153,9 @@ std::string plan_label(const Plan& p) {
   if (p.sequence_parallel) s += " sp";
   if (p.tp_comm_overlap) s += " ovl";
   if (p.ep_comm_overlap) s += " epovl";
-  s += " mbs" + std::to_string(p.micro_batch) + " " + to_string(p.recompute) + " " + to_string(p.precision);
+  s += " mbs" + std::to_string(p.micro_batch) + " " + to_string(p.recompute);
+  if (p.recompute_layers > 0) s += ":" + std::to_string(p.recompute_layers);
+  s += std::string(" ") + to_string(p.precision);
   if (p.changes_training_semantics()) s += " sdp" + fmt("%g", p.sdp_keep) + "/" + to_string(p.sdp_mask);
   return s;
 }

@@ -22,6 +22,7 @@ Framework megatron() {
   f.zero_stages = {0, 1, 3};
   f.offers_tp_overlap = true;  // --tp-comm-overlap (Transformer Engine userbuffers)
   f.offers_ep_overlap = true;  // --overlap-moe-expert-parallel-comm (Megatron-Core combined 1F1B schedule)
+  f.offers_block_recompute = true;  // --recompute-method block --recompute-num-layers N
   f.fp8_cast_passes = 1.0;  // TE: one fused cast+transpose of each GEMM input per fp8 linear
   // TE Linear/LayerNormLinear save the quantized input (column-wise fp8 data only) for the wgrad GEMM
   // (transformer_engine/pytorch/module/linear.py forward: "saved_inputmat = inputmat" after

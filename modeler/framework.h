@@ -63,6 +63,8 @@ struct Framework {
   /// MoE all-to-all with another micro-batch's compute (Megatron-Core combined 1F1B).
   bool offers_tp_overlap = false;
   bool offers_ep_overlap = false;
+  /// Full recompute of only the first N layers of each pipeline chunk (Megatron --recompute-method block).
+  bool offers_block_recompute = false;
   /// HBM bytes moved per logit by the loss, forward and backward, counted from the kernels the framework runs.
   double cross_entropy_bytes_per_logit = 12.0;
   /// Bytes per logit alive at the loss's peak: the 16-bit logits plus the fp32 tensors the loss keeps.

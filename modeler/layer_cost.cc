@@ -373,9 +373,13 @@ LayerCost layer_cost(const Context& ctx, const Sharding& sh) {
       c.recompute.attention = attn.fwd;
       c.recompute.flops = 2.0 * attn.flops_fwd;
       break;
-    case Recompute::full:
-      c.recompute = c.forward;
+    case Recompute::full: {
+      // Block method: only recompute_layers of each chunk's layers re-run their forward (the per-layer mean).
+      const double share = full_recompute_share(ctx.plan, sh);
+      c.recompute = {c.forward.time * share, c.forward.attention * share, c.forward.moe * share,
+                     c.forward.flops * share};
       break;
+    }
   }
   return c;
 }

@@ -19,6 +19,13 @@ constexpr double kFragmentation = 0.05;
 
 bool trains_with_dropout(const ModelDesc& m) { return !m.gated_mlp; }
 
+double full_recompute_share(const Plan& p, const Sharding& sh) {
+  if (p.recompute != Recompute::full) return 0.0;
+  if (p.recompute_layers <= 0) return 1.0;
+  const double per_chunk = sh.layers / std::max(1, sh.chunks);
+  return per_chunk > 0 ? std::min(1.0, p.recompute_layers / per_chunk) : 1.0;
+}
+
 namespace {
 
 // Attention-region tensors saved for backward, per layer, beyond the norm region: Q, K, V and the attention output
@@ -111,8 +118,13 @@ MemoryBreakdown memory_breakdown(const Context& ctx, const Sharding& sh, const S
                                ? op_sac_activation_bytes_per_layer(ctx.model, sh)
                                : activation_bytes_per_layer(ctx.model, sh, p.recompute, dropout, flash, lin);
   double act = per_layer * sh.layers * sched.in_flight;
-  if (p.recompute == Recompute::full)  // one layer's activations re-materialised during its backward
-    act += activation_bytes_per_layer(ctx.model, sh, Recompute::none, dropout, flash, lin);
+  if (p.recompute == Recompute::full) {
+    // Under the block method the layers beyond recompute_layers of each chunk keep all their activations; one
+    // layer's activations are re-materialised during its backward.
+    const double whole = activation_bytes_per_layer(ctx.model, sh, Recompute::none, dropout, flash, lin);
+    const double share = full_recompute_share(p, sh);
+    act = (per_layer * share + whole * (1.0 - share)) * sh.layers * sched.in_flight + whole;
+  }
   mem.activations = Bytes(act);
 
   // Last stage: the logits and the loss's fp32 tensors at its peak, for one micro-batch (a framework trait).

@@ -6,6 +6,10 @@
 
 namespace shardplan {
 
+/// Share of the layers whose forward is recomputed under full recompute: 1, or recompute_layers of each chunk's
+/// layers (block method); 0 without full recompute.
+double full_recompute_share(const Plan& p, const Sharding& sh);
+
 /// Saved activations of one layer for one micro-batch, in bytes (Korthikanti et al. 2022, Sec. 4, generalised):
 /// without recompute, 34 s b h + 5 a s^2 b for MHA with a 4h plain MLP, 16-bit activations, dropout, and
 /// materialised attention scores. Here each saved tensor is counted from the local shape, so GQA (K/V of kv_heads),

@@ -48,6 +48,9 @@ struct Plan {
   int global_batch = 1;  // sequences per optimizer step
   int seq_len = 2048;
   Recompute recompute = Recompute::none;
+  /// With full recompute: layers of each pipeline chunk recomputed, the rest keep their activations (Megatron
+  /// --recompute-method block --recompute-num-layers N, NeMo activations_checkpoint_method block); 0 = every layer.
+  int recompute_layers = 0;
   Dtype precision = Dtype::bf16;  // GEMM precision; fp8 keeps bf16 master weights and fp32 optimizer states
 
   int gpus() const { return tp * tsp * pp * cp * dp; }

@@ -125,7 +125,9 @@ Plan PlanSpace::plan_at(const Layout& l, uint64_t k) const {
     return d;
   };
   p.precision = precision[digit(precision.size())];
-  p.recompute = recompute[digit(recompute.size())];
+  const RecomputeChoice& rc = recompute[digit(recompute.size())];
+  p.recompute = rc.kind;
+  p.recompute_layers = rc.layers;
   if (l.tp > 1) {
     p.tp_comm_overlap = tp_overlap[digit(tp_overlap.size())];
     p.sequence_parallel = sp[digit(sp.size())];
@@ -152,7 +154,11 @@ PlanSpace make_plan_space(const ModelDesc& model, const System& system, const Sp
   s.sp = or_default(r.sp, {true, false});
   s.tp_overlap = or_default(r.tp_overlap, {false, true});
   s.ep_overlap = or_default(r.ep_overlap, {false, true});
-  s.recompute = or_default(r.recompute, {Recompute::none, Recompute::selective, Recompute::full});
+  for (Recompute kind : or_default(r.recompute, {Recompute::none, Recompute::selective, Recompute::full})) {
+    s.recompute.push_back({kind, 0});
+    if (kind == Recompute::full)
+      for (int n : r.recompute_layers) s.recompute.push_back({kind, n});
+  }
   s.precision = or_default(r.precision, {Dtype::bf16});
   if (r.allow_sdp)
     for (double keep : or_default(r.sdp_keep, {0.5}))

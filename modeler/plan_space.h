@@ -47,6 +47,7 @@ struct SpaceRequest {
   std::vector<bool> tp_overlap;      // default {off, on} when tp > 1
   std::vector<bool> ep_overlap;      // default {off, on} when ep > 1 (MoE all-to-all behind another micro-batch)
   std::vector<Recompute> recompute;  // default none, selective, full
+  std::vector<int> recompute_layers; // full recompute of N layers per chunk (block method), besides every layer
   std::vector<Dtype> precision;      // default bf16 (lower precisions change numerics: opt in)
   CpKind cp_kind = CpKind::ring;
   /// Folded tensor + sequence parallelism (techniques.md 1): no mainstream framework runs it, so the search
@@ -58,6 +59,12 @@ struct SpaceRequest {
   /// fraction (default 0.5), with forward and backward masking.
   bool allow_sdp = false;
   std::vector<double> sdp_keep;
+};
+
+/// One recompute setting: the kind, and for full recompute the layers of each chunk (0: all).
+struct RecomputeChoice {
+  Recompute kind = Recompute::none;
+  int layers = 0;
 };
 
 /// One subnetwork-data-parallel setting: keep 1 is plain data parallelism.
@@ -81,7 +88,7 @@ struct PlanSpace {
   std::vector<Layout> layouts;
   std::vector<int> zero;
   std::vector<bool> sp, tp_overlap, ep_overlap;
-  std::vector<Recompute> recompute;
+  std::vector<RecomputeChoice> recompute;
   std::vector<Dtype> precision;
   std::vector<SdpChoice> sdp = {SdpChoice{}};
 

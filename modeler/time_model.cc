@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "modeler/collectives.h"
+#include "modeler/memory_model.h"
 #include "modeler/stage_params.h"
 
 namespace shardplan {
@@ -90,7 +91,7 @@ TimeBreakdown step_time(const Context& ctx, const Sharding& sh, const Schedule& 
   Exposure fwd(sys), bwd(sys);
   fwd.add(comm.layer_forward);
   bwd.add(comm.layer_backward);
-  if (p.recompute == Recompute::full) bwd.add(comm.layer_forward);
+  if (p.recompute == Recompute::full) bwd.add(comm.layer_forward, full_recompute_share(p, sh));
   const Seconds compute_b = layer.backward.time + layer.recompute.time;
   const PerKind exp_f = fwd.exposed(layer.forward.time, layer.forward.attention, Seconds(0), Seconds(0));
   const PerKind exp_b =

@@ -105,8 +105,8 @@ std::string emit_megatron(const EmitInput& in) {
   if (p.recompute == Recompute::selective) arg("--recompute-granularity", "selective");
   if (p.recompute == Recompute::full) {
     arg("--recompute-granularity", "full");
-    arg("--recompute-method", "uniform");
-    arg("--recompute-num-layers", "1");
+    arg("--recompute-method", p.recompute_layers > 0 ? "block" : "uniform");
+    arg("--recompute-num-layers", std::to_string(p.recompute_layers > 0 ? p.recompute_layers : 1));
   }
   if (p.precision == Dtype::fp16) {
     arg("--fp16");
@@ -195,10 +195,10 @@ std::string emit_nemo(const EmitInput& in) {
   if (p.recompute == Recompute::none) out << YAML::Null;
   else out << to_string(p.recompute);
   out << YAML::Key << "activations_checkpoint_method" << YAML::Value;
-  if (p.recompute == Recompute::full) out << "uniform";
+  if (p.recompute == Recompute::full) out << (p.recompute_layers > 0 ? "block" : "uniform");
   else out << YAML::Null;
   out << YAML::Key << "activations_checkpoint_num_layers" << YAML::Value;
-  if (p.recompute == Recompute::full) out << 1;
+  if (p.recompute == Recompute::full) out << (p.recompute_layers > 0 ? p.recompute_layers : 1);
   else out << YAML::Null;
   out << YAML::Key << "fp8" << YAML::Value << (p.precision == Dtype::fp8);
   if (p.precision == Dtype::fp8) out << YAML::Key << "fp8_hybrid" << YAML::Value << true;
@@ -241,6 +241,10 @@ std::string emit_plan(EmitFormat format, const EmitInput& in) {
       throw ConfigError(what + "the plan uses subnetwork data parallelism (sdp keep " + num(p.sdp_keep) +
                         "), which no supported framework implements; --emit json writes it");
   }
+  if (format == EmitFormat::torchtitan && p.recompute_layers > 0)
+    throw ConfigError(what + "torchtitan checkpoints every k-th layer, not the first " +
+                      std::to_string(p.recompute_layers) + " of each chunk (--recompute-layers); emit megatron, nemo "
+                      "or json for this plan");
   if (format == EmitFormat::deepspeed && in.moe && p.ep > 1)
     throw ConfigError(what +
                       "DeepSpeed sets expert parallelism in the model code (deepspeed.moe.layer.MoE ep_size), not in "

@@ -33,6 +33,7 @@ json plan_json(const Plan& p) {
               {"microbatches_per_step", p.num_microbatches()},
               {"seq_len", p.seq_len},
               {"recompute", to_string(p.recompute)},
+              {"recompute_layers", p.recompute_layers},
               {"precision", to_string(p.precision)},
               {"tsp", p.tsp},
               {"moe_imbalance", p.moe_imbalance},

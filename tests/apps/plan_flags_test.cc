@@ -59,4 +59,8 @@ TEST_CASE("plan_arguments reproduces the plan through the flags") {
   CHECK(args.find("--zero 3") != std::string::npos);
   CHECK(args.find("--recompute full") != std::string::npos);
   CHECK(args.find("--framework megatron-lm") != std::string::npos);
+  CHECK(args.find("--recompute-layers") == std::string::npos);
+  const Plan b = parse({"--pp", "2", "--gbs", "8", "--recompute", "full", "--recompute-layers", "3"}, 8);
+  CHECK(b.recompute_layers == 3);
+  CHECK(plan_arguments(b, "nemo").find("--recompute full --recompute-layers 3 ") != std::string::npos);
 }

@@ -20,6 +20,9 @@ TEST_CASE("format_plan shows expert parallelism only for a mixture-of-experts mo
   CHECK(format_plan(p, true).find("ep 4  etp 8  | routing dropless") != std::string::npos);
   p.capacity_factor = 1.25;
   CHECK(format_plan(p, true).find("token-drop, capacity factor 1.25") != std::string::npos);
+  p.recompute = Recompute::full;
+  p.recompute_layers = 4;
+  CHECK(format_plan(p, false).find("recompute full (4 layers per chunk)") != std::string::npos);
 }
 
 TEST_CASE("format_time lists the parts and the step they add up to") {

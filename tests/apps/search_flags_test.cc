@@ -114,6 +114,13 @@ TEST_CASE("resolve_request: MoE all-to-all overlap follows the flag and the fram
   CHECK(resolve_request(parse({"--framework", "torchtitan"})).ep_overlap == std::vector<bool>{false});
 }
 
+TEST_CASE("resolve_request: --recompute-layers takes a list or a range") {
+  CHECK(resolve_request(parse({"--recompute-layers", "2,8,4"})).recompute_layers == std::vector<int>{2, 4, 8});
+  CHECK(resolve_request(parse({"--recompute-layers", "1:3"})).recompute_layers == std::vector<int>{1, 2, 3});
+  CHECK_THROWS_WITH_AS(resolve_request(parse({"--recompute-layers", "0"})),
+                       "--recompute-layers: '0' is not a positive integer", ConfigError);
+}
+
 TEST_CASE("resolve_request: --allow tsp and sdp open their axes") {
   SpaceRequest r = resolve_request(parse({"--allow", "tsp,sdp", "--tsp", "2,4", "--sdp-keep", "0.25,0.5"}));
   CHECK(r.allow_tsp);
@@ -153,6 +160,9 @@ TEST_CASE("plan_label") {
   q.sdp_keep = 0.5;
   q.sdp_mask = SdpMask::backward;
   CHECK(plan_label(q) == "tsp4 pp1 dp2 z0 mbs1 none bf16 sdp0.5/backward");
+  q.recompute = Recompute::full;
+  q.recompute_layers = 3;
+  CHECK(plan_label(q).find(" full:3 bf16") != std::string::npos);
 }
 
 TEST_CASE("predict_command: the system flags given, then the plan's flags") {

@@ -186,6 +186,18 @@ TEST_CASE("emit: a mixture-of-experts plan carries its expert parallelism in eve
   CHECK(emit(io::EmitFormat::megatron, e).find("expert") == std::string::npos);
 }
 
+TEST_CASE("emit: block recompute as Megatron and NeMo spell it; torchtitan cannot") {
+  Estimate e = sample(2, 2, 1, 4, 1, Recompute::full, Dtype::bf16);
+  e.plan.recompute_layers = 2;
+  const std::string m = emit(io::EmitFormat::megatron, e);
+  CHECK(m.find("--recompute-method block\n--recompute-num-layers 2\n") != std::string::npos);
+  const YAML::Node n = YAML::Load(emit(io::EmitFormat::nemo, e));
+  CHECK(n["model"]["activations_checkpoint_method"].as<std::string>() == "block");
+  CHECK(n["model"]["activations_checkpoint_num_layers"].as<int>() == 2);
+  CHECK_THROWS_WITH_AS(emit(io::EmitFormat::torchtitan, e), doctest::Contains("torchtitan checkpoints every k-th layer"),
+                       ConfigError);
+}
+
 TEST_CASE("emit: plans no framework can launch (TSP, SDP) go to json only") {
   Estimate e = sample(1, 1, 1, 16, 1, Recompute::none, Dtype::bf16);
   e.plan.tsp = 4;

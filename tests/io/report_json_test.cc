@@ -84,6 +84,7 @@ TEST_CASE("estimate_json: values and units as hand-computed") {
   CHECK(j["plan"]["tp"] == 2);
   CHECK(j["plan"]["microbatches_per_step"] == 4);  // gbs 8 / (mbs 1 x dp 2)
   CHECK(j["plan"]["recompute"] == "none");
+  CHECK(j["plan"]["recompute_layers"] == 0);
   CHECK(j["plan"]["precision"] == "bf16");
   CHECK(j["plan"]["changes_training_semantics"] == false);
   CHECK(j["memory"]["weights_bytes"] == doctest::Approx(1.0 * (1 << 30)));

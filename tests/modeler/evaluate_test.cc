@@ -97,6 +97,27 @@ TEST_CASE("invalid plans come back with problems and no time") {
   CHECK(e.problems[2].message == "precision fp8 is not supported by synthetic (no dense peak in its profile)");
 }
 
+TEST_CASE("block recompute: full recompute only, at most a chunk's layers, where the framework offers it") {
+  test::Setup su(eight_layers(), test::plan_of(1, 2, 4, 1, 1, 8, 128));  // 8 layers on pp 2: 4 per chunk
+  su.system = test::synthetic_system(8);
+  su.plan.recompute_layers = 2;
+  CHECK(test::codes(validate_plan(su.model, su.system, su.plan, su.framework)) == "recompute_layers_need_full");
+  su.plan.recompute = Recompute::full;
+  CHECK(validate_plan(su.model, su.system, su.plan, su.framework).empty());
+  su.plan.recompute_layers = 5;
+  const Problems over = validate_plan(su.model, su.system, su.plan, su.framework);
+  REQUIRE(over.size() == 1);
+  CHECK(over[0].message == "recompute layers (5) exceeds the layers of a pipeline chunk (4)");
+  su.plan.recompute_layers = 2;
+  su.framework.offers_block_recompute = false;
+  su.framework.name = "eager";
+  const Problems no = validate_plan(su.model, su.system, su.plan, su.framework);
+  REQUIRE(no.size() == 1);
+  CHECK(no[0].message == "eager does not recompute a block of N layers per chunk (--recompute-layers)");
+  su.plan.recompute_layers = -1;
+  CHECK(test::codes(validate_plan(su.model, su.system, su.plan, su.framework)) == "recompute_layers_range");
+}
+
 TEST_CASE("a plan that does not fit is fully evaluated and names its largest memory item") {
   // GPT-3 175B on 8 GPUs at tp 8: 175e9 / 8 x 12 bytes of optimizer state ~ 245 GiB per GPU.
   const test::Setup su(test::gpt3_175b(), test::plan_of(8, 1, 1, 1, 1, 1, 2048));

@@ -106,6 +106,11 @@ TEST_CASE("recompute: selective re-runs the attention core, full the whole forwa
   c = layer_cost(su.ctx(), su.sharding());
   CHECK(c.recompute.time == c.forward.time);
   CHECK(c.recompute.flops == c.forward.flops);
+  // Block method, 1 of the 2 layers: the per-layer mean re-runs half a forward.
+  su.plan.recompute_layers = 1;
+  c = layer_cost(su.ctx(), su.sharding());
+  CHECK(c.recompute.time.v == doctest::Approx(0.5 * c.forward.time.v));
+  CHECK(c.recompute.flops == doctest::Approx(0.5 * c.forward.flops));
 }
 
 TEST_CASE("tensor and context parallelism divide the per-rank work") {

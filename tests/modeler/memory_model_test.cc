@@ -190,6 +190,22 @@ TEST_CASE("full recompute stores layer inputs and re-materialises one layer") {
   CHECK(mem.activations.v == 2 * input + one_layer);
 }
 
+TEST_CASE("block recompute: N layers of each chunk keep their input only, the others all their activations") {
+  Plan p = test::plan_of(1, 1, 1, 1, 2, 2, 128);
+  p.recompute = Recompute::full;
+  p.recompute_layers = 1;  // of the tiny model's 2 layers
+  const test::Setup su(test::tiny_model(), p);
+  const MemoryBreakdown mem = memory_breakdown(su.ctx(), su.sharding(), su.schedule());
+  const double input = 2.0 * 128 * 2 * 64;
+  const double one_layer = 34.0 * 128 * 2 * 64 + 4.0 * 128 * 2 * 4;
+  CHECK(mem.activations.v == doctest::Approx(input + one_layer + one_layer));
+  CHECK(full_recompute_share(p, su.sharding()) == 0.5);
+  p.recompute_layers = 0;
+  CHECK(full_recompute_share(p, su.sharding()) == 1.0);
+  p.recompute = Recompute::selective;
+  CHECK(full_recompute_share(p, su.sharding()) == 0.0);
+}
+
 TEST_CASE("activations scale with the micro-batches in flight; pipeline send/receive buffers") {
   // pp 2, 4 micro-batches: the first stage holds p = 2 micro-batches of its 1 layer.
   const test::Setup su(test::tiny_model(), test::plan_of(1, 2, 1, 1, 2, 8, 128));

@@ -107,6 +107,23 @@ TEST_CASE("make_plan_space: fixed values, caps and impossible requests") {
   CHECK_THROWS_WITH_AS(make_plan_space(m, s, r), "search needs the global batch (--gbs)", ConfigError);
 }
 
+TEST_CASE("make_plan_space: block recompute settings join full recompute when asked for") {
+  SpaceRequest r = tiny_request({1}, {1}, {1});
+  r.recompute = {Recompute::selective, Recompute::full};
+  r.recompute_layers = {1};
+  const PlanSpace space = make_plan_space(test::tiny_model(), test::synthetic_system(8), r);
+  REQUIRE(space.recompute.size() == 3);  // selective, full of every layer, full of 1 layer per chunk
+  const Layout& l = space.layouts.front();
+  std::set<std::pair<int, int>> seen;
+  for (uint64_t k = 0; k < space.layout_size(l); ++k) {
+    const Plan p = space.plan_at(l, k);
+    seen.insert({static_cast<int>(p.recompute), p.recompute_layers});
+  }
+  CHECK(seen == std::set<std::pair<int, int>>{{static_cast<int>(Recompute::selective), 0},
+                                               {static_cast<int>(Recompute::full), 0},
+                                               {static_cast<int>(Recompute::full), 1}});
+}
+
 TEST_CASE("make_plan_space: TSP layouts and SDP settings only when asked for") {
   const ModelDesc m = test::tiny_model();
   const System s = test::synthetic_system(8);

@@ -95,6 +95,10 @@ TEST_CASE("full recompute repeats the forward's collectives in backward") {
   comm.layer_forward.push_back(tp_ar(2, Window::exposed));
   const TimeBreakdown t = step_time(su.ctx(), su.sharding(), eight(), comm, layer_1_2(), head_half_1());
   CHECK(t.exposed_comm[kind(CommKind::tp)].v == doctest::Approx(4 * kAr * 16));
+  // Block recompute of 1 of the 2 layers: the backward repeats half the forward's collectives.
+  su.plan.recompute_layers = 1;
+  const TimeBreakdown half = step_time(su.ctx(), su.sharding(), eight(), comm, layer_1_2(), head_half_1());
+  CHECK(half.exposed_comm[kind(CommKind::tp)].v == doctest::Approx(3 * kAr * 16));
 }
 
 TEST_CASE("overlap windows hide communication up to the compute they cover, attributed by share") {
