@@ -24,15 +24,15 @@ std::string with_commas(double v) {
 }
 
 std::string format_plan(const Plan& p, bool moe_model) {
-  char buf[256];
+  char buf[320];
+  const std::string block =
+      p.recompute_layers > 0 ? " (" + std::to_string(p.recompute_layers) + " layers per chunk)" : "";
   std::snprintf(buf, sizeof buf,
                 "plan: tp %d  pp %d  vpp %d  cp %d  dp %d  | zero %d  sp %s%s | mbs %d  gbs %d  seq %d  "
                 "(%d micro-batches/step) | recompute %s%s | %s\n",
                 p.tp, p.pp, p.vpp, p.cp, p.dp, p.zero, p.sequence_parallel ? "on" : "off",
                 p.tp_comm_overlap ? "  tp-overlap" : "", p.micro_batch, p.global_batch, p.seq_len,
-                p.num_microbatches(), to_string(p.recompute),
-                p.recompute_layers > 0 ? (" (" + std::to_string(p.recompute_layers) + " layers per chunk)").c_str() : "",
-                to_string(p.precision));
+                p.num_microbatches(), to_string(p.recompute), block.c_str(), to_string(p.precision));
   std::string s = buf;
   if (p.tsp > 1) s += "      tsp " + std::to_string(p.tsp) + " (folded tensor + sequence parallel)\n";
   if (moe_model)

@@ -24,8 +24,8 @@ void validate_basics(const Context& ctx, Problems* problems) {
                                              ") does not equal the GPU count (" + std::to_string(s.gpus) + ")"});
   }
   if (p.recompute_layers < 0) {
-    problems->push_back({"recompute_layers_range",
-                         "recompute layers (" + std::to_string(p.recompute_layers) + ") must be at least 1, or 0 for all"});
+    problems->push_back({"recompute_layers_range", "recompute layers (" + std::to_string(p.recompute_layers) +
+                                                       ") must be at least 1, or 0 for all"});
   } else if (p.recompute_layers > 0) {
     const long chunks = 1L * std::max(1, p.pp) * std::max(1, p.vpp);
     const long per_chunk = (ctx.model.layers + chunks - 1) / chunks;
@@ -38,8 +38,9 @@ void validate_basics(const Context& ctx, Problems* problems) {
                                                                 ") exceeds the layers of a pipeline chunk (" +
                                                                 std::to_string(per_chunk) + ")"});
     if (!ctx.framework.offers_block_recompute)
-      problems->push_back({"recompute_layers_unsupported",
-                           ctx.framework.name + " does not recompute a block of N layers per chunk (--recompute-layers)"});
+      problems->push_back({"recompute_layers_unsupported", ctx.framework.name +
+                                                             " does not recompute a block of N layers per chunk "
+                                                             "(--recompute-layers)"});
   }
   if (s.gpu.peak_for(p.precision).v <= 0)
     problems->push_back({"precision_unsupported", std::string("precision ") + to_string(p.precision) + " is not supported by " +

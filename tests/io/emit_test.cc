@@ -194,8 +194,8 @@ TEST_CASE("emit: block recompute as Megatron and NeMo spell it; torchtitan canno
   const YAML::Node n = YAML::Load(emit(io::EmitFormat::nemo, e));
   CHECK(n["model"]["activations_checkpoint_method"].as<std::string>() == "block");
   CHECK(n["model"]["activations_checkpoint_num_layers"].as<int>() == 2);
-  CHECK_THROWS_WITH_AS(emit(io::EmitFormat::torchtitan, e), doctest::Contains("torchtitan checkpoints every k-th layer"),
-                       ConfigError);
+  CHECK_THROWS_WITH_AS(emit(io::EmitFormat::torchtitan, e),
+                       doctest::Contains("torchtitan checkpoints every k-th layer"), ConfigError);
 }
 
 TEST_CASE("emit: plans no framework can launch (TSP, SDP) go to json only") {
