@@ -3,8 +3,11 @@
 #   1. build shardplan and the CUDA benchmarks;
 #   2. run the memory, GEMM and attention sweeps (about 4-5 minutes on an H100/H200; capped by timeouts);
 #   3. fit a profile (`shardplan calibrate fit`);
-#   4. report (a) predicted vs measured time of 20 GEMM shapes that were not in the fit (median error) and
-#      (b) predicted vs measured time of one training step of a small GPT in PyTorch (if torch imports).
+#   4. report (a) predicted vs measured time of 20 GEMM shapes that were not in the fit (median error), by the
+#      fitted profile and by the shipped one (the shipped table's signed bias is what the validation needs), in
+#      bf16 and fp8; (b) predicted vs measured time of one training step of a small GPT in PyTorch (if torch
+#      imports); (c) on a Hopper GPU, the published H100 runs validated with the fitted GEMM/attention tables
+#      (same GH100 compute die: H100, H200 and H800 share it) next to the shipped ones.
 # Without a GPU it builds, then stops before the first GPU call with a clear message (exit 3).
 # Usage: kernels/device_check.sh [WORKDIR]   (env: BUILD=build dir, JOBS=parallel build jobs)
 set -euo pipefail
@@ -84,31 +87,46 @@ cat > "$work/heldout.txt" << 'SHAPES'
 3072,768,3072
 10240,2560,7168
 SHAPES
-log "held-out GEMMs: measure"
-"$build/shardplan_bench_gemm" --dtypes bf16 --shapes "$work/heldout.txt" --reps 5 > "$work/heldout.jsonl"
-"$sp" profile gemm "$work/profile.yaml" --dtype bf16 --shapes "$work/heldout.txt" > "$work/heldout_pred.txt"
-python3 - "$work/heldout.jsonl" "$work/heldout_pred.txt" << 'PY' | tee "$work/report_gemm.txt"
-import json, statistics, sys
+log "held-out GEMMs: measure (bf16, fp8)"
+"$build/shardplan_bench_gemm" --dtypes bf16,fp8 --shapes "$work/heldout.txt" --reps 5 > "$work/heldout.jsonl"
+for dtype in bf16 fp8; do
+  for prof in fitted shipped; do
+    src=$work/profile.yaml
+    [ "$prof" = shipped ] && src=$base
+    "$sp" profile gemm "$src" --dtype "$dtype" --shapes "$work/heldout.txt" > "$work/heldout_pred_${dtype}_$prof.txt" \
+      || log "no $dtype prediction from the $prof profile"
+  done
+done
+python3 - "$work/heldout.jsonl" "$work" << 'PY' | tee "$work/report_gemm.txt"
+import json, os, statistics, sys
 meas = {}
 for line in open(sys.argv[1]):
     j = json.loads(line)
     if j.get("record") == "result":
         p = j["params"]
-        meas[(p["m"], p["n"], p["k"])] = j["time_s"]
-errs = []
-print("(a) held-out bf16 GEMMs: m n k measured_us predicted_us error")
-for line in open(sys.argv[2]):
-    if line.startswith("#"):
-        continue
-    m, n, k, pred_us = line.split()
-    key = (int(m), int(n), int(k))
-    if key not in meas:
-        continue
-    t = meas[key] * 1e6
-    e = (float(pred_us) - t) / t
-    errs.append(abs(e))
-    print(f"  {m:>6} {n:>6} {k:>6} {t:10.1f} {float(pred_us):10.1f} {100 * e:+6.1f}%")
-print(f"(a) median |error| {100 * statistics.median(errs):.1f}% over {len(errs)} shapes (goal <= 5%)")
+        meas[(p["dtype"], p["m"], p["n"], p["k"])] = j["time_s"]
+for dtype in ("bf16", "fp8"):
+    for prof in ("fitted", "shipped"):
+        path = os.path.join(sys.argv[2], f"heldout_pred_{dtype}_{prof}.txt")
+        if not os.path.exists(path):
+            continue
+        errs = []
+        print(f"(a) held-out {dtype} GEMMs, {prof} profile: m n k measured_us predicted_us error")
+        for line in open(path):
+            if line.startswith("#"):
+                continue
+            m, n, k, pred_us = line.split()
+            key = (dtype, int(m), int(n), int(k))
+            if key not in meas:
+                continue
+            t = meas[key] * 1e6
+            e = (float(pred_us) - t) / t
+            errs.append(e)
+            print(f"  {m:>6} {n:>6} {k:>6} {t:10.1f} {float(pred_us):10.1f} {100 * e:+6.1f}%")
+        if errs:
+            print(f"(a) {dtype} {prof}: median |error| {100 * statistics.median(abs(e) for e in errs):.1f}%, "
+                  f"median signed {100 * statistics.median(errs):+.1f}% over {len(errs)} shapes "
+                  f"(negative: the profile predicts faster than measured)")
 PY
 
 # (b) one training step of a small GPT.
@@ -130,4 +148,33 @@ PY
 else
   log "(b) skipped: torch is not importable on this machine"
 fi
+# (c) Hopper: the fitted tables on the published H100 rows (the runs file has no H200 rows, and validate applies a
+# profile to runs on its own GPU name, so the fitted overrides are re-based onto the H100 cluster).
+case "$base" in
+  dgx-h100|dgx-h200|hgx-h800)
+    sed -e "s/^inherits: .*/inherits: dgx-h100/" -e "s/^name: .*/name: h100-with-fitted-hopper-tables/" \
+      "$work/profile.yaml" > "$work/h100_fitted.yaml"
+    runs=$root/tests/validation/published_runs.yaml
+    "$sp" validate --runs "$runs" --json > "$work/validate_shipped.json"
+    if "$sp" validate --runs "$runs" --system "$work/h100_fitted.yaml" --json > "$work/validate_fitted.json"; then
+      python3 - "$work/validate_shipped.json" "$work/validate_fitted.json" << 'PY' | tee "$work/report_validate.txt"
+import json, sys
+def groups(path):
+    runs = [r for r in json.load(open(path))["runs"] if not r["skipped"] and "h100" in r["id"]]
+    out = {}
+    for r in runs:
+        out.setdefault(r["framework"], []).append(r["error_pct"])
+    return out
+a, b = groups(sys.argv[1]), groups(sys.argv[2])
+print("(c) H100 rows, throughput error by framework: shipped tables -> fitted Hopper tables (MAPE, bias)")
+for fw in sorted(a):
+    m = lambda v: (sum(abs(x) for x in v) / len(v), sum(v) / len(v))
+    (ma, ba), (mb, bb) = m(a[fw]), m(b.get(fw, a[fw]))
+    print(f"  {fw:14s} {len(a[fw]):3d} runs  {ma:5.1f}% ({ba:+5.1f}%) -> {mb:5.1f}% ({bb:+5.1f}%)")
+PY
+    else
+      log "(c) validate with the re-based profile failed (see above)"
+    fi
+    ;;
+esac
 log "done; outputs in $work"
