@@ -50,6 +50,8 @@ Framework nemo() {
   // recipe.trainer.plugins.grad_reduce_in_fp32 = False, Megatron-Bridge's set_basic_perf_overrides sets
   // mixed_precision.grad_reduce_in_fp32 = ddp.grad_reduce_in_fp32 = False. 2 + 2 + 12 bytes per parameter.
   f.state = {2, 2, 12};
+  // Megatron-Bridge's MoE model providers (DeepSeek, Qwen3 MoE, ...) set moe_permute_fusion = True.
+  f.fused_moe_permutation = true;
   f.sources.push_back("NeMo performance recipes: Megatron-Core with TE, distributed optimizer, overlap on");
   f.sources.push_back("NeMo scripts/performance and Megatron-Bridge scripts/performance: grad_reduce_in_fp32 = False");
   return f;

@@ -69,6 +69,10 @@ struct Framework {
   double cross_entropy_bytes_per_logit = 12.0;
   /// Bytes per logit alive at the loss's peak: the 16-bit logits plus the fp32 tensors the loss keeps.
   double logits_bytes_per_logit = 6.0;
+  /// MoE token permutation as Transformer Engine's fused kernels (Megatron-Core --moe-permute-fusion): one pass per
+  /// source token reads it once and writes its top-k copies, the un-permutation reads the k rows and writes their
+  /// weighted sum. Otherwise PyTorch index_select / scatter_add read and write every token-expert pair's row.
+  bool fused_moe_permutation = false;
   /// fp8 GEMMs: extra memory passes per linear layer to cast inputs (quantize + amax), per the recipe.
   double fp8_cast_passes = 1.0;
   /// fp8 GEMMs: each linear layer keeps its input for the weight gradient as the fp8 cast (1 byte per element)

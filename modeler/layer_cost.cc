@@ -276,10 +276,12 @@ MlpCost moe_mlp(const Context& ctx, const Sharding& sh) {
   c.gemms.add(linear(ctx, sh.moe_tokens, m.moe->experts, h));
   c.gemms.add(grouped_linear(ctx, sh.local_experts, per_expert, (m.gated_mlp ? 2.0 : 1.0) * sh.expert_ffn, h));
   c.gemms.add(grouped_linear(ctx, sh.local_experts, per_expert, h, sh.expert_ffn));
-  // Router softmax/top-k over fp32 logits (read + write); permute and un-permute each read and write every pair's
-  // hidden vector; the experts' activation function over the pairs.
+  // Router softmax/top-k over fp32 logits (read + write); the permutation and un-permutation of the pairs' hidden
+  // vectors (fused: tokens + pairs rows per pass; unfused: every pair's row read and written, framework.h); the
+  // experts' activation function over the pairs.
   c.mem_fwd += memory_time(g, Bytes(sh.moe_tokens * m.moe->experts * 4.0 * 2.0));
-  c.mem_fwd += memory_time(g, Bytes(pairs * h * kAct * 2.0)) * 2.0;
+  const double per_pass = ctx.framework.fused_moe_permutation ? sh.moe_tokens + pairs : 2.0 * pairs;
+  c.mem_fwd += memory_time(g, Bytes(per_pass * h * kAct)) * 2.0;
   // Megatron-Core's all-to-all dispatcher then sorts the received pairs by local expert for the grouped GEMM
   // ("permutation 2": sort_chunks_by_idxs, or a transposed copy when padding to capacity) and restores the
   // order before the combine (token_dispatcher.py): two more read-and-write passes when a rank holds several

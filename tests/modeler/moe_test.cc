@@ -80,6 +80,21 @@ TEST_CASE("a rank holding several experts sorts the received pairs by expert and
   CHECK((two.backward.time - one.backward.time).v == doctest::Approx(0.5 * (2 * 131072.0 + 2 * 12288.0) / kHbm));
 }
 
+TEST_CASE("fused permutation (TE) reads each token once and writes its top-k rows; unfused moves every pair twice") {
+  // Bandwidth only. T 128 tokens, 256 pairs, h 64, 2-byte rows. Per pass (permute, un-permute): unfused
+  // 2 x 256 rows, fused 128 + 256 rows: 128 rows x 64 x 2 = 16,384 bytes less, twice, on the MoE half of the layers.
+  Setup su(tiny_moe(), plan_of(1, 1, 1));
+  su.system.gpu.peak[static_cast<int>(Dtype::bf16)] = FlopsPerSec(1e30);
+  su.framework.fused_moe_permutation = false;
+  const LayerCost unfused = layer_cost(su.ctx(), su.sharding());
+  su.framework.fused_moe_permutation = true;
+  const LayerCost fused = layer_cost(su.ctx(), su.sharding());
+  CHECK((unfused.forward.time - fused.forward.time).v == doctest::Approx(0.5 * 2 * 16384.0 / kHbm));
+  CHECK((unfused.backward.time - fused.backward.time).v == doctest::Approx(0.5 * 2 * 2 * 16384.0 / kHbm));
+  CHECK(find_framework("nemo")->fused_moe_permutation);
+  CHECK_FALSE(find_framework("megatron-lm")->fused_moe_permutation);  // --moe-permute-fusion is off by default
+}
+
 TEST_CASE("MLA: projections through the LoRA ranks, attention over qk = nope + rope and v head dims") {
   ModelDesc m = tiny_model();  // h 64, 4 heads, f 256, not gated
   MlaDesc a;

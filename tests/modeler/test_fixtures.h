@@ -166,6 +166,7 @@ inline Framework synthetic_framework() {
   f.state = {2, 4, 12};
   f.fp8_cast_passes = 1.0;
   f.cp_merge = CpMergeBytes{};  // Transformer Engine's ring merges
+  f.fused_moe_permutation = false;
   f.cp_allgather_runs_ring_loop = false;
   f.cp_grad_kv_bytes = 2.0;
   return f;

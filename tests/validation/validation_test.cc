@@ -74,8 +74,11 @@ TEST_CASE("throughput MAPE per group") {
   // recompute and run at the model's (still optimistic) MoE speed: 46.9%. Measured GEMM efficiency vs size
   // (OpenXLA's sm_90/sm_100 tables) then slowed the small expert GEMMs: 36.9%; casting every token-expert
   // pair's input to fp8 (TE GroupedLinear, counted once per dense layer's ffn before): 33.2%; the dispatcher's
-  // sort of received pairs by local expert and back (Megatron-Core "permutation 2"): 25.3%.
-  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 13.0, kGuardDense = 16.5, kGuardMoe = 26.0;
+  // sort of received pairs by local expert and back (Megatron-Core "permutation 2"): 25.3%. The guard then rose
+  // with a correction the sources asked for: Megatron-Bridge's MoE providers set moe_permute_fusion, whose TE
+  // kernels read each token once and write its top-k copies (and the reverse), not every pair's row twice as the
+  // unfused index_select/scatter_add do: 28.8%.
+  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 13.0, kGuardDense = 16.5, kGuardMoe = 29.0;
   const io::GroupStats e = group(moe);
   report_target("Korthikanti", k, 5.0, kGuardKorthikanti);
   report_target("Megatron-based", m, 12.0, kGuardMegatron);
