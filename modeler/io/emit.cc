@@ -28,7 +28,8 @@ std::string header(const EmitInput& in, const std::string& comment) {
   std::ostringstream o;
   o << comment << " shardplan " << SHARDPLAN_VERSION << " plan for " << in.model << " on " << in.system.gpus << " x "
     << in.system.gpu.name << " (framework profile " << in.framework << ")\n"
-    << comment << " tp " << p.tp << " cp " << p.cp << " pp " << p.pp << " vpp " << p.vpp << " dp " << p.dp << " zero "
+    << comment << " tp " << p.tp << " cp " << p.cp << " pp " << p.pp << " vpp " << p.vpp << " dp " << p.dp
+    << (p.tsp > 1 ? " tsp " + std::to_string(p.tsp) : "") << (in.moe ? " ep " + std::to_string(p.ep) : "") << " zero "
     << p.zero << "; predicted " << static_cast<long>(in.estimate.tokens_per_s_per_gpu) << " tokens/s/GPU\n";
   return o.str();
 }
@@ -60,11 +61,17 @@ std::string emit_json(const EmitInput& in) {
                  {"gpus_per_node", s.gpus_per_node},
                  {"nodes", nodes_of(s)}};
   j["plan"] = plan_json(p);
-  j["rank_order"] = "tp-cp-dp-pp";
+  j["rank_order"] = p.tsp > 1 ? "tp-tsp-cp-dp-pp" : "tp-cp-dp-pp";
   j["groups"] = {{"tp", group_json(s, p.tp, 1)},
-                 {"cp", group_json(s, p.cp, p.tp)},
-                 {"dp", group_json(s, p.dp, p.tp * p.cp)},
-                 {"pp", group_json(s, p.pp, p.tp * p.cp * p.dp)}};
+                 {"cp", group_json(s, p.cp, p.tp * p.tsp)},
+                 {"dp", group_json(s, p.dp, p.inner())},
+                 {"pp", group_json(s, p.pp, p.inner() * p.dp)}};
+  if (p.tsp > 1) j["groups"]["tsp"] = group_json(s, p.tsp, p.tp);
+  if (in.moe) {
+    // Megatron-Core lays expert layers out as etp-ep-edp-pp: an EP group's members sit at stride etp.
+    j["expert_rank_order"] = "etp-ep-edp-pp";
+    j["groups"]["ep"] = group_json(s, p.ep, p.etp);
+  }
   j["predicted"] = {{"step_s", in.estimate.time.step().v},
                     {"tokens_per_s_per_gpu", in.estimate.tokens_per_s_per_gpu},
                     {"mfu", in.estimate.mfu},

@@ -164,7 +164,13 @@ TEST_CASE("emit: a mixture-of-experts plan carries its expert parallelism in eve
   auto moe_emit = [&](io::EmitFormat f) {
     return io::emit_plan(f, io::EmitInput{e, sys, "tiny-moe", "megatron-lm", 8, true});
   };
+  const nlohmann::json j = nlohmann::json::parse(moe_emit(io::EmitFormat::json));
+  CHECK(j["expert_rank_order"] == "etp-ep-edp-pp");
+  CHECK(j["groups"]["ep"]["size"] == 8);
+  CHECK(j["groups"]["ep"]["stride"] == 1);
+  CHECK(j["groups"]["ep"]["within_node"] == true);
   const std::string m = moe_emit(io::EmitFormat::megatron);
+  CHECK(m.find(" ep 8 zero 1;") != std::string::npos);  // the header names it too
   CHECK(m.find("--expert-model-parallel-size 8\n") != std::string::npos);
   CHECK(m.find("--expert-tensor-parallel-size 1\n") != std::string::npos);
   CHECK(m.find("--moe-expert-capacity-factor 1.25\n") != std::string::npos);
@@ -203,7 +209,11 @@ TEST_CASE("emit: plans no framework can launch (TSP, SDP) go to json only") {
   e.plan.tsp = 4;
   CHECK_THROWS_WITH_AS(emit(io::EmitFormat::megatron, e),
                        doctest::Contains("folded tensor + sequence parallelism (tsp 4)"), ConfigError);
-  CHECK(emit(io::EmitFormat::json, e).find("\"tsp\": 4") != std::string::npos);
+  const nlohmann::json tsp = nlohmann::json::parse(emit(io::EmitFormat::json, e));
+  CHECK(tsp["plan"]["tsp"] == 4);
+  CHECK(tsp["rank_order"] == "tp-tsp-cp-dp-pp");
+  CHECK(tsp["groups"]["tsp"]["size"] == 4);
+  CHECK(tsp["groups"]["dp"]["stride"] == 4);  // data parallelism outside the tsp group
   e.plan.tsp = 1;
   e.plan.sdp_keep = 0.5;
   CHECK_THROWS_WITH_AS(emit(io::EmitFormat::torchtitan, e),
