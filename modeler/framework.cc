@@ -98,9 +98,20 @@ Framework torchtitan() {
   f.overlap_param_gather = true;  // FSDP2 prefetches the next layer's all-gather
   f.reshard_after_forward = true; // fully_shard default (not with PP, where torchtitan keeps params)
   // FSDP2 mixed precision: sharded fp32 params (the master copy), fp32 sharded grads, Adam m, v in fp32;
-  // the bf16 unsharded copy exists only transiently per layer.
+  // the bf16 unsharded copy (MixedPrecisionPolicy param_dtype) exists only transiently per layer under
+  // reshard_after_forward, and for the whole step without it.
   f.state = {4, 4, 8};
+  f.fsdp_unsharded_param_bytes = 2.0;
+  f.pp_deferred_grad_bytes = 4.0;  // torch.distributed.pipelining; mixed_precision_reduce default float32
+  // torchtitan 9dec370 (the Dec 2024 benchmarks' commit), pipeline_parallel.py: n_microbatches =
+  // experimental.pipeline_parallel_microbatches (default None) or the pipeline degree. Later releases replaced it
+  // by parallelism.pipeline_parallel_microbatch_size (default 1); a plan with a micro-batch is unaffected.
+  f.pp_microbatches_default_to_pp = true;
   f.fp8_cast_passes = 2.0;  // torchao Float8Linear dynamic scaling: amax pass + cast pass per input
+  // torchao casts input and weight to float8 inside each forward, before torch._scaled_mm (torchtitan
+  // docs/float8.md), so no whole-model fp8 weight copy persists; under activation checkpointing the cast weight
+  // is recomputed with the layer.
+  f.fp8_caches_weights = false;
   // Eager F.cross_entropy: logits.float() (2+4), log_softmax (reads 4 twice for max and sum, writes 4),
   // nll_loss (small); backward: log_softmax backward (reads 4+4, writes 4), cast to bf16 (4+2) = 36 bytes.
   f.cross_entropy_bytes_per_logit = 36.0;
@@ -126,7 +137,9 @@ Framework torchtitan() {
   f.zero_stages = {0, 2, 3};
   f.offers_tp_overlap = true;  // parallelism.enable_async_tensor_parallel (torch.compile + symmetric memory)
   f.sources = {"pytorch/torchtitan docs/fsdp.md (FSDP2 MixedPrecisionPolicy, reshard_after_forward)",
-               "PyTorch SDPA backends (flash = FlashAttention-2)", "pytorch/ao float8 README (dynamic scaling)"};
+               "PyTorch SDPA backends (flash = FlashAttention-2)", "pytorch/ao float8 README (dynamic scaling)",
+               "torch FSDPParam.to_accumulated_grad_if_needed; torch.distributed.pipelining backward_maybe_with_nosync",
+               "torchtitan 9dec370 pipeline_parallel.py (n_microbatches defaults to the pipeline degree)"};
   return f;
 }
 
@@ -144,6 +157,7 @@ Framework llm_foundry() {
   f.reshard_after_forward = true; // FULL_SHARD
   f.zero_stages = {0, 2, 3};      // NO_SHARD, SHARD_GRAD_OP, FULL_SHARD
   f.state = {4, 4, 8};            // FSDP1 flat fp32 params sharded (master), fp32 grads, Adam (LionW uses m only)
+  f.fsdp_unsharded_param_bytes = 2.0;  // FSDP MixedPrecision param_dtype bf16 (PURE/DEFAULT precision configs)
   // The 2023 MPT yamls set no fused loss: eager F.cross_entropy, as torchtitan (36 bytes per logit of traffic).
   f.cross_entropy_bytes_per_logit = 36.0;
   // The loss's backward peak as torchtitan's (12 bytes) plus the bf16 logits, which Composer keeps referenced

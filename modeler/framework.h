@@ -56,6 +56,17 @@ struct Framework {
   /// Parameter all-gather of ZeRO-3/FSDP repeated in backward (reshard after forward).
   bool reshard_after_forward = true;
   StateBytes state;
+  /// FSDP mixed precision: the stored (sharded) parameter is the fp32 master in `state.weights` and the layers
+  /// compute with an unsharded copy of this many bytes per parameter (param_dtype); 0 where the weights in `state`
+  /// are the compute copy themselves (Megatron). Without resharding after forward (ZeRO-2 / SHARD_GRAD_OP /
+  /// reshard_after_forward=False) the unsharded copy stays gathered from forward to backward.
+  double fsdp_unsharded_param_bytes = 0;
+  /// Pipeline schedules that defer FSDP's gradient reduce-scatter to the last micro-batch hold unsharded
+  /// gradients of this many bytes per parameter meanwhile; 0 where every micro-batch reduce-scatters.
+  /// torch.distributed.pipelining (stage backward_maybe_with_nosync) turns gradient sync and reshard after
+  /// backward off until the last backward, and FSDP2 then accumulates in the reduce dtype
+  /// (FSDPParam.to_accumulated_grad_if_needed upcasts the unsharded bf16 gradient to reduce_dtype).
+  double pp_deferred_grad_bytes = 0;
   /// ZeRO stages the software offers (Megatron-LM: DDP, the distributed optimizer and Megatron-FSDP; FSDP stacks:
   /// replicate, SHARD_GRAD_OP / no reshard after forward, FULL_SHARD).
   std::vector<int> zero_stages = {0, 1, 2, 3};
@@ -65,6 +76,9 @@ struct Framework {
   bool offers_ep_overlap = false;
   /// Full recompute of only the first N layers of each pipeline chunk (Megatron --recompute-method block).
   bool offers_block_recompute = false;
+  /// When the micro-batch is not set under pipeline parallelism, the software splits each data-parallel rank's
+  /// batch into as many micro-batches as pipeline ranks (so the micro-batch is a run's default, not a free choice).
+  bool pp_microbatches_default_to_pp = false;
   /// HBM bytes moved per logit by the loss, forward and backward, counted from the kernels the framework runs.
   double cross_entropy_bytes_per_logit = 12.0;
   /// Bytes per logit alive at the loss's peak: the 16-bit logits plus the fp32 tensors the loss keeps.
@@ -75,6 +89,10 @@ struct Framework {
   bool fused_moe_permutation = false;
   /// fp8 GEMMs: extra memory passes per linear layer to cast inputs (quantize + amax), per the recipe.
   double fp8_cast_passes = 1.0;
+  /// fp8 GEMMs: every linear keeps an fp8 copy of its weight for the whole step (Transformer Engine's per-module
+  /// fp8 weight workspaces, reused across micro-batches), 1 byte per parameter; otherwise the weight is cast
+  /// inside each forward call and lives only as that layer's saved tensor.
+  bool fp8_caches_weights = true;
   /// fp8 GEMMs: each linear layer keeps its input for the weight gradient as the fp8 cast (1 byte per element)
   /// instead of the 16-bit tensor.
   bool fp8_saves_linear_inputs = false;

@@ -102,13 +102,23 @@ MemoryBreakdown memory_breakdown(const Context& ctx, const Sharding& sh, const S
   const StageParams params = busiest_stage_params(ctx, sh);
   MemoryBreakdown mem;
   mem.capacity = ctx.system.gpu.hbm_capacity;
-  double weight_bytes = fw.state.weights;
-  if (p.precision == Dtype::fp8) weight_bytes += 1.0;  // cached fp8 (transposed) weight copies
+  // Cached fp8 (transposed) weight copies, where the framework keeps them.
+  const double fp8_copy = p.precision == Dtype::fp8 && fw.fp8_caches_weights ? 1.0 : 0.0;
+  const double weight_bytes = fw.state.weights + fp8_copy;
   // Routed experts are sharded over the expert-data-parallel group under ZeRO (Megatron-Core's expert
   // distributed-optimizer buffers), everything else over dp x cp.
   mem.weights = Bytes(params.dense() * weight_bytes / sh.dp_shard_weights +
                       params.experts * weight_bytes / sh.edp_shard_weights);
   mem.gradients = Bytes(owned_state_params(ctx, sh, true) * fw.state.gradients);
+  if (fw.fsdp_unsharded_param_bytes > 0 && p.zero == 2) {
+    // FSDP without resharding after forward: the stored fp32 parameters are sharded like the gradients, and
+    // the unsharded compute copy stays gathered through forward and backward.
+    const double compute = fw.fsdp_unsharded_param_bytes + fp8_copy;
+    mem.weights = Bytes(params.dense() * (fw.state.weights / sh.dp_shard_gradients + compute) +
+                        params.experts * (fw.state.weights / sh.edp_shard_gradients + compute));
+    // Pipelined: gradients accumulate unsharded over the micro-batches before the one reduce-scatter.
+    if (p.pp > 1) mem.gradients += Bytes(params.total() * fw.pp_deferred_grad_bytes);
+  }
   mem.optimizer = Bytes(owned_state_params(ctx, sh, false) * fw.state.optimizer);
 
   const bool dropout = trains_with_dropout(ctx.model);

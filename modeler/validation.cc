@@ -7,6 +7,13 @@
 namespace shardplan {
 
 namespace {
+/// The micro-batch a framework sets by default when a run leaves it open, 0 where it is a free choice.
+int default_micro_batch(const Plan& p, const Framework& fw) {
+  if (!fw.pp_microbatches_default_to_pp || p.pp <= 1 || p.dp < 1 || p.global_batch % p.dp != 0) return 0;
+  const int per_rank = p.global_batch / p.dp;
+  return per_rank % p.pp == 0 ? per_rank / p.pp : 0;
+}
+
 std::vector<int> micro_batch_choices(const Plan& p) {
   std::vector<int> out;
   if (p.dp < 1 || p.global_batch % p.dp != 0) return {1};
@@ -36,7 +43,11 @@ void expand(std::vector<Plan>* plans, const std::vector<T>& values, Set set) {
 Resolution fastest_fitting(const ModelDesc& model, const System& system, const OpenPlan& open, const Framework& fw) {
   const Plan& base = open.plan;
   std::vector<Plan> plans = {base};
-  expand(&plans, open.micro_batch ? std::vector<int>{*open.micro_batch} : micro_batch_choices(base),
+  const int framework_mbs = open.micro_batch ? 0 : default_micro_batch(base, fw);
+  expand(&plans,
+         open.micro_batch ? std::vector<int>{*open.micro_batch}
+         : framework_mbs  ? std::vector<int>{framework_mbs}
+                          : micro_batch_choices(base),
          [](Plan& p, int m) { p.micro_batch = m; });
   expand(&plans,
          open.sequence_parallel ? std::vector<bool>{*open.sequence_parallel}
@@ -67,7 +78,8 @@ Resolution fastest_fitting(const ModelDesc& model, const System& system, const O
   if (!have) best.estimate = evaluate(model, system, base, fw);  // reports the constraint problems
   const Plan& p = best.estimate.plan;
   auto on_off = [](bool b) { return b ? std::string("on") : std::string("off"); };
-  if (!open.micro_batch) best.chosen.push_back("mbs=" + std::to_string(p.micro_batch));
+  if (!open.micro_batch)
+    best.chosen.push_back("mbs=" + std::to_string(p.micro_batch) + (framework_mbs ? " (pp micro-batches)" : ""));
   if (!open.sequence_parallel && base.tp > 1) best.chosen.push_back("sp=" + on_off(p.sequence_parallel));
   if (!open.recompute) best.chosen.push_back(std::string("recompute=") + to_string(p.recompute));
   return best;

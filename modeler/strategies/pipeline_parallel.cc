@@ -61,8 +61,12 @@ class PipelineParallel final : public Strategy {
   void schedule(const Context& ctx, const Sharding&, Schedule* s) const override {
     const Plan& p = ctx.plan;
     s->bubble_fraction = (p.pp - 1.0) / p.vpp;
-    const double held = std::min<double>(p.pp, s->microbatches);
-    s->in_flight = held * (p.vpp > 1 ? 1.0 + (p.pp - 1.0) / (p.pp * p.vpp) : 1.0);
+    const double m = s->microbatches;
+    const double held = std::min<double>(p.pp, m);
+    // Interleaving holds (pp - 1) / (pp v) more (Narayanan et al. 2021), but the warm-up never exceeds the step's
+    // m v chunk-micro-batches (Megatron-Core get_pp_rank_microbatches and torch.distributed.pipelining's
+    // ScheduleInterleaved1F1B both cap it), so at most m micro-batches of the whole stage are held.
+    s->in_flight = std::min(held * (p.vpp > 1 ? 1.0 + (p.pp - 1.0) / (p.pp * p.vpp) : 1.0), m);
   }
 };
 

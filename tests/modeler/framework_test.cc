@@ -20,6 +20,10 @@ void check_same_traits(const Framework& a, const Framework& b) {
   CHECK(a.state.optimizer == b.state.optimizer);
   CHECK(a.fp8_cast_passes == b.fp8_cast_passes);
   CHECK(a.fp8_saves_linear_inputs == b.fp8_saves_linear_inputs);
+  CHECK(a.fp8_caches_weights == b.fp8_caches_weights);
+  CHECK(a.fsdp_unsharded_param_bytes == b.fsdp_unsharded_param_bytes);
+  CHECK(a.pp_deferred_grad_bytes == b.pp_deferred_grad_bytes);
+  CHECK(a.pp_microbatches_default_to_pp == b.pp_microbatches_default_to_pp);
 }
 }  // namespace
 
@@ -79,6 +83,17 @@ TEST_CASE("FSDP stacks keep fp32 sharded parameters as the master copy: no separ
     CHECK(f.state.optimizer == 8.0);  // Adam m and v only
   }
   CHECK_FALSE(find_framework("torchtitan")->fused_elementwise);
+  // The layers compute with a bf16 unsharded copy; Megatron's 2-byte weights are that copy already.
+  CHECK(find_framework("torchtitan")->fsdp_unsharded_param_bytes == 2.0);
+  CHECK(find_framework("llm-foundry")->fsdp_unsharded_param_bytes == 2.0);
+  CHECK(find_framework("megatron-lm")->fsdp_unsharded_param_bytes == 0.0);
+  // Pipelining defers FSDP2's reduce-scatter and accumulates in the fp32 reduce dtype; torchao casts fp8 weights
+  // per call, Transformer Engine caches them.
+  CHECK(find_framework("torchtitan")->pp_deferred_grad_bytes == 4.0);
+  CHECK_FALSE(find_framework("torchtitan")->fp8_caches_weights);
+  CHECK(find_framework("megatron-lm")->fp8_caches_weights);
+  CHECK(find_framework("torchtitan")->pp_microbatches_default_to_pp);
+  CHECK_FALSE(find_framework("megatron-lm")->pp_microbatches_default_to_pp);
 }
 
 }

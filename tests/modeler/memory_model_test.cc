@@ -227,6 +227,41 @@ TEST_CASE("ZeRO-3 gather buffers and fp8 weight copies") {
   f8.plan.precision = Dtype::fp8;
   const MemoryBreakdown m8 = memory_breakdown(f8.ctx(), f8.sharding(), f8.schedule());
   CHECK(m8.weights.v == 3.0 * busiest_stage_params(f8.ctx(), f8.sharding()).total());  // bf16 + the cached fp8 copy
+  f8.framework.fp8_caches_weights = false;  // torchao: cast inside each forward
+  CHECK(memory_breakdown(f8.ctx(), f8.sharding(), f8.schedule()).weights.v ==
+        2.0 * busiest_stage_params(f8.ctx(), f8.sharding()).total());
+}
+
+TEST_CASE("FSDP without resharding after forward: sharded fp32 master, a gathered bf16 copy; PP defers the sync") {
+  Plan p = test::plan_of(1, 1, 4, 1, 1, 4, 128);
+  p.zero = 2;
+  test::Setup su(test::tiny_model(), p);
+  su.framework.state = {4, 4, 8};
+  const double n = busiest_stage_params(su.ctx(), su.sharding()).total();
+  // Megatron-style states (no separate compute copy): the 4-byte weights stay whole under ZeRO-2.
+  CHECK(memory_breakdown(su.ctx(), su.sharding(), su.schedule()).weights.v == doctest::Approx(4.0 * n));
+  su.framework.fsdp_unsharded_param_bytes = 2.0;
+  su.framework.pp_deferred_grad_bytes = 4.0;
+  MemoryBreakdown mem = memory_breakdown(su.ctx(), su.sharding(), su.schedule());
+  CHECK(mem.weights.v == doctest::Approx(n * (4.0 / 4 + 2.0)));
+  CHECK(mem.gradients.v == doctest::Approx(n * 4.0 / 4));  // no pipeline: reduce-scattered every micro-batch
+  su.plan.precision = Dtype::fp8;  // plus the cached fp8 copy of the gathered weights
+  CHECK(memory_breakdown(su.ctx(), su.sharding(), su.schedule()).weights.v == doctest::Approx(n * (1.0 + 3.0)));
+  su.plan.precision = Dtype::bf16;
+  su.plan.zero = 3;  // resharded after forward: only the sharded master stays (the gathered layers are buffers)
+  CHECK(memory_breakdown(su.ctx(), su.sharding(), su.schedule()).weights.v == doctest::Approx(n * 4.0 / 4));
+
+  // Pipelined (pp 2, dp 2): unsharded fp32 gradients accumulate over the micro-batches before the reduce-scatter.
+  Plan pp = test::plan_of(1, 2, 2, 1, 1, 8, 128);
+  pp.zero = 2;
+  test::Setup piped(test::tiny_model(), pp);
+  piped.framework = su.framework;
+  const double stage = busiest_stage_params(piped.ctx(), piped.sharding()).total();
+  mem = memory_breakdown(piped.ctx(), piped.sharding(), piped.schedule());
+  CHECK(mem.gradients.v == doctest::Approx(stage * (4.0 / 2 + 4.0)));
+  piped.framework.pp_deferred_grad_bytes = 0;
+  CHECK(memory_breakdown(piped.ctx(), piped.sharding(), piped.schedule()).gradients.v ==
+        doctest::Approx(stage * 4.0 / 2));
 }
 
 TEST_CASE("fits compares the total with the capacity") {

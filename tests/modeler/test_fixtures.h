@@ -164,6 +164,10 @@ inline Framework synthetic_framework() {
   f.overlap_param_gather = true;
   f.reshard_after_forward = true;
   f.state = {2, 4, 12};
+  f.fsdp_unsharded_param_bytes = 0;
+  f.pp_deferred_grad_bytes = 0;
+  f.pp_microbatches_default_to_pp = false;
+  f.fp8_caches_weights = true;
   f.fp8_cast_passes = 1.0;
   f.cp_merge = CpMergeBytes{};  // Transformer Engine's ring merges
   f.fused_moe_permutation = false;

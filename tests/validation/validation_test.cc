@@ -78,7 +78,7 @@ TEST_CASE("throughput MAPE per group") {
   // with a correction the sources asked for: Megatron-Bridge's MoE providers set moe_permute_fusion, whose TE
   // kernels read each token once and write its top-k copies (and the reverse), not every pair's row twice as the
   // unfused index_select/scatter_add do: 28.8%.
-  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 13.0, kGuardDense = 16.5, kGuardMoe = 29.0;
+  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 13.0, kGuardDense = 16.0, kGuardMoe = 29.0;
   const io::GroupStats e = group(moe);
   report_target("Korthikanti", k, 5.0, kGuardKorthikanti);
   report_target("Megatron-based", m, 12.0, kGuardMegatron);
@@ -94,7 +94,9 @@ TEST_CASE("throughput MAPE per group") {
 
 TEST_CASE("memory MAPE on runs with a measured peak") {
   const io::GroupStats& mem = report().memory;
-  constexpr double kGuardMemory = 12.0;
+  // 11.3% until FSDP's sharded fp32 master + gathered bf16 copy, pipelining's deferred fp32 gradients, torchao's
+  // uncached fp8 weights, torchtitan's pp micro-batches and the interleaved warm-up cap were modelled: 7.0%.
+  constexpr double kGuardMemory = 8.0;
   report_target("memory", mem, 12.0, kGuardMemory);
   CHECK(mem.runs >= 12);
   CHECK(mem.mape <= kGuardMemory);

@@ -35,6 +35,9 @@ TEST_CASE("in flight: p micro-batches under 1F1B, x (1 + (p - 1) / (p v)) interl
   CHECK(with_pp(2, 4).schedule().in_flight == 2.25);
   // Fewer micro-batches than stages: only m are ever in flight.
   CHECK(with_pp(4, 1, 2).schedule().in_flight == 2);
+  // Interleaved with m = p: the warm-up runs all m v chunk-micro-batches, m whole-stage micro-batches, not 5.5.
+  CHECK(with_pp(4, 2, 4).schedule().in_flight == 4);
+  CHECK(with_pp(4, 2, 8).schedule().in_flight == 5.5);
 }
 
 TEST_CASE("shard: layers over stages; chunks per stage recorded") {
