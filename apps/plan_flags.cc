@@ -55,7 +55,7 @@ void add_plan_flags(CLI::App* app, PlanFlags* f) {
   app->add_flag("--uneven-pp", f->uneven_pp, "allow pp x vpp not dividing the layers (busiest stage gets the extra)");
   app->add_option("--cp-kind", f->cp_kind, "context-parallel attention: ring or allgather")
       ->check(CLI::IsMember({"ring", "allgather"}));
-  app->add_option("--mbs", f->mbs, "micro-batch size (sequences)")->check(positive_number());
+  app->add_option("--mbs", f->mbs, "micro-batch size (sequences; default 1)")->check(positive_number());
   app->add_option("--gbs", f->gbs, "global batch size (sequences per step; default dp x mbs)")->check(positive_number());
   app->add_option("--seq", f->seq, "sequence length in tokens (default 4096)")->check(positive_number());
   app->add_option("--recompute", f->recompute, "activation recomputation: none, selective or full")
