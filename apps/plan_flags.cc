@@ -63,6 +63,9 @@ void add_plan_flags(CLI::App* app, PlanFlags* f) {
   app->add_option("--recompute-layers", f->recompute_layers,
                   "with --recompute full: recompute only N layers of each pipeline chunk (Megatron block method)")
       ->check(positive_number());
+  app->add_option("--recompute-modules", f->recompute_modules,
+                  "selective recompute of these Megatron-Core modules, joined by + or ,: core_attn (the default), "
+                  "layernorm, mlp, moe, moe_act, shared_experts, mla_up_proj (implies --recompute selective)");
   app->add_option("--precision", f->precision, "GEMM precision: bf16, fp16, fp8, mxfp8 or nvfp4")
       ->check(CLI::IsMember({"bf16", "fp16", "fp8", "mxfp8", "nvfp4"}));
   app->add_option("--framework", f->framework, "training software profile")
@@ -103,6 +106,16 @@ Recompute parse_recompute(const std::string& s) {
   if (s == "selective") return Recompute::selective;
   if (s == "full") return Recompute::full;
   throw ConfigError("recompute must be none, selective or full, got '" + s + "'");
+}
+
+unsigned parse_recompute_modules_flag(const std::string& flag, const std::string& text) {
+  std::string unknown;
+  if (const std::optional<unsigned> mods = parse_recompute_modules(text, &unknown)) return *mods;
+  std::string choices;
+  for (const RecomputeModuleName& m : kRecomputeModuleNames)
+    choices += (choices.empty() ? "" : ", ") + std::string(m.name);
+  throw ConfigError(flag + ": " + (unknown.empty() ? "no module given" : "unknown module '" + unknown + "'") +
+                    " (choices: " + choices + ")");
 }
 
 Dtype parse_precision(const std::string& s) {
@@ -148,8 +161,10 @@ Plan resolve_plan(const PlanFlags& f, const System& sys) {
   p.micro_batch = f.mbs.value_or(1);
   p.global_batch = f.gbs.value_or(p.dp * p.micro_batch);
   p.seq_len = f.seq.value_or(4096);
-  p.recompute = parse_recompute(f.recompute);
+  p.recompute = parse_recompute(f.recompute.value_or(f.recompute_modules ? "selective" : "none"));
   p.recompute_layers = f.recompute_layers.value_or(0);
+  if (f.recompute_modules)
+    p.recompute_modules = parse_recompute_modules_flag("--recompute-modules", *f.recompute_modules);
   p.precision = parse_precision(f.precision);
   return p;
 }
@@ -182,7 +197,11 @@ std::string plan_arguments(const Plan& p, const std::string& framework) {
   if (p.cp > 1 && p.cp_kind == CpKind::allgather) s += " --cp-kind allgather";
   s += " --mbs " + std::to_string(p.micro_batch) + " --gbs " + std::to_string(p.global_batch) + " --seq " +
        std::to_string(p.seq_len) + " --recompute " + to_string(p.recompute) +
-       (p.recompute_layers > 0 ? " --recompute-layers " + std::to_string(p.recompute_layers) : "") + " --precision " +
+       (p.recompute_layers > 0 ? " --recompute-layers " + std::to_string(p.recompute_layers) : "") +
+       (p.recompute == Recompute::selective && p.recompute_modules != kRecomputeCoreAttn
+            ? " --recompute-modules " + recompute_modules_string(p.recompute_modules)
+            : "") +
+       " --precision " +
        (p.precision == Dtype::fp4 ? "nvfp4" : to_string(p.precision)) + " --framework " + framework;
   return s;
 }

@@ -32,8 +32,9 @@ struct PlanFlags {
   bool ep_overlap = false;
   bool uneven_pp = false;
   std::string cp_kind = "ring";
-  std::string recompute = "none";
+  std::optional<std::string> recompute;  // default none, or selective when --recompute-modules is given
   std::optional<int> recompute_layers;
+  std::optional<std::string> recompute_modules;  // "core_attn+mlp" or "core_attn,mlp"
   std::string precision = "bf16";
   std::string framework = "megatron-lm";
 };
@@ -44,6 +45,9 @@ void add_plan_flags(CLI::App* app, PlanFlags* f);
 System resolve_system(const SystemFlags& f);
 const Framework& resolve_framework(const std::string& name);
 Recompute parse_recompute(const std::string& s);
+/// Megatron recompute modules from `flag`'s text (names joined by '+' or ','); ConfigError naming the flag, the
+/// unknown name and the choices.
+unsigned parse_recompute_modules_flag(const std::string& flag, const std::string& text);
 Dtype parse_precision(const std::string& s);
 /// The plan the flags describe; dp defaults to gpus / (tp x tsp x pp x cp), etp to tp (Megatron-Core's default),
 /// gbs to dp x mbs, seq to 4096.

@@ -24,9 +24,12 @@ std::string with_commas(double v) {
 }
 
 std::string format_plan(const Plan& p, bool moe_model) {
-  char buf[320];
+  char buf[400];
   const std::string block =
-      p.recompute_layers > 0 ? " (" + std::to_string(p.recompute_layers) + " layers per chunk)" : "";
+      p.recompute_layers > 0 ? " (" + std::to_string(p.recompute_layers) + " layers per chunk)"
+      : p.recompute == Recompute::selective && p.recompute_modules != kRecomputeCoreAttn
+          ? " (" + recompute_modules_string(p.recompute_modules) + ")"
+          : "";
   std::snprintf(buf, sizeof buf,
                 "plan: tp %d  pp %d  vpp %d  cp %d  dp %d  | zero %d  sp %s%s | mbs %d  gbs %d  seq %d  "
                 "(%d micro-batches/step) | recompute %s%s | %s\n",

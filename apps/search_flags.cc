@@ -44,6 +44,9 @@ void add_search_flags(CLI::App* app, SearchFlags* f, bool gpus_required) {
   app->add_option("--recompute", f->recompute, "recompute options, a list of none, selective, full (default all)");
   app->add_option("--recompute-layers", f->recompute_layers,
                   "besides full recompute of every layer, of only N layers per pipeline chunk (block method), a list");
+  app->add_option("--recompute-modules", f->recompute_modules,
+                  "Megatron-Core module sets selective recompute tries (default core_attn): a list of sets, each "
+                  "joined by + (core_attn, layernorm, mlp, moe, moe_act, shared_experts, mla_up_proj)");
   app->add_option("--precision", f->precision, "GEMM precisions, a list of bf16, fp16, fp8, mxfp8, nvfp4 (default bf16)");
   app->add_option("--framework", f->framework, "training software profile")->check(CLI::IsMember(framework_names()));
   app->add_option("--headroom", f->headroom_gib, "GiB of memory every plan must leave free (default 0)")
@@ -123,6 +126,11 @@ SpaceRequest resolve_request(const SearchFlags& f) {
     if (!a.range) r.recompute_layers = a.values;
     for (int n = a.lo; a.range && n <= a.hi; ++n) r.recompute_layers.push_back(n);
   }
+  for (const std::string& s : split_commas(f.recompute_modules))
+    r.recompute_modules.push_back(parse_recompute_modules_flag("--recompute-modules", s));
+  if (!r.recompute_modules.empty() && !r.recompute.empty() &&
+      std::find(r.recompute.begin(), r.recompute.end(), Recompute::selective) == r.recompute.end())
+    throw ConfigError("--recompute-modules needs selective among the --recompute options");
   for (const std::string& s : split_commas(f.precision)) r.precision.push_back(parse_precision(s));
   return r;
 }
@@ -155,6 +163,8 @@ std::string plan_label(const Plan& p) {
   if (p.ep_comm_overlap) s += " epovl";
   s += " mbs" + std::to_string(p.micro_batch) + " " + to_string(p.recompute);
   if (p.recompute_layers > 0) s += ":" + std::to_string(p.recompute_layers);
+  if (p.recompute == Recompute::selective && p.recompute_modules != kRecomputeCoreAttn)
+    s += ":" + recompute_modules_string(p.recompute_modules);
   s += std::string(" ") + to_string(p.precision);
   if (p.changes_training_semantics()) s += " sdp" + fmt("%g", p.sdp_keep) + "/" + to_string(p.sdp_mask);
   return s;

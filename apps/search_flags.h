@@ -27,6 +27,7 @@ struct SearchFlags {
   const CLI::Option* ep_overlap_option = nullptr;
   std::string recompute;   // list: "none,selective"
   std::string recompute_layers;  // list of N for the block method: "1,2,4"
+  std::string recompute_modules;  // module sets selective tries, '+' inside a set: "core_attn,core_attn+moe"
   std::string precision;   // list: "bf16,fp8"
   std::string framework = "megatron-lm";
   double headroom_gib = 0;

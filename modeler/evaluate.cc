@@ -12,6 +12,33 @@ namespace shardplan {
 
 namespace {
 
+/// Megatron's selective-recompute modules: only with selective recompute, where the framework offers them, and
+/// for parts the model has.
+void validate_recompute_modules(const Context& ctx, Problems* problems) {
+  const Plan& p = ctx.plan;
+  const ModelDesc& m = ctx.model;
+  const unsigned mods = p.recompute_modules;
+  if (mods == kRecomputeCoreAttn) return;
+  const std::string named = "recompute modules (" + recompute_modules_string(mods) + ")";
+  if (mods == 0) {
+    problems->push_back({"recompute_modules_empty", "selective recompute needs at least one module"});
+    return;
+  }
+  if (p.recompute != Recompute::selective)
+    problems->push_back({"recompute_modules_need_selective",
+                         named + " apply to selective recompute; the plan recomputes " + to_string(p.recompute)});
+  if (!ctx.framework.offers_recompute_modules)
+    problems->push_back({"recompute_modules_unsupported",
+                         ctx.framework.name + " does not choose modules to recompute (--recompute-modules)"});
+  const bool shared = m.moe && m.moe->shared_experts > 0;
+  if (!m.moe && (mods & (kRecomputeMoe | kRecomputeMoeAct | kRecomputeSharedExperts)))
+    problems->push_back({"recompute_modules_need_moe", named + ": moe, moe_act and shared_experts need an MoE model"});
+  else if (m.moe && !shared && (mods & kRecomputeSharedExperts))
+    problems->push_back({"recompute_modules_need_moe", named + ": the model has no shared experts"});
+  if (!m.mla && (mods & kRecomputeMlaUpProj))
+    problems->push_back({"recompute_modules_need_mla", named + ": mla_up_proj needs multi-head latent attention"});
+}
+
 void validate_basics(const Context& ctx, Problems* problems) {
   const Plan& p = ctx.plan;
   const System& s = ctx.system;
@@ -42,6 +69,7 @@ void validate_basics(const Context& ctx, Problems* problems) {
                                                              " does not recompute a block of N layers per chunk "
                                                              "(--recompute-layers)"});
   }
+  validate_recompute_modules(ctx, problems);
   if (s.gpu.peak_for(p.precision).v <= 0)
     problems->push_back({"precision_unsupported", std::string("precision ") + to_string(p.precision) + " is not supported by " +
                                                       s.gpu.name + " (no dense peak in its profile)"});

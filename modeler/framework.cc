@@ -23,6 +23,8 @@ Framework megatron() {
   f.offers_tp_overlap = true;  // --tp-comm-overlap (Transformer Engine userbuffers)
   f.offers_ep_overlap = true;  // --overlap-moe-expert-parallel-comm (Megatron-Core combined 1F1B schedule)
   f.offers_block_recompute = true;  // --recompute-method block --recompute-num-layers N
+  // --recompute-granularity selective --recompute-modules (Megatron-Core TransformerConfig.recompute_modules)
+  f.offers_recompute_modules = true;
   f.fp8_cast_passes = 1.0;  // TE: one fused cast+transpose of each GEMM input per fp8 linear
   // TE Linear/LayerNormLinear save the quantized input (column-wise fp8 data only) for the wgrad GEMM
   // (transformer_engine/pytorch/module/linear.py forward: "saved_inputmat = inputmat" after
@@ -69,6 +71,7 @@ Framework megatron_legacy() {
   f.zero_stages = {0, 1};  // DDP and the distributed optimizer (2021-2022)
   f.offers_tp_overlap = false;  // userbuffers overlap came with Transformer Engine (2023)
   f.offers_ep_overlap = false;
+  f.offers_recompute_modules = false;  // --recompute-modules came with Megatron-Core (2025)
   f.sources = {"NVIDIA/Megatron-LM v2.x-v3.0 megatron/model/transformer.py (CoreAttention), fused_softmax.py",
                "Korthikanti et al. 2022 Sec. 5 (selective recompute of the attention core)"};
   return f;
@@ -79,6 +82,7 @@ Framework megatron_deepspeed() {
   f.name = "megatron-deepspeed";
   f.offers_tp_overlap = false;
   f.offers_ep_overlap = false;
+  f.offers_recompute_modules = false;  // a 2023 fork of Megatron-LM: selective means the attention core
   f.attention = AttentionKernel::flash2;  // flash-attn 2 package, no TE fused attention
   f.fp8_saves_linear_inputs = false;      // no Transformer Engine linears
   f.overlap_param_gather = false;

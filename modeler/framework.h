@@ -76,6 +76,8 @@ struct Framework {
   bool offers_ep_overlap = false;
   /// Full recompute of only the first N layers of each pipeline chunk (Megatron --recompute-method block).
   bool offers_block_recompute = false;
+  /// Selective recompute of chosen modules (Megatron-Core --recompute-modules, plan.h RecomputeModule).
+  bool offers_recompute_modules = false;
   /// When the micro-batch is not set under pipeline parallelism, the software splits each data-parallel rank's
   /// batch into as many micro-batches as pipeline ranks (so the micro-batch is a run's default, not a free choice).
   bool pp_microbatches_default_to_pp = false;

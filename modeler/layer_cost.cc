@@ -95,6 +95,11 @@ struct Gemms {
     bwd += l.bwd;
     flops_fwd += l.flops_fwd;
   }
+  void add(const Gemms& g) {
+    fwd += g.fwd;
+    bwd += g.bwd;
+    flops_fwd += g.flops_fwd;
+  }
 };
 
 /// Under TSP a rank receives a layer's weights as `splits` shards and runs one GEMM per shard over its tokens:
@@ -133,6 +138,17 @@ Linear grouped_linear(const Context& ctx, double groups, double m, double n, dou
   return l;
 }
 
+/// MLA's up projections (DeepSeek-V2 Sec. 2.1): queries from the q LoRA rank (when there is one), keys' nope part
+/// and values from the K/V latent.
+Gemms mla_up_projections(const Context& ctx, const Sharding& sh) {
+  const MlaDesc& a = *ctx.model.mla;
+  const double T = sh.tokens, split = sh.gemm_splits, qk = 1.0 * a.qk_nope_head_dim + a.qk_rope_head_dim;
+  Gemms p;
+  if (a.q_lora_rank > 0) p.add(sharded_linear(ctx, T, sh.heads * qk, a.q_lora_rank, split, true));
+  p.add(sharded_linear(ctx, T, sh.heads * (1.0 * a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, split, true));
+  return p;
+}
+
 /// QKV and output projections. MLA (DeepSeek-V2, arXiv 2405.04434, Sec. 2.1): query down/up projections through
 /// the q LoRA rank (or one direct projection), the joint K/V down projection to kv_lora_rank + the shared RoPE
 /// key, the K/V up projection to heads x (nope + v), and the output projection from heads x v. The small down
@@ -148,14 +164,12 @@ Gemms attention_projections(const Context& ctx, const Sharding& sh) {
   }
   const MlaDesc& a = *m.mla;
   const double frac = sh.heads / m.heads, qk = 1.0 * a.qk_nope_head_dim + a.qk_rope_head_dim;
-  if (a.q_lora_rank > 0) {
+  if (a.q_lora_rank > 0)
     p.add(sharded_linear(ctx, T, a.q_lora_rank * frac, h, split, true));
-    p.add(sharded_linear(ctx, T, sh.heads * qk, a.q_lora_rank, split, true));
-  } else {
+  else
     p.add(sharded_linear(ctx, T, sh.heads * qk, h, split, true));
-  }
   p.add(sharded_linear(ctx, T, (1.0 * a.kv_lora_rank + a.qk_rope_head_dim) * frac, h, split, true));
-  p.add(sharded_linear(ctx, T, sh.heads * (1.0 * a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, split, true));
+  p.add(mla_up_projections(ctx, sh));
   p.add(sharded_linear(ctx, T, h, sh.heads * a.v_head_dim, split, false));
   return p;
 }
@@ -312,6 +326,45 @@ MlpCost mlp_cost(const Context& ctx, const Sharding& sh) {
   return c;
 }
 
+/// Megatron-Core selective recompute (plan.h RecomputeModule): each module's forward once more in backward, the
+/// norms as their memory passes; a recomputed MoE layer re-runs its dispatch and combine too (time_model.cc).
+PassCost module_recompute(const Context& ctx, const Sharding& sh, const AttentionCost& attn, Seconds norms) {
+  const unsigned modules = ctx.plan.recompute_modules;
+  const ModelDesc& m = ctx.model;
+  PassCost r;
+  if (modules & kRecomputeCoreAttn) {
+    r.time = r.attention = attn.fwd;
+    r.flops = 2.0 * attn.flops_fwd;
+  }
+  if (modules & kRecomputeLayernorm) r.time += norms;
+  const double moe = m.moe ? fraction_of_layers(m, is_moe_layer) : 0.0;
+  auto add = [&r](const Gemms& g, Seconds mem, double share, bool is_moe) {
+    const Seconds t = (g.fwd + mem) * share;
+    r.time += t;
+    r.flops += g.flops_fwd * share;
+    if (is_moe) r.moe += t;
+  };
+  if ((modules & kRecomputeMlp) && moe < 1.0) {
+    const MlpCost dense = dense_mlp(ctx, sh, sh.ffn);
+    add(dense.gemms, dense.mem_fwd, 1.0 - moe, false);
+  }
+  if (moe > 0 && (modules & kRecomputeMoe)) {
+    const MlpCost routed = moe_mlp(ctx, sh);
+    add(routed.gemms, routed.mem_fwd, moe, true);
+  } else if (moe > 0) {
+    if (modules & kRecomputeMoeAct)
+      add(Gemms{}, memory_time(ctx.system.gpu, Bytes(activation_elems(m, ctx.framework) * sh.expert_tokens *
+                                                      sh.expert_ffn * kAct)),
+          moe, true);
+    if (modules & kRecomputeSharedExperts) {
+      const MlpCost shared = dense_mlp(ctx, sh, sh.shared_ffn);
+      add(shared.gemms, shared.mem_fwd, moe, true);
+    }
+  }
+  if (m.mla && (modules & kRecomputeMlaUpProj)) add(mla_up_projections(ctx, sh), Seconds(0), 1.0, false);
+  return r;
+}
+
 }  // namespace
 
 LayerCost layer_cost(const Context& ctx, const Sharding& sh) {
@@ -370,10 +423,8 @@ LayerCost layer_cost(const Context& ctx, const Sharding& sh) {
         c.recompute.flops = recomputed;
         break;
       }
-      // Korthikanti Sec. 5: re-run the attention core only.
-      c.recompute.time = attn.fwd;
-      c.recompute.attention = attn.fwd;
-      c.recompute.flops = 2.0 * attn.flops_fwd;
+      // Korthikanti Sec. 5: re-run the attention core (Megatron's default module), and any other modules asked.
+      c.recompute = module_recompute(ctx, sh, attn, 2.0 * memory_time(g, norm));
       break;
     case Recompute::full: {
       // Block method: only recompute_layers of each chunk's layers re-run their forward (the per-layer mean).

@@ -70,8 +70,27 @@ double op_sac_activation_bytes_per_layer(const ModelDesc& m, const Sharding& sh)
   return bytes;
 }
 
+double recompute_module_bytes(const ModelDesc& m, const Sharding& sh, unsigned modules, double linear_input_bytes) {
+  const double T = sh.tokens, lin = linear_input_bytes, up = m.gated_mlp ? 2.0 : 1.0;
+  const double moe = moe_layer_fraction(m);
+  double bytes = 0;
+  if (modules & kRecomputeLayernorm) bytes += 2.0 * sh.norm_tokens * m.hidden * lin;
+  if (modules & kRecomputeMlp) bytes += (1.0 - moe) * T * sh.ffn * (up * kAct + lin);
+  if (moe > 0 && (modules & kRecomputeMoe)) {
+    bytes += moe * moe_mlp_bytes(m, sh, lin);
+  } else if (moe > 0) {
+    if (modules & kRecomputeMoeAct) bytes += moe * sh.expert_tokens * sh.expert_ffn * lin;
+    if (modules & kRecomputeSharedExperts) bytes += moe * T * sh.shared_ffn * (up * kAct + lin);
+  }
+  if (m.mla && (modules & kRecomputeMlaUpProj)) {
+    const MlaDesc& a = *m.mla;
+    bytes += T * sh.heads * (2.0 * (a.qk_nope_head_dim + a.qk_rope_head_dim) + a.v_head_dim) * kAct;
+  }
+  return bytes;
+}
+
 double activation_bytes_per_layer(const ModelDesc& m, const Sharding& sh, Recompute recompute, bool dropout,
-                                  bool flash, double linear_input_bytes) {
+                                  bool flash, double linear_input_bytes, unsigned recompute_modules) {
   const double T = sh.tokens, Tn = sh.norm_tokens, h = m.hidden, lin = linear_input_bytes;
   if (recompute == Recompute::full) return Tn * h * kAct;  // the layer input only (Korthikanti Eq. 6: 2sbh/t)
   // Norm region (replicated over tp unless sequence parallel): inputs of both norms, and their outputs, the
@@ -86,9 +105,11 @@ double activation_bytes_per_layer(const ModelDesc& m, const Sharding& sh, Recomp
   const double dense_mlp = T * sh.ffn * ((m.gated_mlp ? 2.0 : 1.0) * kAct + lin);
   const double moe = moe_layer_fraction(m);
   bytes += moe > 0 ? (1.0 - moe) * dense_mlp + moe * moe_mlp_bytes(m, sh, lin) : dense_mlp;
+  const bool selective = recompute == Recompute::selective;
+  if (selective) bytes -= recompute_module_bytes(m, sh, recompute_modules, lin);
   if (flash) {
     bytes += 4.0 * T * sh.heads;  // fp32 log-sum-exp per query row and head
-  } else if (recompute == Recompute::none) {
+  } else if (!selective || !(recompute_modules & kRecomputeCoreAttn)) {
     // Scores after softmax (2 bytes), dropout mask (1) and dropout output (2): 5 a s^2 b, with local heads.
     const double per_head = sh.batch * sh.seq_q * sh.seq_kv;
     bytes += (dropout ? 5.0 : 2.0) * sh.heads * per_head;
@@ -126,8 +147,12 @@ MemoryBreakdown memory_breakdown(const Context& ctx, const Sharding& sh, const S
   const double lin = p.precision == Dtype::fp8 && fw.fp8_saves_linear_inputs ? 1.0 : kAct;
   const double per_layer = (p.recompute == Recompute::selective && fw.selective_is_op_sac)
                                ? op_sac_activation_bytes_per_layer(ctx.model, sh)
-                               : activation_bytes_per_layer(ctx.model, sh, p.recompute, dropout, flash, lin);
+                               : activation_bytes_per_layer(ctx.model, sh, p.recompute, dropout, flash, lin,
+                                                            p.recompute_modules);
   double act = per_layer * sh.layers * sched.in_flight;
+  // Recomputed modules re-materialise their tensors for one layer's backward at a time.
+  if (p.recompute == Recompute::selective && !fw.selective_is_op_sac)
+    act += recompute_module_bytes(ctx.model, sh, p.recompute_modules, lin);
   if (p.recompute == Recompute::full) {
     // Under the block method the layers beyond recompute_layers of each chunk keep all their activations; one
     // layer's activations are re-materialised during its backward.

@@ -19,4 +19,37 @@ const char* to_string(SdpGranularity g) { return g == SdpGranularity::block ? "b
 
 const char* to_string(Dtype d) { return kDtypeNames[static_cast<int>(d)]; }
 
+std::string recompute_modules_string(unsigned modules) {
+  std::string out;
+  for (const RecomputeModuleName& m : kRecomputeModuleNames)
+    if (modules & m.bit) out += (out.empty() ? "" : "+") + std::string(m.name);
+  return out;
+}
+
+std::optional<unsigned> parse_recompute_modules(const std::string& text, std::string* unknown) {
+  unsigned modules = 0;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = text.find_first_of("+,", start);
+    const std::string name = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (!name.empty()) {
+      unsigned bit = 0;
+      for (const RecomputeModuleName& m : kRecomputeModuleNames)
+        if (name == m.name) bit = m.bit;
+      if (bit == 0) {
+        if (unknown) *unknown = name;
+        return std::nullopt;
+      }
+      modules |= bit;
+    }
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  if (modules == 0) {
+    if (unknown) *unknown = "";
+    return std::nullopt;
+  }
+  return modules;
+}
+
 }  // namespace shardplan

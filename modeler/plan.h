@@ -1,6 +1,7 @@
 // Plan: how the job is parallelised and batched. Independent of model and hardware files.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "modeler/system.h"
@@ -8,6 +9,28 @@
 namespace shardplan {
 
 enum class Recompute { none, selective, full };
+/// Megatron-Core's selective-recompute modules (TransformerConfig.recompute_modules, --recompute-modules), a bit
+/// each. Under Recompute::selective each drops its module's saved tensors and re-runs the module's forward in
+/// backward; "layernorm", "moe_act" and "mla_up_proj" discard only their outputs, the others checkpoint the whole
+/// module. The default, core_attn alone, is Korthikanti et al.'s selective recompute.
+enum RecomputeModule : unsigned {
+  kRecomputeCoreAttn = 1u << 0,
+  kRecomputeLayernorm = 1u << 1,
+  kRecomputeMlp = 1u << 2,
+  kRecomputeMoe = 1u << 3,
+  kRecomputeMoeAct = 1u << 4,
+  kRecomputeSharedExperts = 1u << 5,
+  kRecomputeMlaUpProj = 1u << 6,
+};
+struct RecomputeModuleName {
+  RecomputeModule bit;
+  const char* name;  // Megatron-Core's spelling
+};
+inline constexpr RecomputeModuleName kRecomputeModuleNames[] = {
+    {kRecomputeCoreAttn, "core_attn"}, {kRecomputeLayernorm, "layernorm"}, {kRecomputeMlp, "mlp"},
+    {kRecomputeMoe, "moe"},           {kRecomputeMoeAct, "moe_act"},     {kRecomputeSharedExperts, "shared_experts"},
+    {kRecomputeMlaUpProj, "mla_up_proj"},
+};
 /// Context-parallel attention: Megatron's ring with K/V passing (overlapped with attention compute), or
 /// all-gathering K/V once per layer (Llama 3 paper, Section 3.3.2).
 enum class CpKind { ring, allgather };
@@ -51,6 +74,8 @@ struct Plan {
   /// With full recompute: layers of each pipeline chunk recomputed, the rest keep their activations (Megatron
   /// --recompute-method block --recompute-num-layers N, NeMo activations_checkpoint_method block); 0 = every layer.
   int recompute_layers = 0;
+  /// With selective recompute (Megatron's meaning): the modules recomputed, RecomputeModule bits.
+  unsigned recompute_modules = kRecomputeCoreAttn;
   Dtype precision = Dtype::bf16;  // GEMM precision; fp8 keeps bf16 master weights and fp32 optimizer states
 
   int gpus() const { return tp * tsp * pp * cp * dp; }
@@ -68,5 +93,9 @@ const char* to_string(CpKind k);
 const char* to_string(Dtype d);
 const char* to_string(SdpMask m);
 const char* to_string(SdpGranularity g);
+/// "core_attn+mlp": the modules in kRecomputeModuleNames order, joined by '+'.
+std::string recompute_modules_string(unsigned modules);
+/// Parses module names separated by '+' or ','; nullopt when a name is unknown (`*unknown` gets it) or none given.
+std::optional<unsigned> parse_recompute_modules(const std::string& text, std::string* unknown);
 
 }  // namespace shardplan

@@ -128,6 +128,7 @@ Plan PlanSpace::plan_at(const Layout& l, uint64_t k) const {
   const RecomputeChoice& rc = recompute[digit(recompute.size())];
   p.recompute = rc.kind;
   p.recompute_layers = rc.layers;
+  p.recompute_modules = rc.modules;
   if (l.tp > 1) {
     p.tp_comm_overlap = tp_overlap[digit(tp_overlap.size())];
     p.sequence_parallel = sp[digit(sp.size())];
@@ -155,9 +156,13 @@ PlanSpace make_plan_space(const ModelDesc& model, const System& system, const Sp
   s.tp_overlap = or_default(r.tp_overlap, {false, true});
   s.ep_overlap = or_default(r.ep_overlap, {false, true});
   for (Recompute kind : or_default(r.recompute, {Recompute::none, Recompute::selective, Recompute::full})) {
-    s.recompute.push_back({kind, 0});
+    if (kind == Recompute::selective && !r.recompute_modules.empty()) {
+      for (unsigned mods : r.recompute_modules) s.recompute.push_back({kind, 0, mods});
+      continue;
+    }
+    s.recompute.push_back({kind, 0, kRecomputeCoreAttn});
     if (kind == Recompute::full)
-      for (int n : r.recompute_layers) s.recompute.push_back({kind, n});
+      for (int n : r.recompute_layers) s.recompute.push_back({kind, n, kRecomputeCoreAttn});
   }
   s.precision = or_default(r.precision, {Dtype::bf16});
   if (r.allow_sdp)

@@ -48,6 +48,8 @@ struct SpaceRequest {
   std::vector<bool> ep_overlap;      // default {off, on} when ep > 1 (MoE all-to-all behind another micro-batch)
   std::vector<Recompute> recompute;  // default none, selective, full
   std::vector<int> recompute_layers; // full recompute of N layers per chunk (block method), besides every layer
+  /// The Megatron module sets (RecomputeModule bits) selective recompute tries; default the attention core alone.
+  std::vector<unsigned> recompute_modules;
   std::vector<Dtype> precision;      // default bf16 (lower precisions change numerics: opt in)
   CpKind cp_kind = CpKind::ring;
   /// Folded tensor + sequence parallelism (techniques.md 1): no mainstream framework runs it, so the search
@@ -65,6 +67,7 @@ struct SpaceRequest {
 struct RecomputeChoice {
   Recompute kind = Recompute::none;
   int layers = 0;
+  unsigned modules = kRecomputeCoreAttn;  // with selective: Megatron's recompute modules
 };
 
 /// One subnetwork-data-parallel setting: keep 1 is plain data parallelism.

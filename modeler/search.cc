@@ -24,7 +24,7 @@ auto plan_key(const Plan& p) {
   return std::make_tuple(p.tp, p.cp, p.pp, p.vpp, p.dp, p.zero, p.sequence_parallel, p.tp_comm_overlap, p.micro_batch,
                          static_cast<int>(p.recompute), static_cast<int>(p.precision), static_cast<int>(p.cp_kind),
                          p.ep, p.etp, p.global_batch, p.seq_len, p.tsp, p.sdp_keep, static_cast<int>(p.sdp_mask),
-                         p.uneven_pipeline, p.ep_comm_overlap, p.recompute_layers);
+                         p.uneven_pipeline, p.ep_comm_overlap, p.recompute_layers, p.recompute_modules);
 }
 
 bool record_less(const Record& a, const Record& b) {
@@ -134,6 +134,9 @@ std::string rejection_label(const std::string& code) {
       {"sdp_holders", "sdp keep x dp not a whole number of workers"},
       {"recompute_layers_exceed_chunk", "recompute layers exceed a pipeline chunk's"},
       {"recompute_layers_unsupported", "block recompute not offered by the framework"},
+      {"recompute_modules_unsupported", "recompute modules not offered by the framework"},
+      {"recompute_modules_need_moe", "MoE recompute modules on a model without them"},
+      {"recompute_modules_need_mla", "mla_up_proj recompute without MLA"},
   };
   if (auto it = labels.find(code); it != labels.end()) return it->second;
   if (code.rfind("oom_", 0) == 0) return "out of memory (largest item: " + code.substr(4) + ")";

@@ -92,6 +92,15 @@ TimeBreakdown step_time(const Context& ctx, const Sharding& sh, const Schedule& 
   fwd.add(comm.layer_forward);
   bwd.add(comm.layer_backward);
   if (p.recompute == Recompute::full) bwd.add(comm.layer_forward, full_recompute_share(p, sh));
+  const bool moe_recompute = p.recompute == Recompute::selective && (p.recompute_modules & kRecomputeMoe);
+  if (moe_recompute && !ctx.framework.selective_is_op_sac) {
+    // A recomputed MoE layer dispatches and combines its tokens again (Megatron-Core MoELayer checkpoints the
+    // router, the dispatcher and the experts together).
+    std::vector<CommOp> expert_comm;
+    for (const CommOp& op : comm.layer_forward)
+      if (op.kind == CommKind::ep) expert_comm.push_back(op);
+    bwd.add(expert_comm);
+  }
   const Seconds compute_b = layer.backward.time + layer.recompute.time;
   const PerKind exp_f = fwd.exposed(layer.forward.time, layer.forward.attention, Seconds(0), Seconds(0));
   const PerKind exp_b =

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
@@ -109,7 +110,14 @@ std::string emit_megatron(const EmitInput& in) {
   arg("--micro-batch-size", std::to_string(p.micro_batch));
   arg("--global-batch-size", std::to_string(p.global_batch));
   arg("--seq-length", std::to_string(p.seq_len));
-  if (p.recompute == Recompute::selective) arg("--recompute-granularity", "selective");
+  if (p.recompute == Recompute::selective) {
+    arg("--recompute-granularity", "selective");
+    if (p.recompute_modules != kRecomputeCoreAttn) {
+      std::string mods = recompute_modules_string(p.recompute_modules);
+      std::replace(mods.begin(), mods.end(), '+', ' ');  // nargs='*': one argument per module
+      arg("--recompute-modules", mods);
+    }
+  }
   if (p.recompute == Recompute::full) {
     arg("--recompute-granularity", "full");
     arg("--recompute-method", p.recompute_layers > 0 ? "block" : "uniform");
@@ -252,6 +260,14 @@ std::string emit_plan(EmitFormat format, const EmitInput& in) {
     throw ConfigError(what + "torchtitan checkpoints every k-th layer, not the first " +
                       std::to_string(p.recompute_layers) + " of each chunk (--recompute-layers); emit megatron, nemo "
                       "or json for this plan");
+  if (p.recompute == Recompute::selective && p.recompute_modules != kRecomputeCoreAttn &&
+      (format == EmitFormat::torchtitan || format == EmitFormat::deepspeed || format == EmitFormat::nemo))
+    throw ConfigError(what + "the plan recomputes Megatron-Core modules (" +
+                      recompute_modules_string(p.recompute_modules) + "), which " + to_string(format) +
+                      (format == EmitFormat::nemo ? "'s megatron_gpt_config has no key for (a NeMo 2 or "
+                                                    "Megatron-Bridge recipe sets TransformerConfig.recompute_modules)"
+                                                  : " does not offer") +
+                      "; emit megatron or json for this plan");
   if (format == EmitFormat::deepspeed && in.moe && p.ep > 1)
     throw ConfigError(what +
                       "DeepSpeed sets expert parallelism in the model code (deepspeed.moe.layer.MoE ep_size), not in "

@@ -28,6 +28,8 @@ const std::vector<LauncherOption>& launcher_options() {
       {"megatron", "--recompute-granularity", kMegatron},  // full, selective
       {"megatron", "--recompute-method", kMegatron},       // uniform, block
       {"megatron", "--recompute-num-layers", kMegatron},
+      // core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts (nargs *)
+      {"megatron", "--recompute-modules", kMegatron},
       {"megatron", "--bf16", kMegatron},
       {"megatron", "--fp16", kMegatron},
       {"megatron", "--fp8-format", kMegatron},  // e4m3, hybrid

@@ -15,6 +15,16 @@ json context_json(const ReportContext& c) {
               {"framework", c.framework},     {"system_provenance", c.provenance}, {"date", date}};
 }
 
+namespace {
+/// Megatron's selective-recompute modules as their names, in Megatron's spelling (none without selective recompute).
+json recompute_module_names(unsigned modules) {
+  json names = json::array();
+  for (const RecomputeModuleName& m : kRecomputeModuleNames)
+    if (modules & m.bit) names.push_back(m.name);
+  return names;
+}
+}  // namespace
+
 json plan_json(const Plan& p) {
   return json{{"tp", p.tp},
               {"pp", p.pp},
@@ -34,6 +44,8 @@ json plan_json(const Plan& p) {
               {"seq_len", p.seq_len},
               {"recompute", to_string(p.recompute)},
               {"recompute_layers", p.recompute_layers},
+              {"recompute_modules",
+               recompute_module_names(p.recompute == Recompute::selective ? p.recompute_modules : 0)},
               {"precision", to_string(p.precision)},
               {"tsp", p.tsp},
               {"moe_imbalance", p.moe_imbalance},

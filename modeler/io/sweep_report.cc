@@ -38,7 +38,8 @@ std::string sweep_csv(const std::string& vary, const std::vector<SweepPoint>& po
   // The best plan's columns, in order; a point where nothing fits leaves them all empty.
   static const char* const kPlanColumns[] = {"tp", "cp", "pp", "vpp", "dp", "ep", "etp", "tsp", "zero",
                                              "sequence_parallel", "tp_comm_overlap", "ep_comm_overlap", "micro_batch",
-                                             "recompute", "recompute_layers", "precision", "sdp_keep", "step_s",
+                                             "recompute", "recompute_layers", "recompute_modules", "precision",
+                                             "sdp_keep", "step_s",
                                              "memory_gib", "tokens_per_s_per_gpu", "mfu"};
   std::ostringstream o;
   // The first column is the varied quantity, named "varied_<what>" so that it never clashes with "gpus".
@@ -52,7 +53,8 @@ std::string sweep_csv(const std::string& vary, const std::vector<SweepPoint>& po
       o << "," << p.tp << "," << p.cp << "," << p.pp << "," << p.vpp << "," << p.dp << "," << p.ep << "," << p.etp
         << "," << p.tsp << "," << p.zero << "," << p.sequence_parallel << "," << p.tp_comm_overlap << ","
         << p.ep_comm_overlap << "," << p.micro_batch << "," << to_string(p.recompute) << "," << p.recompute_layers
-        << "," << to_string(p.precision) << "," << num("%g", p.sdp_keep) << ","
+        << ","
+        << (p.recompute == Recompute::selective ? recompute_modules_string(p.recompute_modules) : "") << "," << to_string(p.precision) << "," << num("%g", p.sdp_keep) << ","
         << num("%.6g", pt.best->time.step().v) << "," << num("%.3f", to_GiB(pt.best->memory.total())) << ","
         << num("%.2f", pt.best->tokens_per_s_per_gpu) << "," << num("%.4f", pt.best->mfu);
     } else {

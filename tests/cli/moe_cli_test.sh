@@ -38,4 +38,20 @@ expect 2 "ep (3) does not divide experts (128)" -- "$BIN" predict --model qwen3-
 expect 2 "ep x etp (16 x 1) does not divide the ranks of a pipeline stage, tp x cp x dp (8)" -- \
   "$BIN" predict --model qwen3-30b-a3b "${H100[@]}" --ep 16
 expect 2 "etp (5) does not divide expert_ffn_hidden (768)" -- "$BIN" predict --model qwen3-30b-a3b "${H100[@]}" --etp 5
+
+# Megatron-Core recompute modules: implied selective recompute, shown in the plan line, emitted for Megatron only.
+expect 0 "recompute selective (core_attn+moe)" -- "$BIN" predict --model qwen3-30b-a3b --gpu h100-sxm5-80gb \
+  --gpus 16 --pp 2 --ep 8 --gbs 64 --recompute-modules core_attn,moe
+expect 0 "wrote megatron plan" -- "$BIN" search --model qwen3-30b-a3b --gpu h100-sxm5-80gb --gpus 16 --gbs 64 \
+  --seq 4096 --quiet --pp 2 --ep 8 --recompute selective --recompute-modules core_attn+moe --top 1 --emit megatron \
+  --out "$tmp/recompute_modules.sh"
+expect 0 "--recompute-modules core_attn moe" -- cat "$tmp/recompute_modules.sh"
+expect 2 "unknown module 'experts' (choices: core_attn, layernorm, mlp, moe, moe_act, shared_experts, mla_up_proj)" -- \
+  "$BIN" predict --model qwen3-30b-a3b "${H100[@]}" --recompute-modules moe+experts
+expect 2 "recompute modules (core_attn+moe) apply to selective recompute; the plan recomputes full" -- \
+  "$BIN" predict --model qwen3-30b-a3b "${H100[@]}" --recompute full --recompute-modules core_attn+moe
+expect 2 "mla_up_proj needs multi-head latent attention" -- \
+  "$BIN" predict --model qwen3-30b-a3b "${H100[@]}" --recompute-modules mla_up_proj
+expect 2 "does not choose modules to recompute" -- \
+  "$BIN" predict --model qwen3-30b-a3b "${H100[@]}" --recompute-modules moe --framework torchtitan
 finish

@@ -54,5 +54,10 @@ expect 2 "no supported framework implements" -- "$BIN" "${S[@]}" --allow sdp --p
 expect 0 "wrote json plan" -- "$BIN" "${S[@]}" --allow sdp --pp 1 --tp 1 --top 1 --emit json --out "$tmp/sdp.json"
 expect 2 "did you mean 'megatron'" -- "$BIN" "${S[@]}" --emit megatorn --out "$tmp/x"
 expect 2 "needs --out FILE" -- "$BIN" "${S[@]}" --emit json
+expect 0 "selective:core_attn+mlp " -- "$BIN" "${S[@]}" --recompute selective --recompute-modules core_attn+mlp \
+  --tp 1 --pp 1 --top 100
+expect 2 "--recompute-modules needs selective among the --recompute options" -- "$BIN" "${S[@]}" --recompute full \
+  --recompute-modules mlp
+expect 2 "--recompute-modules: unknown module 'mpl'" -- "$BIN" "${S[@]}" --recompute-modules mpl
 expect 2 "infeasible: no plan fits" -- "$BIN" search --model llama-3-70b --system dgx-h100 --gpus 8 --gbs 8 --seq 8192 --quiet
 finish

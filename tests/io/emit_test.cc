@@ -204,6 +204,20 @@ TEST_CASE("emit: block recompute as Megatron and NeMo spell it; torchtitan canno
                        doctest::Contains("torchtitan checkpoints every k-th layer"), ConfigError);
 }
 
+TEST_CASE("emit: recompute modules as Megatron spells them; the other launchers cannot say them") {
+  Estimate e = sample(2, 2, 1, 4, 1, Recompute::selective, Dtype::bf16);
+  CHECK(emit(io::EmitFormat::megatron, e).find("--recompute-modules") == std::string::npos);  // the default
+  CHECK_NOTHROW(emit(io::EmitFormat::nemo, e));
+  e.plan.recompute_modules = kRecomputeCoreAttn | kRecomputeMlp;
+  const std::string m = emit(io::EmitFormat::megatron, e);
+  CHECK(m.find("--recompute-granularity selective\n--recompute-modules core_attn mlp\n") != std::string::npos);
+  for (io::EmitFormat f : {io::EmitFormat::nemo, io::EmitFormat::torchtitan, io::EmitFormat::deepspeed})
+    CHECK_THROWS_WITH_AS(emit(f, e), doctest::Contains("recomputes Megatron-Core modules (core_attn+mlp)"),
+                         ConfigError);
+  CHECK(nlohmann::json::parse(emit(io::EmitFormat::json, e))["plan"]["recompute_modules"] ==
+        nlohmann::json::array({"core_attn", "mlp"}));
+}
+
 TEST_CASE("emit: plans no framework can launch (TSP, SDP) go to json only") {
   Estimate e = sample(1, 1, 1, 16, 1, Recompute::none, Dtype::bf16);
   e.plan.tsp = 4;

@@ -79,12 +79,21 @@ TEST_CASE("predict_json carries the design.md contract keys") {
   CHECK(j["problems"] == json::array());
 }
 
+TEST_CASE("estimate_json: selective recompute lists Megatron's recompute modules") {
+  Estimate e = round_estimate();
+  e.plan.recompute = Recompute::selective;
+  CHECK(estimate_json(e)["plan"]["recompute_modules"] == json::array({"core_attn"}));
+  e.plan.recompute_modules = kRecomputeCoreAttn | kRecomputeMoe | kRecomputeLayernorm;
+  CHECK(estimate_json(e)["plan"]["recompute_modules"] == json::array({"core_attn", "layernorm", "moe"}));
+}
+
 TEST_CASE("estimate_json: values and units as hand-computed") {
   const json j = estimate_json(round_estimate());
   CHECK(j["plan"]["tp"] == 2);
   CHECK(j["plan"]["microbatches_per_step"] == 4);  // gbs 8 / (mbs 1 x dp 2)
   CHECK(j["plan"]["recompute"] == "none");
   CHECK(j["plan"]["recompute_layers"] == 0);
+  CHECK(j["plan"]["recompute_modules"] == json::array());  // only under selective recompute
   CHECK(j["plan"]["precision"] == "bf16");
   CHECK(j["plan"]["changes_training_semantics"] == false);
   CHECK(j["memory"]["weights_bytes"] == doctest::Approx(1.0 * (1 << 30)));

@@ -118,6 +118,40 @@ TEST_CASE("block recompute: full recompute only, at most a chunk's layers, where
   CHECK(test::codes(validate_plan(su.model, su.system, su.plan, su.framework)) == "recompute_layers_range");
 }
 
+TEST_CASE("recompute modules: selective only, where the framework offers them, for parts the model has") {
+  test::Setup su(eight_layers(), test::plan_of(1, 1, 8, 1, 1, 8, 128));
+  su.system = test::synthetic_system(8);
+  su.plan.recompute_modules = kRecomputeCoreAttn | kRecomputeMlp;
+  const Problems none = validate_plan(su.model, su.system, su.plan, su.framework);
+  REQUIRE(none.size() == 1);
+  CHECK(none[0].code == "recompute_modules_need_selective");
+  CHECK(none[0].message == "recompute modules (core_attn+mlp) apply to selective recompute; the plan recomputes none");
+  su.plan.recompute = Recompute::selective;
+  CHECK(validate_plan(su.model, su.system, su.plan, su.framework).empty());
+  su.plan.recompute_modules = kRecomputeMoeAct | kRecomputeMlaUpProj;
+  CHECK(test::codes(validate_plan(su.model, su.system, su.plan, su.framework)) ==
+        "recompute_modules_need_moe,recompute_modules_need_mla");
+  su.plan.recompute_modules = 0;
+  CHECK(test::codes(validate_plan(su.model, su.system, su.plan, su.framework)) == "recompute_modules_empty");
+  su.plan.recompute_modules = kRecomputeLayernorm;
+  su.framework.offers_recompute_modules = false;
+  su.framework.name = "eager";
+  const Problems no = validate_plan(su.model, su.system, su.plan, su.framework);
+  REQUIRE(no.size() == 1);
+  CHECK(no[0].message == "eager does not choose modules to recompute (--recompute-modules)");
+  // The default (the attention core) needs nothing.
+  su.plan.recompute_modules = kRecomputeCoreAttn;
+  CHECK(validate_plan(su.model, su.system, su.plan, su.framework).empty());
+  // An MoE model without shared experts has none to recompute.
+  test::Setup moe(test::tiny_moe(), test::plan_of(1, 1, 8, 1, 1, 8, 128));
+  moe.system = test::synthetic_system(8);
+  moe.plan.recompute = Recompute::selective;
+  moe.plan.recompute_modules = kRecomputeMoe | kRecomputeSharedExperts;
+  CHECK(validate_plan(moe.model, moe.system, moe.plan, moe.framework).empty());
+  moe.model.moe->shared_experts = 0;
+  CHECK(test::codes(validate_plan(moe.model, moe.system, moe.plan, moe.framework)) == "recompute_modules_need_moe");
+}
+
 TEST_CASE("a plan that does not fit is fully evaluated and names its largest memory item") {
   // GPT-3 175B on 8 GPUs at tp 8: 175e9 / 8 x 12 bytes of optimizer state ~ 245 GiB per GPU.
   const test::Setup su(test::gpt3_175b(), test::plan_of(8, 1, 1, 1, 1, 1, 2048));

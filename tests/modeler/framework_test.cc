@@ -94,6 +94,11 @@ TEST_CASE("FSDP stacks keep fp32 sharded parameters as the master copy: no separ
   CHECK(find_framework("megatron-lm")->fp8_caches_weights);
   CHECK(find_framework("torchtitan")->pp_microbatches_default_to_pp);
   CHECK_FALSE(find_framework("megatron-lm")->pp_microbatches_default_to_pp);
+  // Megatron-Core's --recompute-modules: not in the 2021-22 Megatron-LM, the Megatron-DeepSpeed fork or torchtitan.
+  CHECK(find_framework("megatron-lm")->offers_recompute_modules);
+  CHECK(find_framework("nemo")->offers_recompute_modules);
+  for (const char* name : {"megatron-lm-legacy", "megatron-deepspeed", "torchtitan", "llm-foundry"})
+    CHECK_FALSE(find_framework(name)->offers_recompute_modules);
 }
 
 }

@@ -113,6 +113,63 @@ TEST_CASE("recompute: selective re-runs the attention core, full the whole forwa
   CHECK(c.recompute.flops == doctest::Approx(0.5 * c.forward.flops));
 }
 
+TEST_CASE("recompute modules: each recomputed module's forward once more") {
+  test::Setup su = tiny();
+  compute_only(&su);
+  su.plan.recompute = Recompute::selective;
+  su.plan.recompute_modules = kRecomputeCoreAttn | kRecomputeMlp;
+  // The MLP's two GEMMs: 2 T h f x 2 = 2 x 256 x 64 x 256 x 2.
+  const double mlp = 16777216;
+  LayerCost c = layer_cost(su.ctx(), su.sharding());
+  CHECK(c.recompute.flops == doctest::Approx(2 * kAttn + mlp));
+  CHECK(c.recompute.time.v == doctest::Approx((kAttn + mlp) / test::kPeak));
+  CHECK(c.recompute.attention == c.forward.attention);
+  su.plan.recompute_modules = kRecomputeMlp;  // without the attention core
+  c = layer_cost(su.ctx(), su.sharding());
+  CHECK(c.recompute.flops == doctest::Approx(mlp));
+  CHECK(c.recompute.attention.v == 0);
+
+  // The norms: their forward passes, 2 x (2 T h x 2 bytes), once more.
+  test::Setup bw = tiny();
+  bandwidth_only(&bw);
+  bw.plan.recompute = Recompute::selective;
+  const Seconds core = layer_cost(bw.ctx(), bw.sharding()).recompute.time;
+  bw.plan.recompute_modules = kRecomputeCoreAttn | kRecomputeLayernorm;
+  CHECK((layer_cost(bw.ctx(), bw.sharding()).recompute.time - core).v ==
+        doctest::Approx(2 * (2.0 * 256 * 64 * 2) / test::kHbm));
+
+  // MLA's K/V up projection (q_lora 0): 2 T kv_lora x heads (nope + v) = 2 x 256 x 16 x 4 x 28.
+  su.model.mla = MlaDesc{0, 16, 16, 8, 12};
+  su.plan.recompute_modules = kRecomputeCoreAttn;
+  const double attn_only = layer_cost(su.ctx(), su.sharding()).recompute.flops;
+  su.plan.recompute_modules = kRecomputeCoreAttn | kRecomputeMlaUpProj;
+  CHECK(layer_cost(su.ctx(), su.sharding()).recompute.flops - attn_only == doctest::Approx(2.0 * 256 * 16 * 4 * 28));
+}
+
+TEST_CASE("recompute modules of an MoE layer: the whole layer, its shared experts, or its activation function") {
+  // One GPU, T 128, half the layers MoE (moe_test): shared expert 1,572,864 FLOPs, router 131,072, routed experts
+  // 3,145,728.
+  test::Setup su(test::tiny_moe(), test::plan_of(1, 1, 1));
+  compute_only(&su);
+  su.plan.recompute = Recompute::selective;
+  su.plan.recompute_modules = kRecomputeMoe;
+  LayerCost c = layer_cost(su.ctx(), su.sharding());
+  CHECK(c.recompute.flops == doctest::Approx(0.5 * (1572864 + 131072 + 3145728)));
+  CHECK(c.recompute.moe == c.recompute.time);
+  CHECK(c.recompute.moe.v > 0);
+  su.plan.recompute_modules = kRecomputeSharedExperts;
+  CHECK(layer_cost(su.ctx(), su.sharding()).recompute.flops == doctest::Approx(0.5 * 1572864));
+  // The activation function is memory-bound: no FLOPs, time only.
+  test::Setup bw(test::tiny_moe(), test::plan_of(1, 1, 1));
+  bandwidth_only(&bw);
+  bw.plan.recompute = Recompute::selective;
+  bw.plan.recompute_modules = kRecomputeMoeAct;
+  c = layer_cost(bw.ctx(), bw.sharding());
+  CHECK(c.recompute.flops == 0);
+  // SwiGLU over 256 pairs of width 32, fused: 3 x 256 x 32 x 2 bytes, in half the layers.
+  CHECK(c.recompute.time.v == doctest::Approx(0.5 * 3 * 256 * 32 * 2 / test::kHbm));
+}
+
 TEST_CASE("tensor and context parallelism divide the per-rank work") {
   const LayerCost one = layer_cost(tiny().ctx(), tiny().sharding());
   const test::Setup tp2 = tiny(2);

@@ -264,6 +264,58 @@ TEST_CASE("FSDP without resharding after forward: sharded fp32 master, a gathere
         doctest::Approx(stage * 4.0 / 2));
 }
 
+TEST_CASE("recompute modules: each drops its module's saved tensors, per layer") {
+  // Dense, GQA/SwiGLU (h 64, f 96) at T = 256 tokens, tp 1: norms' outputs 2 T h x 2 bytes; the MLP's gate and up
+  // outputs and the down projection's input, T f (2 + 2 + 2).
+  const test::Setup dense(test::tiny_gqa_gated(), test::plan_of(1, 1, 1, 1, 2, 2, 128));
+  const Sharding sh = dense.sharding();
+  CHECK(recompute_module_bytes(dense.model, sh, kRecomputeCoreAttn) == 0);
+  CHECK(recompute_module_bytes(dense.model, sh, kRecomputeLayernorm) == 2.0 * 256 * 64 * 2);
+  CHECK(recompute_module_bytes(dense.model, sh, kRecomputeMlp) == 256.0 * 96 * 6);
+  CHECK(recompute_module_bytes(dense.model, sh, kRecomputeMlp, 1.0) == 256.0 * 96 * 5);  // fp8 down input
+  // Parts the model does not have drop nothing.
+  CHECK(recompute_module_bytes(dense.model, sh, kRecomputeMoe | kRecomputeMlaUpProj) == 0);
+  const double selective = activation_bytes_per_layer(dense.model, sh, Recompute::selective, false, true);
+  CHECK(activation_bytes_per_layer(dense.model, sh, Recompute::selective, false, true, 2.0,
+                                   kRecomputeCoreAttn | kRecomputeMlp) == selective - 256.0 * 96 * 6);
+
+  // MoE (2 layers, 1 dense: half the layers), T = 128 on one GPU: 256 token-expert pairs of width 32, a shared
+  // expert of width 32.
+  const test::Setup moe(test::tiny_moe(), test::plan_of(1, 1, 1));
+  const Sharding ms = moe.sharding();
+  const double routed = 128 * 8 * 4 + 256 * (64 * 4 + 32 * 6) + 128 * 32 * 6;  // as "MoE activations" (moe_test)
+  CHECK(recompute_module_bytes(moe.model, ms, kRecomputeMoe) == doctest::Approx(0.5 * routed));
+  CHECK(recompute_module_bytes(moe.model, ms, kRecomputeMoeAct) == doctest::Approx(0.5 * 256 * 32 * 2));
+  CHECK(recompute_module_bytes(moe.model, ms, kRecomputeSharedExperts) == doctest::Approx(0.5 * 128 * 32 * 6));
+  CHECK(recompute_module_bytes(moe.model, ms, kRecomputeMlp) == doctest::Approx(0.5 * 128 * 96 * 6));
+  // The whole MoE layer includes its activation outputs and shared experts.
+  CHECK(recompute_module_bytes(moe.model, ms, kRecomputeMoe | kRecomputeMoeAct | kRecomputeSharedExperts) ==
+        recompute_module_bytes(moe.model, ms, kRecomputeMoe));
+
+  // MLA (q_lora 0, kv_lora 16, nope 16, rope 8, v 12, 4 heads): queries and keys at 24, values at 12.
+  ModelDesc mla = test::tiny_model();
+  mla.mla = MlaDesc{0, 16, 16, 8, 12};
+  const test::Setup ml(mla, test::plan_of(1, 1, 1));
+  CHECK(recompute_module_bytes(ml.model, ml.sharding(), kRecomputeMlaUpProj) == 128.0 * 4 * (2 * 24 + 12) * 2);
+}
+
+TEST_CASE("recompute modules without the attention core keep materialised scores; one layer is re-materialised") {
+  const test::Setup su(test::tiny_model(), test::plan_of(1, 1, 1, 1, 2, 2, 128));
+  const Sharding sh = su.sharding();
+  const double mlp = 256.0 * 256 * (2 + 2);  // plain MLP: fc1 output and the GELU output
+  CHECK(activation_bytes_per_layer(su.model, sh, Recompute::selective, true, false, 2.0, kRecomputeMlp) ==
+        activation_bytes_per_layer(su.model, sh, Recompute::none, true, false) - mlp);
+
+  test::Setup sel = su;
+  sel.plan.recompute = Recompute::selective;
+  sel.plan.recompute_modules = kRecomputeCoreAttn | kRecomputeMlp;
+  const MemoryBreakdown with = memory_breakdown(sel.ctx(), sel.sharding(), sel.schedule());
+  sel.plan.recompute_modules = kRecomputeCoreAttn;
+  const MemoryBreakdown without = memory_breakdown(sel.ctx(), sel.sharding(), sel.schedule());
+  // Two layers, one micro-batch in flight: two layers' MLP tensors dropped, one re-materialised in backward.
+  CHECK(without.activations.v - with.activations.v == doctest::Approx(2 * mlp - mlp));
+}
+
 TEST_CASE("fits compares the total with the capacity") {
   MemoryBreakdown mem;
   mem.weights = GiB(40);

@@ -124,6 +124,24 @@ TEST_CASE("make_plan_space: block recompute settings join full recompute when as
                                                {static_cast<int>(Recompute::full), 1}});
 }
 
+TEST_CASE("make_plan_space: selective recompute tries the module sets asked for") {
+  SpaceRequest r = tiny_request({1}, {1}, {1});
+  r.recompute = {Recompute::none, Recompute::selective};
+  r.recompute_modules = {kRecomputeCoreAttn | kRecomputeMlp, kRecomputeCoreAttn};  // replace the default set
+  const PlanSpace space = make_plan_space(test::tiny_model(), test::synthetic_system(8), r);
+  REQUIRE(space.recompute.size() == 3);
+  const Layout& l = space.layouts.front();
+  std::set<std::pair<int, unsigned>> seen;
+  for (uint64_t k = 0; k < space.layout_size(l); ++k) {
+    const Plan p = space.plan_at(l, k);
+    seen.insert({static_cast<int>(p.recompute), p.recompute_modules});
+  }
+  CHECK(seen == std::set<std::pair<int, unsigned>>{{static_cast<int>(Recompute::none), kRecomputeCoreAttn},
+                                                    {static_cast<int>(Recompute::selective), kRecomputeCoreAttn},
+                                                    {static_cast<int>(Recompute::selective),
+                                                     kRecomputeCoreAttn | kRecomputeMlp}});
+}
+
 TEST_CASE("make_plan_space: TSP layouts and SDP settings only when asked for") {
   const ModelDesc m = test::tiny_model();
   const System s = test::synthetic_system(8);

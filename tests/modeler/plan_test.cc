@@ -53,4 +53,25 @@ TEST_CASE("defaults: one GPU, bf16, no recompute, ring CP, no SP") {
   CHECK(p.num_microbatches() == 1);
 }
 
+TEST_CASE("recompute modules: Megatron-Core's names joined by +, parsed from + or , lists") {
+  CHECK(Plan{}.recompute_modules == kRecomputeCoreAttn);
+  CHECK(recompute_modules_string(kRecomputeCoreAttn) == "core_attn");
+  CHECK(recompute_modules_string(kRecomputeMlaUpProj | kRecomputeMlp | kRecomputeCoreAttn) ==
+        "core_attn+mlp+mla_up_proj");
+  CHECK(recompute_modules_string(0).empty());
+  std::string unknown;
+  CHECK(parse_recompute_modules("core_attn+mlp", &unknown) == (kRecomputeCoreAttn | kRecomputeMlp));
+  CHECK(parse_recompute_modules("moe,layernorm", &unknown) == (kRecomputeMoe | kRecomputeLayernorm));
+  CHECK(parse_recompute_modules("mlp+mlp", &unknown) == kRecomputeMlp);
+  CHECK_FALSE(parse_recompute_modules("core_attn+attn", &unknown).has_value());
+  CHECK(unknown == "attn");
+  CHECK_FALSE(parse_recompute_modules("+,", &unknown).has_value());
+  CHECK(unknown.empty());
+  for (const RecomputeModuleName& m : kRecomputeModuleNames) {
+    CAPTURE(m.name);
+    CHECK(parse_recompute_modules(m.name, nullptr) == m.bit);
+    CHECK(recompute_modules_string(m.bit) == m.name);
+  }
+}
+
 }

@@ -168,6 +168,7 @@ inline Framework synthetic_framework() {
   f.pp_deferred_grad_bytes = 0;
   f.pp_microbatches_default_to_pp = false;
   f.fp8_caches_weights = true;
+  f.offers_recompute_modules = true;
   f.fp8_cast_passes = 1.0;
   f.cp_merge = CpMergeBytes{};  // Transformer Engine's ring merges
   f.fused_moe_permutation = false;

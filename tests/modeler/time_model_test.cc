@@ -101,6 +101,21 @@ TEST_CASE("full recompute repeats the forward's collectives in backward") {
   CHECK(half.exposed_comm[kind(CommKind::tp)].v == doctest::Approx(3 * kAr * 16));
 }
 
+TEST_CASE("a recomputed MoE layer dispatches and combines again; other modules repeat no collective") {
+  test::Setup su(test::tiny_model(), test::plan_of(1, 1, 1, 1, 1, 8));
+  su.plan.recompute = Recompute::selective;
+  CommPlan comm;
+  comm.layer_forward.push_back(tp_ar(2, Window::exposed));
+  comm.layer_forward.push_back(CommOp{CommKind::ep, Collective::all_reduce, Bytes(1e6), 8, 1, 1, Window::exposed});
+  su.plan.recompute_modules = kRecomputeCoreAttn | kRecomputeMlp | kRecomputeLayernorm;
+  const TimeBreakdown plain = step_time(su.ctx(), su.sharding(), eight(), comm, layer_1_2(), head_half_1());
+  CHECK(plain.exposed_comm[kind(CommKind::ep)].v == doctest::Approx(kAr * 16));
+  su.plan.recompute_modules = kRecomputeCoreAttn | kRecomputeMoe;
+  const TimeBreakdown moe = step_time(su.ctx(), su.sharding(), eight(), comm, layer_1_2(), head_half_1());
+  CHECK(moe.exposed_comm[kind(CommKind::ep)].v == doctest::Approx(2 * kAr * 16));
+  CHECK(moe.exposed_comm[kind(CommKind::tp)] == plain.exposed_comm[kind(CommKind::tp)]);
+}
+
 TEST_CASE("overlap windows hide communication up to the compute they cover, attributed by share") {
   const test::Setup su(test::tiny_model(), test::plan_of(1, 1, 1, 1, 1, 8));
   LayerCost layer = layer_1_2();
