@@ -125,6 +125,15 @@ Framework torchtitan() {
   // backward writes a dense fp32 gradient (4) that log_softmax's backward reads with its saved output (4) to
   // write its own fp32 gradient (4): 12 bytes per logit, while every layer's activations are still held.
   f.logits_bytes_per_logit = 12.0;
+  // With tp > 1 torchtitan computes the loss under loss_parallel (parallelism.disable_loss_parallel = false), whose
+  // ops are torch/distributed/tensor/parallel/loss.py's, on the local fp32 vocabulary shard of pred.float() (read
+  // 2, write 4): _log_softmax reads it for the max (4), writes x - max (4 + 4), exp of it (4 + 4) read again by the
+  // sum (4), and the result (4 + 4): 38 bytes. Backward, _nll_loss_and_log_softmax_backward: zeros_like (write 4),
+  // exp(x) (4 + 4), grad_input + exp (8 + 4), times grad_output (4 + 4), then the cast to bf16 (4 + 2): 38. Its
+  // peak is that backward's: the saved log-probabilities, grad_input, exp(x) and their sum, 16 bytes per logit
+  // (the forward peaks at 14: bf16 pred, the fp32 copy, x - max and its exp).
+  f.loss_parallel_cross_entropy_bytes_per_logit = 76.0;
+  f.loss_parallel_logits_bytes_per_logit = 16.0;
   // PyTorch context parallelism (torch/distributed/tensor/experimental/_attention.py, convert_to_f32 on by
   // default): _SDPAMerger casts each step's output to fp32 (read 2, write 4) and merges it eagerly,
   // out - sigmoid(lse_b - lse) * (out - out_b): a subtract (4 + 4, 4), a multiply (4, 4) and a subtract

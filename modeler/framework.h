@@ -85,6 +85,11 @@ struct Framework {
   double cross_entropy_bytes_per_logit = 12.0;
   /// Bytes per logit alive at the loss's peak: the 16-bit logits plus the fp32 tensors the loss keeps.
   double logits_bytes_per_logit = 6.0;
+  /// The same two under tensor parallelism where the framework then runs a different, vocabulary-sharded loss
+  /// (torchtitan's loss_parallel: DTensor's own log-softmax and fused nll/log-softmax backward); 0 where its
+  /// tensor-parallel loss is the one above (Megatron's vocab-parallel cross entropy is its only loss).
+  double loss_parallel_cross_entropy_bytes_per_logit = 0;
+  double loss_parallel_logits_bytes_per_logit = 0;
   /// MoE token permutation as Transformer Engine's fused kernels (Megatron-Core --moe-permute-fusion): one pass per
   /// source token reads it once and writes its top-k copies, the un-permutation reads the k rows and writes their
   /// weighted sum. Otherwise PyTorch index_select / scatter_add read and write every token-expert pair's row.

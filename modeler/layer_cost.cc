@@ -450,7 +450,11 @@ LayerCost head_cost(const Context& ctx, const Sharding& sh) {
   const Dtype d = ctx.plan.precision == Dtype::fp8 ? Dtype::bf16 : ctx.plan.precision;
   const Seconds head_fwd = gemm_time(g, d, T, sh.vocab, m.hidden);
   const Seconds head_bwd = gemm_time(g, d, T, m.hidden, sh.vocab) + gemm_time(g, d, m.hidden, sh.vocab, T);
-  const Seconds ce = memory_time(g, Bytes(T * sh.vocab * ctx.framework.cross_entropy_bytes_per_logit));
+  const Framework& fw = ctx.framework;
+  const bool loss_parallel = ctx.plan.tp > 1 && fw.loss_parallel_cross_entropy_bytes_per_logit > 0;
+  const double ce_bytes =
+      loss_parallel ? fw.loss_parallel_cross_entropy_bytes_per_logit : fw.cross_entropy_bytes_per_logit;
+  const Seconds ce = memory_time(g, Bytes(T * sh.vocab * ce_bytes));
   const Seconds final_norm = memory_time(g, Bytes(2.0 * sh.norm_tokens * m.hidden * kAct));
   const Seconds last_fwd = head_fwd + ce / 2.0 + final_norm, last_bwd = head_bwd + ce / 2.0 + final_norm * 2.0;
   const double head_flops = 2.0 * T * sh.vocab * m.hidden;

@@ -164,7 +164,9 @@ MemoryBreakdown memory_breakdown(const Context& ctx, const Sharding& sh, const S
 
   // Last stage: the logits and the loss's fp32 tensors at its peak, for one micro-batch (a framework trait).
   const bool has_head = p.pp == 1 || params.head > 0;
-  if (has_head) mem.logits = Bytes(sh.tokens * sh.vocab * fw.logits_bytes_per_logit);
+  const bool loss_parallel = p.tp > 1 && fw.loss_parallel_logits_bytes_per_logit > 0;
+  const double per_logit = loss_parallel ? fw.loss_parallel_logits_bytes_per_logit : fw.logits_bytes_per_logit;
+  if (has_head) mem.logits = Bytes(sh.tokens * sh.vocab * per_logit);
 
   if (p.zero >= 3) {
     // Gathered 16-bit parameters of the current and the prefetched layer, and one layer's unsharded

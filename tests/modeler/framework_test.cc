@@ -94,6 +94,10 @@ TEST_CASE("FSDP stacks keep fp32 sharded parameters as the master copy: no separ
   CHECK(find_framework("megatron-lm")->fp8_caches_weights);
   CHECK(find_framework("torchtitan")->pp_microbatches_default_to_pp);
   CHECK_FALSE(find_framework("megatron-lm")->pp_microbatches_default_to_pp);
+  // torchtitan's loss_parallel under tp: 76 bytes per logit of traffic, a 16-byte peak; Megatron has one loss.
+  CHECK(find_framework("torchtitan")->loss_parallel_cross_entropy_bytes_per_logit == 76.0);
+  CHECK(find_framework("torchtitan")->loss_parallel_logits_bytes_per_logit == 16.0);
+  CHECK(find_framework("megatron-lm")->loss_parallel_logits_bytes_per_logit == 0.0);
   // Megatron-Core's --recompute-modules: not in the 2021-22 Megatron-LM, the Megatron-DeepSpeed fork or torchtitan.
   CHECK(find_framework("megatron-lm")->offers_recompute_modules);
   CHECK(find_framework("nemo")->offers_recompute_modules);

@@ -241,6 +241,24 @@ TEST_CASE("head: embedding on the first stage, LM head + cross-entropy + final n
   CHECK(h.forward.time.v == doctest::Approx((114688.0 + 256 * 128 * 14 + 65536) / test::kHbm));
 }
 
+TEST_CASE("head: a framework with its own tensor-parallel loss moves that loss's bytes per logit under tp") {
+  test::Setup su = tiny(2);
+  bandwidth_only(&su);
+  const LayerCost plain = head_cost(su.ctx(), su.sharding());
+  su.framework.loss_parallel_cross_entropy_bytes_per_logit = 76.0;
+  const LayerCost parallel = head_cost(su.ctx(), su.sharding());
+  // T 256 tokens over the local vocabulary 128 / 2, half the bytes in each pass.
+  const double extra = 256.0 * 64 * (76.0 - su.framework.cross_entropy_bytes_per_logit) / 2;
+  CHECK((parallel.forward.time - plain.forward.time).v == doctest::Approx(extra / test::kHbm));
+  CHECK((parallel.backward.time - plain.backward.time).v == doctest::Approx(extra / test::kHbm));
+  // Without tensor parallelism the loss is the ordinary one.
+  test::Setup one = tiny();
+  bandwidth_only(&one);
+  const Seconds before = head_cost(one.ctx(), one.sharding()).forward.time;
+  one.framework.loss_parallel_cross_entropy_bytes_per_logit = 76.0;
+  CHECK(head_cost(one.ctx(), one.sharding()).forward.time == before);
+}
+
 TEST_CASE("memory_time and the attention kernel choice") {
   Gpu g = test::synthetic_gpu();
   CHECK(memory_time(g, Bytes(1e9)).v == doctest::Approx(1e-3));

@@ -337,3 +337,15 @@ TEST_CASE("the loss's peak bytes per logit are the framework's") {
   su.framework.logits_bytes_per_logit = 10.0;
   CHECK(memory_breakdown(su.ctx(), sh, su.schedule()).logits.v == doctest::Approx(sh.tokens * sh.vocab * 10.0));
 }
+
+TEST_CASE("the tensor-parallel loss's peak bytes per logit, where the framework runs a different loss under tp") {
+  test::Setup su(test::tiny_model(), test::plan_of(2, 1, 1));
+  su.framework.logits_bytes_per_logit = 12.0;
+  su.framework.loss_parallel_logits_bytes_per_logit = 16.0;
+  const Sharding sh = su.sharding();
+  CHECK(memory_breakdown(su.ctx(), sh, su.schedule()).logits.v == doctest::Approx(sh.tokens * sh.vocab * 16.0));
+  su.plan = test::plan_of(1, 1, 1);
+  su.system = test::synthetic_system(1);
+  const Sharding one = su.sharding();
+  CHECK(memory_breakdown(su.ctx(), one, su.schedule()).logits.v == doctest::Approx(one.tokens * one.vocab * 12.0));
+}

@@ -95,8 +95,9 @@ TEST_CASE("throughput MAPE per group") {
 TEST_CASE("memory MAPE on runs with a measured peak") {
   const io::GroupStats& mem = report().memory;
   // 11.3% until FSDP's sharded fp32 master + gathered bf16 copy, pipelining's deferred fp32 gradients, torchao's
-  // uncached fp8 weights, torchtitan's pp micro-batches and the interleaved warm-up cap were modelled: 7.0%.
-  constexpr double kGuardMemory = 8.0;
+  // uncached fp8 weights, torchtitan's pp micro-batches and the interleaved warm-up cap were modelled: 7.0%;
+  // then DTensor's loss_parallel peak (16 bytes per logit under tp): 6.1%.
+  constexpr double kGuardMemory = 7.0;
   report_target("memory", mem, 12.0, kGuardMemory);
   CHECK(mem.runs >= 12);
   CHECK(mem.mape <= kGuardMemory);
