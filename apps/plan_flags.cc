@@ -163,8 +163,12 @@ Plan resolve_plan(const PlanFlags& f, const System& sys) {
   p.seq_len = f.seq.value_or(4096);
   p.recompute = parse_recompute(f.recompute.value_or(f.recompute_modules ? "selective" : "none"));
   p.recompute_layers = f.recompute_layers.value_or(0);
-  if (f.recompute_modules)
+  if (f.recompute_modules) {
+    if (p.recompute != Recompute::selective)
+      throw ConfigError("--recompute-modules applies to selective recompute, not --recompute " +
+                        std::string(to_string(p.recompute)));
     p.recompute_modules = parse_recompute_modules_flag("--recompute-modules", *f.recompute_modules);
+  }
   p.precision = parse_precision(f.precision);
   return p;
 }

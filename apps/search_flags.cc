@@ -128,6 +128,8 @@ SpaceRequest resolve_request(const SearchFlags& f) {
   }
   for (const std::string& s : split_commas(f.recompute_modules))
     r.recompute_modules.push_back(parse_recompute_modules_flag("--recompute-modules", s));
+  if (!f.recompute_modules.empty() && r.recompute_modules.empty())
+    throw ConfigError("--recompute-modules: no module set given");
   if (!r.recompute_modules.empty() && !r.recompute.empty() &&
       std::find(r.recompute.begin(), r.recompute.end(), Recompute::selective) == r.recompute.end())
     throw ConfigError("--recompute-modules needs selective among the --recompute options");

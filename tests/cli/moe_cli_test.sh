@@ -48,7 +48,7 @@ expect 0 "wrote megatron plan" -- "$BIN" search --model qwen3-30b-a3b --gpu h100
 expect 0 "--recompute-modules core_attn moe" -- cat "$tmp/recompute_modules.sh"
 expect 2 "unknown module 'experts' (choices: core_attn, layernorm, mlp, moe, moe_act, shared_experts, mla_up_proj)" -- \
   "$BIN" predict --model qwen3-30b-a3b "${H100[@]}" --recompute-modules moe+experts
-expect 2 "recompute modules (core_attn+moe) apply to selective recompute; the plan recomputes full" -- \
+expect 2 "--recompute-modules applies to selective recompute, not --recompute full" -- \
   "$BIN" predict --model qwen3-30b-a3b "${H100[@]}" --recompute full --recompute-modules core_attn+moe
 expect 2 "mla_up_proj needs multi-head latent attention" -- \
   "$BIN" predict --model qwen3-30b-a3b "${H100[@]}" --recompute-modules mla_up_proj

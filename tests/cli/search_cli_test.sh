@@ -59,5 +59,6 @@ expect 0 "selective:core_attn+mlp " -- "$BIN" "${S[@]}" --recompute selective --
 expect 2 "--recompute-modules needs selective among the --recompute options" -- "$BIN" "${S[@]}" --recompute full \
   --recompute-modules mlp
 expect 2 "--recompute-modules: unknown module 'mpl'" -- "$BIN" "${S[@]}" --recompute-modules mpl
+expect 2 "--recompute-modules: no module set given" -- "$BIN" "${S[@]}" --recompute-modules ,,
 expect 2 "infeasible: no plan fits" -- "$BIN" search --model llama-3-70b --system dgx-h100 --gpus 8 --gbs 8 --seq 8192 --quiet
 finish
