@@ -1,11 +1,14 @@
 // `shardplan profile diff A B`: what a calibration changed, table by table, old vs new and the change in percent.
 // `shardplan profile gemm S --shapes FILE`: the predicted time of exact GEMM shapes (modeler/gemm_model.h), to
 // check a profile against GEMMs measured outside its fit (kernels/device_check.sh).
+// `shardplan profile framework [NAME]`: the software profiles, or one profile's traits and their sources.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "apps/command.h"
+#include "apps/plan_flags.h"
 #include "calibrate/profile_diff.h"
 #include "modeler/gemm_model.h"
 #include "modeler/io/system_io.h"
@@ -17,7 +20,7 @@ namespace {
 class ProfileCommand final : public Command {
  public:
   CLI::App* setup(CLI::App& app) override {
-    cmd_ = app.add_subcommand("profile", "Inspect hardware profiles");
+    cmd_ = app.add_subcommand("profile", "Inspect hardware and framework profiles");
     cmd_->require_subcommand(1);
     diff_ = cmd_->add_subcommand("diff", "Compare two cluster profiles (e.g. base vs calibrated)");
     diff_->add_option("a", a_, "Cluster name or path (before)")->required();
@@ -27,11 +30,16 @@ class ProfileCommand final : public Command {
     gemm_->add_option("system", a_, "Cluster name or path")->required();
     gemm_->add_option("--shapes", shapes_, "File of 'm,n,k' lines")->required()->check(CLI::ExistingFile);
     gemm_->add_option("--dtype", dtype_, "GEMM dtype")->check(CLI::IsMember({"fp32", "tf32", "bf16", "fp16", "fp8", "fp4"}));
+    framework_ =
+        cmd_->add_subcommand("framework", "The training software profiles, or one profile's traits and sources");
+    framework_->add_option("name", a_, "Framework name (omit to list them)");
+    framework_->add_flag("--json", json_, "print the traits as JSON");
     return cmd_;
   }
 
   int run() override {
     if (gemm_->parsed()) return run_gemm();
+    if (framework_->parsed()) return run_framework();
     const System a = io::load_system(a_, 0);
     const System b = io::load_system(b_, 0);
     const auto rows = calibrate::diff_systems(a, b);
@@ -47,6 +55,31 @@ class ProfileCommand final : public Command {
       std::printf("  %-28s %-28s %12.4g %12.4g %9s\n", r.table.c_str(), r.key.c_str(), r.before, r.after, change);
     }
     std::printf("# %zu values compared, %zu changed\n", rows.size(), rows.size() - static_cast<size_t>(unchanged));
+    return 0;
+  }
+
+  int run_framework() {
+    if (a_.empty()) {
+      std::printf("# framework profiles (shardplan profile framework NAME for one's traits)\n");
+      for (const std::string& name : framework_names())
+        std::printf("  %-20s %s\n", name.c_str(), find_framework(name)->description.c_str());
+      return 0;
+    }
+    const Framework& fw = resolve_framework(a_);
+    if (json_) {
+      nlohmann::json traits = nlohmann::json::object();
+      for (const FrameworkTrait& t : framework_traits(fw)) traits[t.name] = t.value;
+      const nlohmann::json j{{"schema_version", 1}, {"name", fw.name},     {"description", fw.description},
+                             {"traits", traits},   {"sources", fw.sources}};
+      std::printf("%s\n", j.dump(2).c_str());
+      return 0;
+    }
+    std::printf("# framework %s: %s\n# traits (each cited where it is set, modeler/framework.cc)\n", fw.name.c_str(),
+                fw.description.c_str());
+    for (const FrameworkTrait& t : framework_traits(fw))
+      std::printf("  %-62s %s\n", t.name.c_str(), t.value.c_str());
+    std::printf("# sources\n");
+    for (const std::string& s : fw.sources) std::printf("  %s\n", s.c_str());
     return 0;
   }
 
@@ -69,9 +102,9 @@ class ProfileCommand final : public Command {
   }
 
  private:
-  CLI::App *cmd_ = nullptr, *diff_ = nullptr, *gemm_ = nullptr;
+  CLI::App *cmd_ = nullptr, *diff_ = nullptr, *gemm_ = nullptr, *framework_ = nullptr;
   std::string a_, b_, shapes_, dtype_ = "bf16";
-  bool all_ = false;
+  bool all_ = false, json_ = false;
 };
 
 }  // namespace

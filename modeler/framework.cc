@@ -1,5 +1,7 @@
 #include "modeler/framework.h"
 
+#include <cstdio>
+
 namespace shardplan {
 
 namespace {
@@ -7,6 +9,7 @@ namespace {
 Framework megatron() {
   Framework f;
   f.name = "megatron-lm";
+  f.description = "Megatron-LM / Megatron-Core with Transformer Engine (2024-2025): fused kernels, dist. optimizer";
   // Transformer Engine's fused attention (cuDNN) on Hopper; FlashAttention-2 on Ampere.
   f.attention = AttentionKernel::flash3;
   f.fused_elementwise = true;  // TE fused LayerNorm/RMSNorm+GEMM, bias-GeLU/SwiGLU fusion, fused RoPE, fused CE
@@ -45,6 +48,7 @@ Framework megatron() {
 Framework nemo() {
   Framework f = megatron();
   f.name = "nemo";
+  f.description = "NeMo / Megatron-Bridge performance recipes: Megatron-Core with bf16 gradients";
   // NeMo 2 / Megatron-Bridge performance recipes enable cross_entropy_loss_fusion (TE fused kernel): read bf16
   // logits, write fp32 softmax statistics in one pass, read them back in backward and write bf16 gradients.
   f.cross_entropy_bytes_per_logit = 12.0;
@@ -62,6 +66,7 @@ Framework nemo() {
 Framework megatron_legacy() {
   Framework f = megatron();
   f.name = "megatron-lm-legacy";
+  f.description = "Megatron-LM 2021-2022 (Narayanan, Korthikanti): materialised attention, fp32 main grads";
   // Megatron-LM as in Narayanan et al. 2021 and Korthikanti et al. 2022: core attention as baddbmm +
   // fused scale-mask-softmax + dropout + bmm (megatron/model/transformer.py CoreAttention, fused_softmax.py);
   // FlashAttention was integrated in 2023. Apex fused LayerNorm and bias-GeLU; fp32 main grads; no distributed
@@ -80,6 +85,7 @@ Framework megatron_legacy() {
 Framework megatron_deepspeed() {
   Framework f = megatron();
   f.name = "megatron-deepspeed";
+  f.description = "Megatron-DeepSpeed fork: FlashAttention-2, DeepSpeed ZeRO, no Transformer Engine";
   f.offers_tp_overlap = false;
   f.offers_ep_overlap = false;
   f.offers_recompute_modules = false;  // a 2023 fork of Megatron-LM: selective means the attention core
@@ -93,6 +99,7 @@ Framework megatron_deepspeed() {
 Framework torchtitan() {
   Framework f;
   f.name = "torchtitan";
+  f.description = "torchtitan (Dec 2024): FSDP2, eager PyTorch ops, torchao float8, torch pipelining";
   // PyTorch SDPA: the flash backend is FlashAttention-2 (torch 2.5/2.6, Dec 2024 benchmarks); no FA3.
   f.attention = AttentionKernel::flash2;
   // Eager nn.RMSNorm/F.silu etc. without torch.compile: each op is its own kernel.
@@ -159,6 +166,7 @@ Framework torchtitan() {
 Framework llm_foundry() {
   Framework f;
   f.name = "llm-foundry";
+  f.description = "MosaicML llm-foundry / Composer (2023): FSDP1, Triton flash attention, eager loss";
   // attn_impl: triton in the 2023 MPT yamls the benchmark tables were run with (scripts/train/yamls/pretrain/
   // mpt-*.yaml): the Triton port of the first FlashAttention algorithm.
   f.attention = AttentionKernel::flash1;
@@ -184,6 +192,7 @@ Framework llm_foundry() {
 Framework other() {
   Framework f = torchtitan();
   f.name = "other";
+  f.description = "a generic PyTorch FSDP stack: eager ops, FlashAttention-2 (torchtitan traits otherwise)";
   f.selective_is_op_sac = false;
   f.zero_stages = {0, 1, 2, 3};
   f.sources = {"generic PyTorch FSDP stack: eager ops, FlashAttention-2"};
@@ -208,6 +217,57 @@ std::vector<std::string> framework_names() {
   std::vector<std::string> names;
   for (const Framework& f : registry()) names.push_back(f.name);
   return names;
+}
+
+namespace {
+std::string text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+std::string text(bool b) { return b ? "yes" : "no"; }
+std::string text(const std::vector<int>& v) {
+  std::string s;
+  for (int x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+  return s;
+}
+}  // namespace
+
+std::vector<FrameworkTrait> framework_traits(const Framework& f) {
+  const CpMergeBytes& cp = f.cp_merge;
+  return {
+      {"attention", kAttentionKernelNames[static_cast<int>(f.attention)]},
+      {"materialized_attention", text(f.materialized_attention)},
+      {"selective_is_op_sac", text(f.selective_is_op_sac)},
+      {"fused_elementwise", text(f.fused_elementwise)},
+      {"unfused_passes_per_norm", text(f.unfused_passes_per_norm)},
+      {"overlap_grad_reduce", text(f.overlap_grad_reduce)},
+      {"overlap_param_gather", text(f.overlap_param_gather)},
+      {"reshard_after_forward", text(f.reshard_after_forward)},
+      {"state_bytes (weights, gradients, optimizer)",
+       text(f.state.weights) + ", " + text(f.state.gradients) + ", " + text(f.state.optimizer)},
+      {"fsdp_unsharded_param_bytes", text(f.fsdp_unsharded_param_bytes)},
+      {"pp_deferred_grad_bytes", text(f.pp_deferred_grad_bytes)},
+      {"zero_stages", text(f.zero_stages)},
+      {"offers_tp_overlap", text(f.offers_tp_overlap)},
+      {"offers_ep_overlap", text(f.offers_ep_overlap)},
+      {"offers_block_recompute", text(f.offers_block_recompute)},
+      {"offers_recompute_modules", text(f.offers_recompute_modules)},
+      {"pp_microbatches_default_to_pp", text(f.pp_microbatches_default_to_pp)},
+      {"cross_entropy_bytes_per_logit", text(f.cross_entropy_bytes_per_logit)},
+      {"logits_bytes_per_logit", text(f.logits_bytes_per_logit)},
+      {"loss_parallel_cross_entropy_bytes_per_logit", text(f.loss_parallel_cross_entropy_bytes_per_logit)},
+      {"loss_parallel_logits_bytes_per_logit", text(f.loss_parallel_logits_bytes_per_logit)},
+      {"fused_moe_permutation", text(f.fused_moe_permutation)},
+      {"fp8_cast_passes", text(f.fp8_cast_passes)},
+      {"fp8_caches_weights", text(f.fp8_caches_weights)},
+      {"fp8_saves_linear_inputs", text(f.fp8_saves_linear_inputs)},
+      {"cp_merge_bytes (forward first, later; backward first, later)",
+       text(cp.forward_first) + ", " + text(cp.forward_step) + "; " + text(cp.backward_first) + ", " +
+           text(cp.backward_step)},
+      {"cp_allgather_runs_ring_loop", text(f.cp_allgather_runs_ring_loop)},
+      {"cp_grad_kv_bytes", text(f.cp_grad_kv_bytes)},
+  };
 }
 
 }  // namespace shardplan

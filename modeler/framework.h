@@ -33,6 +33,7 @@ struct CpMergeBytes {
 
 struct Framework {
   std::string name;
+  std::string description;  // one line: what software, which version the traits describe
   /// Attention kernel generation run on GPUs that have one of that generation (else flash2).
   AttentionKernel attention = AttentionKernel::flash2;
   /// Attention without a fused flash kernel: scores computed by a batched GEMM, written to HBM, softmax and
@@ -118,5 +119,13 @@ struct Framework {
 /// megatron-lm-legacy (Megatron-LM before FlashAttention, 2021-2022).
 const Framework* find_framework(const std::string& name);
 std::vector<std::string> framework_names();
+
+/// One trait as `shardplan profile framework` shows it: the field's name and its value as text.
+struct FrameworkTrait {
+  std::string name;
+  std::string value;
+};
+/// Every trait of a profile except its name and sources, in declaration order.
+std::vector<FrameworkTrait> framework_traits(const Framework& f);
 
 }  // namespace shardplan

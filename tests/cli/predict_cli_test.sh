@@ -32,6 +32,12 @@ capped=$("$BIN" predict --model llama-3-8b --system dgx-h100 --gpus 8 --gbs 64 -
 python3 -c "import sys; sys.exit(0 if float('$capped') > float('$full') else 1)" && echo "ok: power cap slows the step" || { echo "FAIL: power cap"; fails=$((fails + 1)); }
 expect 2 "power limit 800 W is outside (0, 700] W" -- "$BIN" predict --model llama-3-8b --gpu h100-sxm5-80gb --gpus 8 --power-limit-w 800
 
+# The framework profiles behind --framework, and one profile's traits.
+expect 0 "megatron-lm-legacy" -- "$BIN" profile framework
+expect 0 "pp_deferred_grad_bytes" -- "$BIN" profile framework torchtitan
+expect 0 '"fsdp_unsharded_param_bytes": "2"' -- "$BIN" profile framework torchtitan --json
+expect 2 "did you mean 'torchtitan'" -- "$BIN" profile framework torchtitn
+
 # A plan that does not fit exits 2 and says which item is largest.
 expect 2 "out of memory" -- "$BIN" predict --model llama-3-70b --system dgx-h100 --gpus 8 --gbs 8 --seq 8192 --zero 0
 finish

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <set>
 
 using namespace shardplan;
 
@@ -41,6 +42,7 @@ TEST_CASE("the built-in profiles cover the published-runs framework names, each 
     REQUIRE(f != nullptr);
     CHECK(f->name == name);
     CHECK_FALSE(f->sources.empty());  // every trait names its source
+    CHECK_FALSE(f->description.empty());
     CHECK(f->unfused_passes_per_norm >= 1.0);
     CHECK(f->fp8_cast_passes >= 1.0);
   }
@@ -103,6 +105,29 @@ TEST_CASE("FSDP stacks keep fp32 sharded parameters as the master copy: no separ
   CHECK(find_framework("nemo")->offers_recompute_modules);
   for (const char* name : {"megatron-lm-legacy", "megatron-deepspeed", "torchtitan", "llm-foundry"})
     CHECK_FALSE(find_framework(name)->offers_recompute_modules);
+}
+
+TEST_CASE("framework_traits lists every trait once, with its value as text") {
+  const std::vector<FrameworkTrait> titan = framework_traits(*find_framework("torchtitan"));
+  std::set<std::string> names;
+  for (const FrameworkTrait& t : titan) {
+    CAPTURE(t.name);
+    CHECK(names.insert(t.name).second);
+    CHECK_FALSE(t.value.empty());
+  }
+  auto value = [](const std::vector<FrameworkTrait>& traits, const std::string& name) {
+    for (const FrameworkTrait& t : traits)
+      if (t.name == name) return t.value;
+    return std::string("(missing)");
+  };
+  CHECK(value(titan, "pp_deferred_grad_bytes") == "4");
+  CHECK(value(titan, "zero_stages") == "0,2,3");
+  CHECK(value(titan, "fp8_caches_weights") == "no");
+  CHECK(value(titan, "state_bytes (weights, gradients, optimizer)") == "4, 4, 8");
+  const std::vector<FrameworkTrait> megatron = framework_traits(*find_framework("megatron-lm"));
+  CHECK(value(megatron, "attention") == "flash3");
+  CHECK(value(megatron, "offers_recompute_modules") == "yes");
+  CHECK(megatron.size() == titan.size());
 }
 
 }
