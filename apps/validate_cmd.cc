@@ -28,6 +28,9 @@ class ValidateCommand final : public Command {
     sub->add_option("--runs", runs_, "published-runs YAML file (schema in design.md)")->required();
     sub->add_option("--system", system_,
                     "a calibrated cluster profile: runs on its GPU use its efficiency tables and tier curves");
+    sub->add_flag("--framework-defaults", framework_defaults_,
+                  "null plan fields the run's framework sets by default (torchtitan's pipeline micro-batch: local "
+                  "batch / pp) take that default, not the fastest setting that fits");
     sub->add_flag("--json", json_, "print a JSON report");
     return sub;
   }
@@ -36,7 +39,8 @@ class ValidateCommand final : public Command {
     const std::vector<io::PublishedRun> runs = io::load_published_runs(runs_);
     std::optional<System> calibrated;
     if (!system_.empty()) calibrated = io::load_system(system_, 0);
-    const io::ValidationReport rep = io::run_validation(runs, calibrated ? &*calibrated : nullptr);
+    const io::ValidationReport rep =
+        io::run_validation(runs, calibrated ? &*calibrated : nullptr, framework_defaults_);
     if (json_) {
       print_json(rep);
     } else {
@@ -65,6 +69,8 @@ class ValidateCommand final : public Command {
       std::printf("%-52s %-28s %12.1f %12.1f %+8.1f  %s\n", run.id.c_str(), src.c_str(),
                   run.measured_tokens_per_s_per_gpu, r.predicted_tokens_per_s_per_gpu, r.error_pct, chosen.c_str());
     }
+    if (framework_defaults_)
+      std::printf("\n(--framework-defaults: null fields the framework sets by default took that default)\n");
     std::printf("\nthroughput MAPE by source\n");
     for (const auto& [name, g] : rep.by_source) std::printf("  %-60s %4d runs  %6.1f%%\n", name.c_str(), g.runs, g.mape);
     std::printf("throughput MAPE by framework\n");
@@ -86,6 +92,7 @@ class ValidateCommand final : public Command {
     ctx.command = "validate";
     j["context"] = io::context_json(ctx);
     j["context"]["runs_file"] = runs_;
+    j["context"]["framework_defaults"] = framework_defaults_;
     nlohmann::json rows = nlohmann::json::array();
     for (const io::RunResult& r : rep.results) {
       nlohmann::json row{{"id", r.run->id}, {"source", r.run->source}, {"framework", r.run->framework},
@@ -121,7 +128,7 @@ class ValidateCommand final : public Command {
 
   std::string runs_;
   std::string system_;
-  bool json_ = false;
+  bool json_ = false, framework_defaults_ = false;
 };
 
 }  // namespace

@@ -40,10 +40,11 @@ void expand(std::vector<Plan>* plans, const std::vector<T>& values, Set set) {
 }
 }  // namespace
 
-Resolution fastest_fitting(const ModelDesc& model, const System& system, const OpenPlan& open, const Framework& fw) {
+Resolution fastest_fitting(const ModelDesc& model, const System& system, const OpenPlan& open, const Framework& fw,
+                           bool framework_defaults) {
   const Plan& base = open.plan;
   std::vector<Plan> plans = {base};
-  const int framework_mbs = open.micro_batch ? 0 : default_micro_batch(base, fw);
+  const int framework_mbs = open.micro_batch || !framework_defaults ? 0 : default_micro_batch(base, fw);
   expand(&plans,
          open.micro_batch ? std::vector<int>{*open.micro_batch}
          : framework_mbs  ? std::vector<int>{framework_mbs}

@@ -29,10 +29,12 @@ struct Resolution {
 };
 
 /// Evaluates every completion of the unknown fields (micro-batch: divisors of gbs/dp up to 16; sequence
-/// parallelism on/off when tp > 1; recompute none/selective/full) and returns the fastest that fits. Settings the
-/// published-runs schema has no field for (TP and MoE all-to-all overlap) keep the software's default: off. A
-/// micro-batch the framework derives itself (torchtitan's pipeline: gbs / dp / pp) is its default, not a choice.
-Resolution fastest_fitting(const ModelDesc& model, const System& system, const OpenPlan& open, const Framework& fw);
+/// parallelism on/off when tp > 1; recompute none/selective/full) and returns the fastest that fits, the rule of
+/// design.md's published-runs contract. Settings the published-runs schema has no field for (TP and MoE all-to-all
+/// overlap) keep the software's default: off. With `framework_defaults`, an unknown field the framework sets itself
+/// when its user does not takes that default instead (torchtitan's pipeline micro-batch, gbs / dp / pp).
+Resolution fastest_fitting(const ModelDesc& model, const System& system, const OpenPlan& open, const Framework& fw,
+                           bool framework_defaults = false);
 
 /// Mean absolute percentage error of predicted vs measured pairs, in percent.
 double mape(const std::vector<double>& predicted, const std::vector<double>& measured);

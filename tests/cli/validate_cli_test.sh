@@ -13,6 +13,15 @@ expect 0 "mcore080_h100_weak_1.7b" -- "$BIN" validate --runs "$tmp/few.yaml"
 "$BIN" validate --runs "$tmp/few.yaml" --json | python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["summary"]["throughput"]["runs"] >= 1' \
   && echo "ok: validate --json" || { echo "FAIL: validate --json"; fails=$((fails + 1)); }
 
+# --framework-defaults: torchtitan's 405B pipeline row takes its pp micro-batches (mbs 32 / 8 = 4), not mbs 1.
+awk '/^- id:/ {keep = ($3 == "torchtitan_h100_t5_405b_g512_1f1b")} keep' \
+  "$SRC/tests/validation/published_runs.yaml" >"$tmp/titan_pp.yaml"
+expect 0 "mbs=1 |" -- "$BIN" validate --runs "$tmp/titan_pp.yaml"
+expect 0 "mbs=4 (pp micro-batches)" -- "$BIN" validate --runs "$tmp/titan_pp.yaml" --framework-defaults
+"$BIN" validate --runs "$tmp/titan_pp.yaml" --framework-defaults --json |
+  python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["context"]["framework_defaults"] is True' \
+  && echo "ok: validate --framework-defaults --json" || { echo "FAIL: framework_defaults in JSON"; fails=$((fails + 1)); }
+
 sed 's/  trust: high/  trusst: high/' "$tmp/few.yaml" >"$tmp/typo.yaml"
 expect 2 "unknown key 'mcore080_h100_weak_1.7b.trusst', did you mean 'trust'?" -- "$BIN" validate --runs "$tmp/typo.yaml"
 expect 2 "cannot open" -- "$BIN" validate --runs "$tmp/none.yaml"

@@ -109,28 +109,30 @@ TEST_CASE("known fields are kept and not reported; tp 1 has no SP choice") {
   CHECK(r.chosen[0].rfind("recompute=", 0) == 0);
 }
 
-TEST_CASE("a framework that splits the batch into pp micro-batches fixes an open micro-batch under PP") {
+TEST_CASE("framework defaults: one that splits the batch into pp micro-batches fixes an open micro-batch") {
   test::Setup su = base();
   su.plan = test::plan_of(1, 2, 4, 1, 1, 32, 128);  // 8 sequences per data-parallel rank, 2 pipeline ranks
   const OpenPlan open{su.plan, std::nullopt, std::nullopt, Recompute::none};
   Resolution free = fastest_fitting(su.model, su.system, open, su.framework);
   CHECK(free.candidates == 4);  // micro-batches 1, 2, 4, 8
   su.framework.pp_microbatches_default_to_pp = true;
-  const Resolution fixed = fastest_fitting(su.model, su.system, open, su.framework);
+  // design.md's rule (fastest that fits) unless framework defaults are asked for.
+  CHECK(fastest_fitting(su.model, su.system, open, su.framework).candidates == 4);
+  const Resolution fixed = fastest_fitting(su.model, su.system, open, su.framework, true);
   CHECK(fixed.candidates == 1);
   CHECK(fixed.estimate.plan.micro_batch == 4);  // 8 / pp 2
   REQUIRE(fixed.chosen.size() == 1);
   CHECK(fixed.chosen[0] == "mbs=4 (pp micro-batches)");
   // A stated micro-batch wins; without PP, or when pp does not divide the rank's batch, the choice stays free.
-  CHECK(fastest_fitting(su.model, su.system, OpenPlan{su.plan, 1, std::nullopt, Recompute::none}, su.framework)
+  CHECK(fastest_fitting(su.model, su.system, OpenPlan{su.plan, 1, std::nullopt, Recompute::none}, su.framework, true)
             .estimate.plan.micro_batch == 1);
   su.plan = test::plan_of(1, 1, 8, 1, 1, 32, 128);
   CHECK(fastest_fitting(su.model, su.system, OpenPlan{su.plan, std::nullopt, std::nullopt, Recompute::none},
-                        su.framework).candidates == 3);
+                        su.framework, true).candidates == 3);
   su.plan = test::plan_of(1, 8, 1, 1, 1, 12, 128);
   su.model.layers = 8;
   CHECK(fastest_fitting(su.model, su.system, OpenPlan{su.plan, std::nullopt, std::nullopt, Recompute::none},
-                        su.framework).candidates == 6);  // 12 / pp 8 is no integer: 1, 2, 3, 4, 6, 12
+                        su.framework, true).candidates == 6);  // 12 / pp 8 is no integer: 1, 2, 3, 4, 6, 12
 }
 
 TEST_CASE("an invalid plan reports its constraint problems") {
