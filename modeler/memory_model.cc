@@ -153,6 +153,13 @@ MemoryBreakdown memory_breakdown(const Context& ctx, const Sharding& sh, const S
   // Recomputed modules re-materialise their tensors for one layer's backward at a time.
   if (p.recompute == Recompute::selective && !fw.selective_is_op_sac)
     act += recompute_module_bytes(ctx.model, sh, p.recompute_modules, lin);
+  // Op-level selective checkpointing re-runs the ops it did not save when the layer's backward starts
+  // (torch.utils.checkpoint recomputes the region's forward under the policy), so that layer holds all its
+  // tensors until its backward is done.
+  if (p.recompute == Recompute::selective && fw.selective_is_op_sac) {
+    const double whole = activation_bytes_per_layer(ctx.model, sh, Recompute::none, dropout, flash, lin);
+    act += std::max(0.0, whole - per_layer);
+  }
   if (p.recompute == Recompute::full) {
     // Under the block method the layers beyond recompute_layers of each chunk keep all their activations; one
     // layer's activations are re-materialised during its backward.

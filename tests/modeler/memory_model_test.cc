@@ -349,3 +349,16 @@ TEST_CASE("the tensor-parallel loss's peak bytes per logit, where the framework 
   const Sharding one = su.sharding();
   CHECK(memory_breakdown(su.ctx(), one, su.schedule()).logits.v == doctest::Approx(one.tokens * one.vocab * 12.0));
 }
+
+TEST_CASE("op-level selective checkpointing re-materialises one layer's unsaved tensors during its backward") {
+  Plan p = test::plan_of(1, 1, 1, 1, 2, 2, 128);
+  p.recompute = Recompute::selective;
+  test::Setup su(test::tiny_model(), p);
+  su.framework.selective_is_op_sac = true;
+  const Sharding sh = su.sharding();
+  const double saved = op_sac_activation_bytes_per_layer(su.model, sh);
+  const double whole = activation_bytes_per_layer(su.model, sh, Recompute::none, true, true);
+  REQUIRE(whole > saved);
+  // Two layers' saved tensors, one micro-batch in flight, plus the recomputed rest of one layer.
+  CHECK(memory_breakdown(su.ctx(), sh, su.schedule()).activations.v == doctest::Approx(2 * saved + whole - saved));
+}

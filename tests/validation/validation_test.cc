@@ -106,8 +106,9 @@ TEST_CASE("throughput MAPE per group") {
 TEST_CASE("memory MAPE on runs with a measured peak") {
   const io::GroupStats& mem = report().memory;
   // 11.3% until FSDP's sharded fp32 master + gathered bf16 copy, pipelining's deferred fp32 gradients, torchao's
-  // uncached fp8 weights, the interleaved warm-up cap and DTensor's loss_parallel peak were modelled: 7.8%.
-  constexpr double kGuardMemory = 8.0;
+  // uncached fp8 weights, the interleaved warm-up cap and DTensor's loss_parallel peak were modelled: 7.8%; then
+  // op-level selective checkpointing's re-materialised layer: 7.2%.
+  constexpr double kGuardMemory = 7.5;
   report_target("memory", mem, 12.0, kGuardMemory);
   CHECK(mem.runs >= 12);
   CHECK(mem.mape <= kGuardMemory);
@@ -115,9 +116,9 @@ TEST_CASE("memory MAPE on runs with a measured peak") {
 
 TEST_CASE("with framework defaults: torchtitan's pipelined rows run its pp micro-batches") {
   // torchtitan 9dec370 splits each rank's batch into pp micro-batches when none is set; the 405B PP rows leave
-  // it open. Their memory and throughput with that default (6.1% and 24.4% when this guard was set).
+  // it open. Their memory and throughput with that default (5.5% and 24.4% when this guard was set).
   const io::ValidationReport& rep = report_with_framework_defaults();
-  constexpr double kGuardMemory = 7.0, kGuardTorchtitan = 25.0;
+  constexpr double kGuardMemory = 6.0, kGuardTorchtitan = 25.0;
   report_target("memory, fw dflt", rep.memory, 12.0, kGuardMemory);
   CHECK(rep.memory.mape <= kGuardMemory);
   CHECK(rep.by_framework.at("torchtitan").mape <= kGuardTorchtitan);
