@@ -91,6 +91,15 @@ struct Framework {
   /// tensor-parallel loss is the one above (Megatron's vocab-parallel cross entropy is its only loss).
   double loss_parallel_cross_entropy_bytes_per_logit = 0;
   double loss_parallel_logits_bytes_per_logit = 0;
+  /// The loss's traffic and peak per logit at tensor-parallel degree `tp`.
+  double loss_traffic_per_logit(int tp) const {
+    return tp > 1 && loss_parallel_cross_entropy_bytes_per_logit > 0 ? loss_parallel_cross_entropy_bytes_per_logit
+                                                                       : cross_entropy_bytes_per_logit;
+  }
+  double loss_peak_per_logit(int tp) const {
+    return tp > 1 && loss_parallel_logits_bytes_per_logit > 0 ? loss_parallel_logits_bytes_per_logit
+                                                               : logits_bytes_per_logit;
+  }
   /// MoE token permutation as Transformer Engine's fused kernels (Megatron-Core --moe-permute-fusion): one pass per
   /// source token reads it once and writes its top-k copies, the un-permutation reads the k rows and writes their
   /// weighted sum. Otherwise PyTorch index_select / scatter_add read and write every token-expert pair's row.

@@ -308,12 +308,27 @@ MlpCost moe_mlp(const Context& ctx, const Sharding& sh) {
   return c;
 }
 
+/// A layer's MLP as its parts: the dense MLP, the MoE layer's (when the model has MoE layers) and the share of
+/// the layers that are MoE.
+struct MlpParts {
+  MlpCost dense, routed;
+  double moe = 0;
+};
+
+MlpParts mlp_parts(const Context& ctx, const Sharding& sh) {
+  MlpParts parts;
+  parts.dense = dense_mlp(ctx, sh, sh.ffn);
+  parts.moe = ctx.model.moe ? fraction_of_layers(ctx.model, is_moe_layer) : 0.0;
+  if (parts.moe > 0) parts.routed = moe_mlp(ctx, sh);
+  return parts;
+}
+
 /// The MLP of one layer averaged over the model's dense and MoE layers.
-MlpCost mlp_cost(const Context& ctx, const Sharding& sh) {
-  const MlpCost dense = dense_mlp(ctx, sh, sh.ffn);
-  const double moe = ctx.model.moe ? fraction_of_layers(ctx.model, is_moe_layer) : 0.0;
+MlpCost mlp_cost(const MlpParts& parts, const Sharding& sh) {
+  const MlpCost& dense = parts.dense;
+  const double moe = parts.moe;
   if (moe <= 0) return dense;
-  const MlpCost routed = moe_mlp(ctx, sh);
+  const MlpCost& routed = parts.routed;
   MlpCost c;
   c.gemms.fwd = dense.gemms.fwd * (1.0 - moe) + routed.gemms.fwd * moe;
   c.gemms.bwd = dense.gemms.bwd * (1.0 - moe) + routed.gemms.bwd * moe;
@@ -328,29 +343,26 @@ MlpCost mlp_cost(const Context& ctx, const Sharding& sh) {
 
 /// Megatron-Core selective recompute (plan.h RecomputeModule): each module's forward once more in backward, the
 /// norms as their memory passes; a recomputed MoE layer re-runs its dispatch and combine too (time_model.cc).
-PassCost module_recompute(const Context& ctx, const Sharding& sh, const AttentionCost& attn, Seconds norms) {
+PassCost module_recompute(const Context& ctx, const Sharding& sh, const AttentionCost& attn, const MlpParts& mlp,
+                          Seconds norms) {
   const unsigned modules = ctx.plan.recompute_modules;
   const ModelDesc& m = ctx.model;
+  const double moe = mlp.moe;
   PassCost r;
   if (modules & kRecomputeCoreAttn) {
     r.time = r.attention = attn.fwd;
     r.flops = 2.0 * attn.flops_fwd;
   }
   if (modules & kRecomputeLayernorm) r.time += norms;
-  const double moe = m.moe ? fraction_of_layers(m, is_moe_layer) : 0.0;
   auto add = [&r](const Gemms& g, Seconds mem, double share, bool is_moe) {
     const Seconds t = (g.fwd + mem) * share;
     r.time += t;
     r.flops += g.flops_fwd * share;
     if (is_moe) r.moe += t;
   };
-  if ((modules & kRecomputeMlp) && moe < 1.0) {
-    const MlpCost dense = dense_mlp(ctx, sh, sh.ffn);
-    add(dense.gemms, dense.mem_fwd, 1.0 - moe, false);
-  }
+  if ((modules & kRecomputeMlp) && moe < 1.0) add(mlp.dense.gemms, mlp.dense.mem_fwd, 1.0 - moe, false);
   if (moe > 0 && (modules & kRecomputeMoe)) {
-    const MlpCost routed = moe_mlp(ctx, sh);
-    add(routed.gemms, routed.mem_fwd, moe, true);
+    add(mlp.routed.gemms, mlp.routed.mem_fwd, moe, true);
   } else if (moe > 0) {
     if (modules & kRecomputeMoeAct)
       add(Gemms{}, memory_time(ctx.system.gpu, Bytes(activation_elems(m, ctx.framework) * sh.expert_tokens *
@@ -374,7 +386,8 @@ LayerCost layer_cost(const Context& ctx, const Sharding& sh) {
   const double T = sh.tokens, Tn = sh.norm_tokens, h = m.hidden, d = m.head_dim;
 
   const Gemms proj = attention_projections(ctx, sh);
-  const MlpCost mlp = mlp_cost(ctx, sh);
+  const MlpParts parts = mlp_parts(ctx, sh);
+  const MlpCost mlp = mlp_cost(parts, sh);
   const AttentionCost attn = attention_cost(ctx, sh);
 
   // Memory-bound kernels of the forward pass, by bytes read + written. Fused: one read and one write per
@@ -424,7 +437,7 @@ LayerCost layer_cost(const Context& ctx, const Sharding& sh) {
         break;
       }
       // Korthikanti Sec. 5: re-run the attention core (Megatron's default module), and any other modules asked.
-      c.recompute = module_recompute(ctx, sh, attn, 2.0 * memory_time(g, norm));
+      c.recompute = module_recompute(ctx, sh, attn, parts, 2.0 * memory_time(g, norm));
       break;
     case Recompute::full: {
       // Block method: only recompute_layers of each chunk's layers re-run their forward (the per-layer mean).
@@ -450,11 +463,7 @@ LayerCost head_cost(const Context& ctx, const Sharding& sh) {
   const Dtype d = ctx.plan.precision == Dtype::fp8 ? Dtype::bf16 : ctx.plan.precision;
   const Seconds head_fwd = gemm_time(g, d, T, sh.vocab, m.hidden);
   const Seconds head_bwd = gemm_time(g, d, T, m.hidden, sh.vocab) + gemm_time(g, d, m.hidden, sh.vocab, T);
-  const Framework& fw = ctx.framework;
-  const bool loss_parallel = ctx.plan.tp > 1 && fw.loss_parallel_cross_entropy_bytes_per_logit > 0;
-  const double ce_bytes =
-      loss_parallel ? fw.loss_parallel_cross_entropy_bytes_per_logit : fw.cross_entropy_bytes_per_logit;
-  const Seconds ce = memory_time(g, Bytes(T * sh.vocab * ce_bytes));
+  const Seconds ce = memory_time(g, Bytes(T * sh.vocab * ctx.framework.loss_traffic_per_logit(ctx.plan.tp)));
   const Seconds final_norm = memory_time(g, Bytes(2.0 * sh.norm_tokens * m.hidden * kAct));
   const Seconds last_fwd = head_fwd + ce / 2.0 + final_norm, last_bwd = head_bwd + ce / 2.0 + final_norm * 2.0;
   const double head_flops = 2.0 * T * sh.vocab * m.hidden;

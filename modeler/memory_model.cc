@@ -125,21 +125,20 @@ MemoryBreakdown memory_breakdown(const Context& ctx, const Sharding& sh, const S
   mem.capacity = ctx.system.gpu.hbm_capacity;
   // Cached fp8 (transposed) weight copies, where the framework keeps them.
   const double fp8_copy = p.precision == Dtype::fp8 && fw.fp8_caches_weights ? 1.0 : 0.0;
-  const double weight_bytes = fw.state.weights + fp8_copy;
-  // Routed experts are sharded over the expert-data-parallel group under ZeRO (Megatron-Core's expert
-  // distributed-optimizer buffers), everything else over dp x cp.
-  mem.weights = Bytes(params.dense() * weight_bytes / sh.dp_shard_weights +
-                      params.experts * weight_bytes / sh.edp_shard_weights);
+  // FSDP without resharding after forward (ZeRO-2): the stored fp32 parameters are sharded like the gradients and
+  // the unsharded compute copy stays gathered through forward and backward. Otherwise the stored weights (with
+  // their fp8 copy) are the compute copy, sharded as ZeRO shards weights. Routed experts are sharded over the
+  // expert-data-parallel group (Megatron-Core's expert distributed-optimizer buffers), everything else over dp x cp.
+  const bool gathered = fw.fsdp_unsharded_param_bytes > 0 && p.zero == 2;
+  auto per_param = [&](double weight_shard, double gradient_shard) {
+    return gathered ? fw.state.weights / gradient_shard + fw.fsdp_unsharded_param_bytes + fp8_copy
+                    : (fw.state.weights + fp8_copy) / weight_shard;
+  };
+  mem.weights = Bytes(params.dense() * per_param(sh.dp_shard_weights, sh.dp_shard_gradients) +
+                      params.experts * per_param(sh.edp_shard_weights, sh.edp_shard_gradients));
   mem.gradients = Bytes(owned_state_params(ctx, sh, true) * fw.state.gradients);
-  if (fw.fsdp_unsharded_param_bytes > 0 && p.zero == 2) {
-    // FSDP without resharding after forward: the stored fp32 parameters are sharded like the gradients, and
-    // the unsharded compute copy stays gathered through forward and backward.
-    const double compute = fw.fsdp_unsharded_param_bytes + fp8_copy;
-    mem.weights = Bytes(params.dense() * (fw.state.weights / sh.dp_shard_gradients + compute) +
-                        params.experts * (fw.state.weights / sh.edp_shard_gradients + compute));
-    // Pipelined: gradients accumulate unsharded over the micro-batches before the one reduce-scatter.
-    if (p.pp > 1) mem.gradients += Bytes(params.total() * fw.pp_deferred_grad_bytes);
-  }
+  // Pipelined FSDP: gradients accumulate unsharded over the micro-batches before the one reduce-scatter.
+  if (gathered && p.pp > 1) mem.gradients += Bytes(params.total() * fw.pp_deferred_grad_bytes);
   mem.optimizer = Bytes(owned_state_params(ctx, sh, false) * fw.state.optimizer);
 
   const bool dropout = trains_with_dropout(ctx.model);
@@ -149,21 +148,20 @@ MemoryBreakdown memory_breakdown(const Context& ctx, const Sharding& sh, const S
                                ? op_sac_activation_bytes_per_layer(ctx.model, sh)
                                : activation_bytes_per_layer(ctx.model, sh, p.recompute, dropout, flash, lin,
                                                             p.recompute_modules);
+  // A layer's every tensor, as without recompute: what recompute re-materialises for one layer's backward.
+  const double whole = p.recompute == Recompute::none
+                           ? per_layer
+                           : activation_bytes_per_layer(ctx.model, sh, Recompute::none, dropout, flash, lin);
   double act = per_layer * sh.layers * sched.in_flight;
-  // Recomputed modules re-materialise their tensors for one layer's backward at a time.
-  if (p.recompute == Recompute::selective && !fw.selective_is_op_sac)
-    act += recompute_module_bytes(ctx.model, sh, p.recompute_modules, lin);
-  // Op-level selective checkpointing re-runs the ops it did not save when the layer's backward starts
-  // (torch.utils.checkpoint recomputes the region's forward under the policy), so that layer holds all its
-  // tensors until its backward is done.
-  if (p.recompute == Recompute::selective && fw.selective_is_op_sac) {
-    const double whole = activation_bytes_per_layer(ctx.model, sh, Recompute::none, dropout, flash, lin);
-    act += std::max(0.0, whole - per_layer);
-  }
-  if (p.recompute == Recompute::full) {
+  if (p.recompute == Recompute::selective) {
+    // Megatron's modules re-materialise what they dropped; op-level selective checkpointing re-runs the ops it
+    // did not save when the layer's backward starts (torch.utils.checkpoint recomputes the region's forward under
+    // the policy), so that layer holds all its tensors until its backward is done.
+    act += fw.selective_is_op_sac ? std::max(0.0, whole - per_layer)
+                                  : recompute_module_bytes(ctx.model, sh, p.recompute_modules, lin);
+  } else if (p.recompute == Recompute::full) {
     // Under the block method the layers beyond recompute_layers of each chunk keep all their activations; one
     // layer's activations are re-materialised during its backward.
-    const double whole = activation_bytes_per_layer(ctx.model, sh, Recompute::none, dropout, flash, lin);
     const double share = full_recompute_share(p, sh);
     act = (per_layer * share + whole * (1.0 - share)) * sh.layers * sched.in_flight + whole;
   }
@@ -171,9 +169,7 @@ MemoryBreakdown memory_breakdown(const Context& ctx, const Sharding& sh, const S
 
   // Last stage: the logits and the loss's fp32 tensors at its peak, for one micro-batch (a framework trait).
   const bool has_head = p.pp == 1 || params.head > 0;
-  const bool loss_parallel = p.tp > 1 && fw.loss_parallel_logits_bytes_per_logit > 0;
-  const double per_logit = loss_parallel ? fw.loss_parallel_logits_bytes_per_logit : fw.logits_bytes_per_logit;
-  if (has_head) mem.logits = Bytes(sh.tokens * sh.vocab * per_logit);
+  if (has_head) mem.logits = Bytes(sh.tokens * sh.vocab * fw.loss_peak_per_logit(p.tp));
 
   if (p.zero >= 3) {
     // Gathered 16-bit parameters of the current and the prefetched layer, and one layer's unsharded

@@ -127,7 +127,6 @@ TEST_CASE("framework_traits lists every trait once, with its value as text") {
   const std::vector<FrameworkTrait> megatron = framework_traits(*find_framework("megatron-lm"));
   CHECK(value(megatron, "attention") == "flash3");
   CHECK(value(megatron, "offers_recompute_modules") == "yes");
-  CHECK(megatron.size() == titan.size());
 }
 
 }
