@@ -1,6 +1,7 @@
 // Search speed (issue 4 targets): plan evaluations per second per core for dense Llama-3.1-405B (goal >= 200,000),
 // and the full search for Llama-3.1-405B on 16,384 H100 (gbs 2048, seq 8192; goal <= 5 s wall on 2 cores).
 // Inputs come from the repository's models/ and hwprofiles/ (SHARDPLAN_SOURCE_DIR).
+#include "shardplan_source_dir.h"
 #include <benchmark/benchmark.h>
 
 #include "modeler/evaluate.h"

@@ -1,4 +1,5 @@
 #include "modeler/io/paths.h"
+#include "shardplan_source_dir.h"
 
 #include <algorithm>
 #include <cstdlib>

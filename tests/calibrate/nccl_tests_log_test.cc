@@ -1,3 +1,4 @@
+#include "shardplan_source_dir.h"
 #include "calibrate/nccl_tests_log.h"
 
 #include <doctest/doctest.h>

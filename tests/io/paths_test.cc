@@ -1,3 +1,4 @@
+#include "shardplan_source_dir.h"
 #include "modeler/io/paths.h"
 
 #include <doctest/doctest.h>
