@@ -4,10 +4,12 @@
 #include "apps/command.h"
 #include "apps/plan_flags.h"
 #include "apps/report_table.h"
+#include "apps/run_flags.h"
 #include "modeler/evaluate.h"
 #include "modeler/io/model_io.h"
 #include "modeler/io/atomic_write.h"
 #include "modeler/io/report_json.h"
+#include "modeler/io/run_json.h"
 #include "modeler/io/trace_json.h"
 #include "modeler/timeline.h"
 
@@ -23,6 +25,7 @@ class PredictCommand final : public Command {
         ->required();
     add_system_flags(sub, &system_, false);
     add_plan_flags(sub, &plan_);
+    add_run_flags(sub, &run_);
     sub->add_flag("--json", json_, "print the JSON report (schema_version 1)");
     sub->add_option("--trace", trace_, "write the simulated step as Chrome/Perfetto trace JSON (ui.perfetto.dev)");
     sub->add_flag("--force", force_, "overwrite the --trace file if it exists");
@@ -36,16 +39,22 @@ class PredictCommand final : public Command {
     const Plan plan = resolve_plan(plan_, sys);
     const Estimate e = evaluate(model, sys, plan, fw);
     const bool invalid = e.time.compute.v <= 0;
+    const RunSpec run_spec = resolve_run_spec(run_);
+    std::optional<RunCost> run;
+    if (wants_run(run_) && !invalid) run = run_cost_for(e, sys, model, fw, run_spec);
     if (json_) {
       io::ReportContext ctx{"predict", model_, system_.system.empty() ? system_.gpu : system_.system, sys.gpu.name,
                             sys.gpus, fw.name, sys.provenance};
-      std::cout << io::predict_json(ctx, e).dump(2) << "\n";
+      nlohmann::json j = io::predict_json(ctx, e);
+      if (run) j["run"] = io::run_json(*run, run_spec);
+      std::cout << j.dump(2) << "\n";
     } else {
       std::cout << "shardplan predict: " << model.name << " on " << sys.name << " (" << sys.gpus << " x "
                 << sys.gpu.name << "), framework " << fw.name << "\n"
                 << format_plan(plan, model.moe.has_value());
       if (!invalid) {
         std::cout << "\n" << format_memory(e.memory) << "\n" << format_time(e.time) << "\n" << format_throughput(e);
+        if (run) std::cout << "\n" << format_run(*run, run_spec, sys.gpus);
       }
     }
     if (!trace_.empty() && !invalid) {
@@ -63,6 +72,7 @@ class PredictCommand final : public Command {
   std::string model_;
   SystemFlags system_;
   PlanFlags plan_;
+  RunFlags run_;
   bool json_ = false;
   std::string trace_;
   bool force_ = false;
