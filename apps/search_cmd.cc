@@ -7,10 +7,12 @@
 #include "apps/command.h"
 #include "apps/progress.h"
 #include "apps/report_table.h"
+#include "apps/run_flags.h"
 #include "apps/search_flags.h"
 #include "modeler/io/atomic_write.h"
 #include "modeler/io/emit.h"
 #include "modeler/io/model_io.h"
+#include "modeler/io/run_json.h"
 #include "modeler/io/search_json.h"
 
 namespace shardplan::cli {
@@ -87,6 +89,8 @@ class SearchCommand final : public Command {
   CLI::App* setup(CLI::App& app) override {
     CLI::App* sub = app.add_subcommand("search", "search the fastest plans that fit, and why the others do not");
     add_search_flags(sub, &flags_, true);
+    add_run_flags(sub, &run_);
+    add_objective_flags(sub, &run_);
     sub->add_flag("--json", json_, "print the JSON report (schema_version 1)");
     sub->add_flag("--explain", explain_, "show the nearest misses and the fastest plan's exposed time");
     sub->add_option("--emit", emit_, "write the fastest plan as json, megatron, torchtitan, deepspeed or nemo");
@@ -100,6 +104,9 @@ class SearchCommand final : public Command {
     const Framework& fw = resolve_framework(flags_.framework);
     const SpaceRequest request = resolve_request(flags_);
     const std::vector<int> counts = resolve_gpu_counts(flags_.gpus);
+    const RunSpec run_spec = resolve_run_spec(run_);
+    const RunObjective objective = resolve_objective(run_);
+    const ObjectiveCaps caps = resolve_caps(run_);
     std::optional<io::EmitFormat> format;
     if (!emit_.empty()) {
       format = io::parse_emit_format(emit_);
@@ -130,16 +137,51 @@ class SearchCommand final : public Command {
       }
     }
 
+    // The fastest plan of each GPU count is also its shortest, cheapest and lowest-energy run (run_objective.h).
+    std::vector<RunCandidate> candidates;
+    std::vector<size_t> candidate_point;
+    for (size_t i = 0; i < counts.size(); ++i) {
+      if (results[i].top.empty()) continue;
+      RunCandidate c{counts[i], results[i].top.front().time.step().v, {}};
+      if (wants_run(run_)) c.run = run_cost_for(results[i].top.front(), systems[i], model, fw, run_spec);
+      candidates.push_back(c);
+      candidate_point.push_back(i);
+    }
+    const std::optional<size_t> chosen = choose_run(candidates, objective, caps);
+
     const System& first = systems.front();
     if (json_) {
       io::ReportContext ctx{"search", flags_.model, flags_.system.system.empty() ? flags_.system.gpu : flags_.system.system,
                             first.gpu.name, first.gpus, fw.name, first.provenance};
       std::vector<io::SearchPoint> points;
       for (size_t i = 0; i < counts.size(); ++i) points.push_back({counts[i], &results[i]});
-      std::cout << io::search_json(ctx, points).dump(2) << "\n";
+      nlohmann::json j = io::search_json(ctx, points);
+      if (wants_run(run_)) {  // results are in point order, each point's top list in rank order
+        size_t k = 0;
+        for (size_t i = 0; i < counts.size(); ++i)
+          for (const Estimate& e : results[i].top) j["results"][k++]["run"] = io::run_json(run_cost_for(e, systems[i], model, fw, run_spec), run_spec);
+      }
+      j["objective"] = {{"name", to_string(objective)},
+                        {"max_gpus", caps.max_gpus > 0 ? nlohmann::json(caps.max_gpus) : nlohmann::json(nullptr)},
+                        {"max_cost", caps.max_cost > 0 ? nlohmann::json(caps.max_cost) : nlohmann::json(nullptr)},
+                        {"chosen", nullptr}};
+      if (chosen) {
+        const size_t i = candidate_point[*chosen];
+        nlohmann::json c = io::estimate_json(results[i].top.front());
+        c["gpus"] = counts[i];
+        if (wants_run(run_)) c["run"] = io::run_json(candidates[*chosen].run, run_spec);
+        j["objective"]["chosen"] = c;
+      }
+      std::cout << j.dump(2) << "\n";
     } else {
       for (size_t i = 0; i < counts.size(); ++i) print(model, systems[i], fw, results[i], seconds[i], counts[i]);
       if (counts.size() > 1) print_gpu_front(counts, results);
+      print_runs(candidates, candidate_point, results, chosen, objective, caps);
+    }
+    if (!candidates.empty() && !chosen) {
+      std::cerr << "infeasible: no plan within" << (caps.max_gpus > 0 ? " --max-gpus " + std::to_string(caps.max_gpus) : "")
+                << (caps.max_cost > 0 ? " --max-cost " + fmt("%.2f", caps.max_cost) : "") << "\n";
+      return 2;
     }
 
     bool any = false;
@@ -202,7 +244,37 @@ class SearchCommand final : public Command {
     }
   }
 
+  /// The run of each GPU count's best plan, and the plan the objective recommends.
+  void print_runs(const std::vector<RunCandidate>& c, const std::vector<size_t>& point,
+                  const std::vector<SearchResult>& results, std::optional<size_t> chosen, RunObjective objective,
+                  const ObjectiveCaps& caps) const {
+    if (c.empty()) return;
+    const bool run = wants_run(run_);
+    if (run && c.size() == 1) {
+      std::cout << "rank 1's " << format_run(c.front().run, resolve_run_spec(run_), c.front().gpus);
+    } else if (run) {
+      std::cout << "run of each GPU count's fastest plan:\n"
+                << "   gpus         wall  goodput    GPU-hours" << (run_.price ? "         cost" : "")
+                << "  energy (MWh)\n";
+      for (const RunCandidate& r : c)
+        std::cout << fmt("%7.0f", r.gpus) << " " << right(format_duration(r.run.wall.v), 12)
+                  << fmt(" %7.1f%%", 100 * r.run.goodput) << " " << right(with_commas(r.run.gpu_hours), 12)
+                  << (run_.price ? " " + right(with_commas(r.run.cost), 12) : "")
+                  << fmt(" %13.1f", r.run.facility_energy_kwh / 1000) << "\n";
+    }
+    if (!chosen) return;
+    if (c.size() > 1 || objective != RunObjective::step || caps.max_gpus > 0 || caps.max_cost > 0) {
+      const size_t i = point[*chosen];
+      std::cout << "recommended (--objective " << to_string(objective)
+                << (caps.max_gpus > 0 ? ", --max-gpus " + std::to_string(caps.max_gpus) : "")
+                << (caps.max_cost > 0 ? ", --max-cost " + fmt("%.2f", caps.max_cost) : "") << "): "
+                << c[*chosen].gpus << " GPUs, " << plan_label(results[i].top.front().plan) << "\n      "
+                << predict_command(flags_, results[i].top.front().plan, c[*chosen].gpus) << "\n";
+    }
+  }
+
   SearchFlags flags_;
+  RunFlags run_;
   bool json_ = false, explain_ = false, force_ = false;
   std::string emit_, out_;
 };
