@@ -64,6 +64,8 @@ RunCost run_cost(const Estimate& e, const System& system, Bytes ckpt, const RunS
     r.system_mtbf = Seconds(spec.mtbf_hours_per_gpu * 3600.0 / gpus);
     Seconds tau = spec.checkpoint_interval ? *spec.checkpoint_interval
                                            : daly_interval(r.checkpoint_blocking, r.system_mtbf);
+    // Checkpoints are taken between optimizer steps: at most one per step.
+    tau = Seconds(std::max(tau.v, e.time.step().v));
     Seconds restart = spec.restart;
     if (spec.async_checkpoint) {
       // The next checkpoint cannot start before the last write finished, and a failure during the write falls

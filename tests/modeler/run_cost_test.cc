@@ -137,6 +137,18 @@ TEST_CASE("asynchronous checkpoints stall only for the copy to host memory") {
   CHECK(r.goodput > sync.goodput);
 }
 
+TEST_CASE("checkpoints are at most one per step") {
+  RunSpec spec;
+  spec.steps = 10000;
+  spec.mtbf_hours_per_gpu = 8000;
+  spec.checkpoint_gbps_per_gpu = 1;
+  spec.async_checkpoint = true;
+  System s = gpu_at(700, 50);
+  Estimate e = two_second_step();
+  e.time.compute = Seconds(5000);  // a step longer than Daly's interval
+  CHECK(run_cost(e, s, Bytes(14e9), spec).checkpoint_interval.v == 5000);
+}
+
 TEST_CASE("an explicit interval without failures adds only the checkpoint stalls") {
   RunSpec spec;
   spec.steps = 10000;
