@@ -45,6 +45,10 @@ void add_plan_flags(CLI::App* app, PlanFlags* f) {
       ->check(CLI::IsMember({"forward", "backward"}));
   app->add_option("--sdp-granularity", f->sdp_granularity, "SDP subnetworks: block (whole layers) or neuron")
       ->check(CLI::IsMember({"block", "neuron"}));
+  app->add_option("--optimizer-offload", f->optimizer_offload,
+                  "fraction of optimizer states and master weights in host memory, stepped on the CPU (Megatron-Core "
+                  "--optimizer-offload-fraction; 1 = DeepSpeed ZeRO-Offload); default 0")
+      ->check(CLI::Range(0.0, 1.0));
   app->add_option("--zero", f->zero, "ZeRO stage: 0 none, 1 optimizer, 2 +gradients, 3 +parameters (FSDP)")
       ->check(CLI::Range(0, 3));
   auto* on = app->add_flag("--sp", f->sp_on, "Megatron sequence parallelism (default on when tp > 1)");
@@ -139,6 +143,7 @@ Plan resolve_plan(const PlanFlags& f, const System& sys) {
   p.moe_imbalance = f.moe_imbalance.value_or(1.0);
   p.capacity_factor = f.capacity_factor.value_or(0.0);
   p.sdp_keep = f.sdp_keep.value_or(1.0);
+  p.optimizer_offload = f.optimizer_offload.value_or(0.0);
   p.sdp_mask = f.sdp_mask == "backward" ? SdpMask::backward : SdpMask::forward;
   p.sdp_granularity = f.sdp_granularity == "neuron" ? SdpGranularity::neuron : SdpGranularity::block;
   if (!f.sdp_keep && (f.sdp_mask != "forward" || f.sdp_granularity != "block"))
@@ -194,6 +199,7 @@ std::string plan_arguments(const Plan& p, const std::string& framework) {
     s += " --sdp-keep " + fmt_number(p.sdp_keep) + " --sdp-mask " + to_string(p.sdp_mask) + " --sdp-granularity " +
          to_string(p.sdp_granularity);
   s += " --dp " + std::to_string(p.dp) + " --zero " + std::to_string(p.zero);
+  if (p.optimizer_offload > 0) s += " --optimizer-offload " + fmt_number(p.optimizer_offload);
   s += p.sequence_parallel ? " --sp" : " --no-sp";
   if (p.tp_comm_overlap) s += " --tp-overlap";
   if (p.ep_comm_overlap) s += " --ep-overlap";

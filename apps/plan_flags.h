@@ -25,6 +25,7 @@ struct SystemFlags {
 struct PlanFlags {
   std::optional<int> tp, pp, vpp, dp, cp, ep, etp, tsp, zero, mbs, gbs, seq;
   std::optional<double> sdp_keep, moe_imbalance, capacity_factor;
+  std::optional<double> optimizer_offload;  // fraction of optimizer states on the host
   std::string sdp_mask = "forward";
   std::string sdp_granularity = "block";
   bool sp_on = false, sp_off = false;  // --sp / --no-sp; neither: on when tp > 1

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "apps/command.h"
+#include "apps/offload_report.h"
 #include "apps/plan_flags.h"
 #include "apps/report_table.h"
 #include "apps/run_flags.h"
@@ -54,6 +55,7 @@ class PredictCommand final : public Command {
                 << format_plan(plan, model.moe.has_value());
       if (!invalid) {
         std::cout << "\n" << format_memory(e.memory) << "\n" << format_time(e.time) << "\n" << format_throughput(e);
+        std::cout << format_offload(e, sys);
         if (run) std::cout << "\n" << format_run(*run, run_spec, sys.gpus);
       }
     }

@@ -56,6 +56,8 @@ void add_search_flags(CLI::App* app, SearchFlags* f, bool gpus_required) {
                   "techniques.md 1: no mainstream framework runs it), sdp (subnetwork data parallelism, "
                   "techniques.md 2: changes what is trained)");
   app->add_option("--tsp", f->tsp, std::string("TSP degrees, with --allow tsp") + axis);
+  app->add_option("--optimizer-offload", f->optimizer_offload,
+                  "optimizer offload fractions in [0, 1] to try, a list (default 0: no offload): 0,1 or 0,0.5,1");
   app->add_option("--sdp-keep", f->sdp_keep, "SDP keep fractions in (0, 1), a list (with --allow sdp; default 0.5)");
   app->add_option("--top", f->top, "plans to list (default 10)")->check(positive_number());
   app->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(positive_number());
@@ -99,6 +101,13 @@ SpaceRequest resolve_request(const SearchFlags& f) {
     if (s.empty() || *end != '\0' || !(keep > 0.0 && keep < 1.0))
       throw ConfigError("--sdp-keep: '" + s + "' is not a fraction in (0, 1)");
     r.sdp_keep.push_back(keep);
+  }
+  for (const std::string& s : split_commas(f.optimizer_offload)) {
+    char* end = nullptr;
+    const double frac = std::strtod(s.c_str(), &end);
+    if (s.empty() || *end != '\0' || !(frac >= 0.0 && frac <= 1.0))
+      throw ConfigError("--optimizer-offload: '" + s + "' is not a fraction in [0, 1]");
+    r.optimizer_offload.push_back(frac);
   }
   r.global_batch = f.gbs.value_or(0);
   r.seq_len = f.seq.value_or(0);
@@ -168,6 +177,7 @@ std::string plan_label(const Plan& p) {
   if (p.recompute == Recompute::selective && p.recompute_modules != kRecomputeCoreAttn)
     s += ":" + recompute_modules_string(p.recompute_modules);
   s += std::string(" ") + to_string(p.precision);
+  if (p.optimizer_offload > 0) s += " offload" + fmt("%g", p.optimizer_offload);
   if (p.changes_training_semantics()) s += " sdp" + fmt("%g", p.sdp_keep) + "/" + to_string(p.sdp_mask);
   return s;
 }

@@ -34,6 +34,7 @@ struct SearchFlags {
   std::string allow;       // strategies outside the default search: "tsp,sdp"
   std::string tsp;         // axis spec of TSP degrees (with --allow tsp)
   std::string sdp_keep;    // list of SDP keep fractions (with --allow sdp)
+  std::string optimizer_offload;  // list of optimizer offload fractions: "0,1"
   int top = 10;
   int threads = 0;
   bool quiet = false;

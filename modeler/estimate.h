@@ -56,6 +56,17 @@ struct TimeBreakdown {
   Seconds step() const { return compute + exposed_comm_total() + bubble + optimizer; }
 };
 
+/// Optimizer offload to host memory (modeler/offload.h); all zero when the plan offloads nothing.
+struct OffloadEstimate {
+  Bytes host;             // host memory per GPU: offloaded master weights, optimizer states and gradient copies
+  Bytes device_to_host;   // per step per GPU: gradients of the offloaded parameters
+  Bytes host_to_device;   // per step per GPU: the updated 16-bit parameters
+  Seconds cpu_step;       // CPU optimizer step over the offloaded parameters
+  Seconds transfer;       // the longer of the two copies over the host link (they run in opposite directions)
+  Seconds exposed;        // what the step waits for (part of TimeBreakdown::optimizer)
+  double link_gbps = 0;   // host-link bandwidth the copies use, averaged over the step, GB/s
+};
+
 struct Estimate {
   Plan plan;
   Problems problems;  // empty when the plan is valid and fits
@@ -66,6 +77,7 @@ struct Estimate {
   double mfu = 0;  // model FLOPs / (GPUs x dense 16-bit peak x step time)
   double hfu = 0;  // hardware FLOPs (with recompute) / same
   double model_flops_per_token = 0;
+  OffloadEstimate offload;
   bool feasible() const { return problems.empty(); }
 };
 

@@ -5,6 +5,7 @@
 
 #include "modeler/layer_cost.h"
 #include "modeler/memory_model.h"
+#include "modeler/offload.h"
 #include "modeler/strategies/strategy.h"
 #include "modeler/time_model.h"
 
@@ -135,6 +136,7 @@ Problems validate_plan(const ModelDesc& model, const System& system, const Plan&
   Problems problems;
   validate_basics(ctx, &problems);
   for (const Strategy* s : all_strategies()) s->validate(ctx, &problems);
+  validate_offload(ctx, &problems);
   return problems;
 }
 
@@ -155,6 +157,7 @@ Estimate evaluate(const ModelDesc& model, const System& system, const Plan& plan
   const LayerCost head = head_cost(ctx, sh);
   e.time = step_time(ctx, sh, sched, comm, layer, head);
   e.memory = memory_breakdown(ctx, sh, sched);
+  apply_offload(ctx, sh, &e.memory, &e.time, &e.offload);
 
   const double tokens_per_step = 1.0 * plan.global_batch * plan.seq_len;
   const Seconds step = e.time.step();
@@ -169,6 +172,9 @@ Estimate evaluate(const ModelDesc& model, const System& system, const Plan& plan
       layer.recompute.flops * model.layers * plan.inner() / (1.0 * plan.micro_batch * plan.seq_len);
   e.hfu = (e.model_flops_per_token + recompute_per_token) * e.tokens_per_s / peak;
   if (!e.memory.fits()) e.problems.push_back(oom_problem(e.memory));
+  if (e.offload.host > system.host_memory_per_gpu)
+    e.problems.push_back({"oom_host", "out of host memory: optimizer offload needs " + num(to_GiB(e.offload.host), "%.1f") +
+                                          " GiB per GPU of " + num(to_GiB(system.host_memory_per_gpu), "%.1f") + " GiB"});
   check_invariants(e);
   return e;
 }

@@ -26,6 +26,8 @@ Framework megatron() {
   f.offers_tp_overlap = true;  // --tp-comm-overlap (Transformer Engine userbuffers)
   f.offers_ep_overlap = true;  // --overlap-moe-expert-parallel-comm (Megatron-Core combined 1F1B schedule)
   f.offers_block_recompute = true;  // --recompute-method block --recompute-num-layers N
+  // Megatron-Core OptimizerConfig.optimizer_cpu_offload / optimizer_offload_fraction (HybridDeviceOptimizer).
+  f.optimizer_offload = OptimizerOffloadKind::megatron_hybrid;
   // --recompute-granularity selective --recompute-modules (Megatron-Core TransformerConfig.recompute_modules)
   f.offers_recompute_modules = true;
   f.fp8_cast_passes = 1.0;  // TE: one fused cast+transpose of each GEMM input per fp8 linear
@@ -77,6 +79,7 @@ Framework megatron_legacy() {
   f.offers_tp_overlap = false;  // userbuffers overlap came with Transformer Engine (2023)
   f.offers_ep_overlap = false;
   f.offers_recompute_modules = false;  // --recompute-modules came with Megatron-Core (2025)
+  f.optimizer_offload = OptimizerOffloadKind::none;  // the CPU optimizer came with Megatron-Core (2025)
   f.sources = {"NVIDIA/Megatron-LM v2.x-v3.0 megatron/model/transformer.py (CoreAttention), fused_softmax.py",
                "Korthikanti et al. 2022 Sec. 5 (selective recompute of the attention core)"};
   return f;
@@ -92,6 +95,7 @@ Framework megatron_deepspeed() {
   f.attention = AttentionKernel::flash2;  // flash-attn 2 package, no TE fused attention
   f.fp8_saves_linear_inputs = false;      // no Transformer Engine linears
   f.overlap_param_gather = false;
+  f.optimizer_offload = OptimizerOffloadKind::zero_offload;  // DeepSpeed offload_optimizer: {device: cpu}
   f.sources = {"microsoft/Megatron-DeepSpeed README: --use-flash-attn-v2, DeepSpeed ZeRO stages"};
   return f;
 }
@@ -267,6 +271,9 @@ std::vector<FrameworkTrait> framework_traits(const Framework& f) {
            text(cp.backward_step)},
       {"cp_allgather_runs_ring_loop", text(f.cp_allgather_runs_ring_loop)},
       {"cp_grad_kv_bytes", text(f.cp_grad_kv_bytes)},
+      {"optimizer_offload", f.optimizer_offload == OptimizerOffloadKind::megatron_hybrid ? "megatron_hybrid"
+                            : f.optimizer_offload == OptimizerOffloadKind::zero_offload  ? "zero_offload"
+                                                                                         : "none"},
   };
 }
 

@@ -31,6 +31,16 @@ struct CpMergeBytes {
   double backward_first = 4, backward_step = 6;
 };
 
+/// Optimizer offload to host memory as a framework implements it (modeler/offload.h).
+/// megatron_hybrid: Megatron-Core's HybridDeviceOptimizer (--optimizer-cpu-offload, --optimizer-offload-fraction,
+///   --overlap-cpu-optimizer-d2h-h2d; with the distributed optimizer): gradients stay in the GPU's main-grad buffer,
+///   each offloaded parameter's gradient is copied to the host, stepped by a CPU Adam, and copied back, the copies
+///   pipelined with the CPU step.
+/// zero_offload: DeepSpeed ZeRO-Offload (zero_optimization.offload_optimizer.device cpu, stages 1-3): all of the
+///   rank's fp32 master weights, gradients and Adam states live in pinned host memory; gradients stream to the host
+///   during backward, DeepSpeedCPUAdam steps, and the 16-bit parameters are copied back.
+enum class OptimizerOffloadKind { none, megatron_hybrid, zero_offload };
+
 struct Framework {
   std::string name;
   std::string description;  // one line: what software, which version the traits describe
@@ -121,6 +131,7 @@ struct Framework {
   bool cp_allgather_runs_ring_loop = false;
   /// Bytes per element of the dK/dV partial sums passed around the ring in backward (TE: bf16; PyTorch: fp32).
   double cp_grad_kv_bytes = 2.0;
+  OptimizerOffloadKind optimizer_offload = OptimizerOffloadKind::none;
   std::vector<std::string> sources;
 };
 

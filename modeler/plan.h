@@ -77,6 +77,10 @@ struct Plan {
   /// With selective recompute (Megatron's meaning): the modules recomputed, RecomputeModule bits.
   unsigned recompute_modules = kRecomputeCoreAttn;
   Dtype precision = Dtype::bf16;  // GEMM precision; fp8 keeps bf16 master weights and fp32 optimizer states
+  /// Fraction of this rank's optimizer states and fp32 master weights held in host memory and stepped by a CPU
+  /// optimizer (Megatron-Core --optimizer-cpu-offload --optimizer-offload-fraction; DeepSpeed ZeRO-Offload is 1).
+  /// How gradients move and what overlaps is the framework's (modeler/offload.h).
+  double optimizer_offload = 0;
 
   int gpus() const { return tp * tsp * pp * cp * dp; }
   /// Ranks that split one micro-batch's layer inside a pipeline stage (tp or tsp innermost, then cp): the stride

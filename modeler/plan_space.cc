@@ -93,7 +93,8 @@ std::vector<int> divisors(int n, int cap) {
 uint64_t PlanSpace::layout_size(const Layout& l) const {
   const uint64_t tp_opts = l.tp > 1 ? sp.size() * tp_overlap.size() : 1;
   const uint64_t ep_opts = l.ep > 1 ? ep_overlap.size() : 1;
-  return l.mbs.size() * zero.size() * tp_opts * ep_opts * recompute.size() * precision.size() * sdp.size();
+  return l.mbs.size() * zero.size() * tp_opts * ep_opts * recompute.size() * precision.size() * sdp.size() *
+         optimizer_offload.size();
 }
 
 uint64_t PlanSpace::size() const {
@@ -139,6 +140,7 @@ Plan PlanSpace::plan_at(const Layout& l, uint64_t k) const {
   const SdpChoice& sdp_choice = sdp[digit(sdp.size())];
   p.sdp_keep = sdp_choice.keep;
   p.sdp_mask = sdp_choice.mask;
+  p.optimizer_offload = optimizer_offload[digit(optimizer_offload.size())];
   return p;
 }
 
@@ -168,6 +170,7 @@ PlanSpace make_plan_space(const ModelDesc& model, const System& system, const Sp
   if (r.allow_sdp)
     for (double keep : or_default(r.sdp_keep, {0.5}))
       for (SdpMask mask : {SdpMask::forward, SdpMask::backward}) s.sdp.push_back({keep, mask});
+  s.optimizer_offload = or_default(r.optimizer_offload, {0.0});
 
   const int domain = system.tiers.empty() || system.tiers[0].domain_gpus == 0 ? gpus : system.tiers[0].domain_gpus;
   const int max_tp = r.max_tp > 0 ? r.max_tp : domain;

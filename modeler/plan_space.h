@@ -61,6 +61,8 @@ struct SpaceRequest {
   /// fraction (default 0.5), with forward and backward masking.
   bool allow_sdp = false;
   std::vector<double> sdp_keep;
+  /// Optimizer offload fractions to try (plan.h optimizer_offload); default {0}: offload only when asked.
+  std::vector<double> optimizer_offload;
 };
 
 /// One recompute setting: the kind, and for full recompute the layers of each chunk (0: all).
@@ -94,6 +96,7 @@ struct PlanSpace {
   std::vector<RecomputeChoice> recompute;
   std::vector<Dtype> precision;
   std::vector<SdpChoice> sdp = {SdpChoice{}};
+  std::vector<double> optimizer_offload = {0};
 
   /// Plans of one layout: the product of its option axes (sp and tp_overlap collapse to off when tp == 1,
   /// ep_overlap when ep == 1).

@@ -24,7 +24,8 @@ auto plan_key(const Plan& p) {
   return std::make_tuple(p.tp, p.cp, p.pp, p.vpp, p.dp, p.zero, p.sequence_parallel, p.tp_comm_overlap, p.micro_batch,
                          static_cast<int>(p.recompute), static_cast<int>(p.precision), static_cast<int>(p.cp_kind),
                          p.ep, p.etp, p.global_batch, p.seq_len, p.tsp, p.sdp_keep, static_cast<int>(p.sdp_mask),
-                         p.uneven_pipeline, p.ep_comm_overlap, p.recompute_layers, p.recompute_modules);
+                         p.uneven_pipeline, p.ep_comm_overlap, p.recompute_layers, p.recompute_modules,
+                         p.optimizer_offload);
 }
 
 bool record_less(const Record& a, const Record& b) {

@@ -92,6 +92,9 @@ struct System {
   int gpus_per_node = 0;
   std::vector<Tier> tiers;  // innermost first
   Bytes host_memory_per_gpu;
+  /// Host DRAM bandwidth per GPU (the node's CPU memory bandwidth over its GPUs): bounds a CPU optimizer step.
+  /// 0: not stated by the profile.
+  BytesPerSec host_memory_bw_per_gpu;
   std::string provenance;   // "datasheet defaults" or the calibration run that produced the tables
 
   /// Index of the innermost tier whose domain holds a group of `size` ranks placed with stride `stride`.

@@ -51,6 +51,7 @@ json plan_json(const Plan& p) {
               {"moe_imbalance", p.moe_imbalance},
               {"capacity_factor", p.capacity_factor},
               {"sdp_keep", p.sdp_keep},
+              {"optimizer_offload", p.optimizer_offload},
               {"sdp_mask", to_string(p.sdp_mask)},
               {"sdp_granularity", to_string(p.sdp_granularity)},
               {"changes_training_semantics", p.changes_training_semantics()}};
@@ -82,6 +83,13 @@ json estimate_json(const Estimate& e) {
                {"exposed_comm_by_kind_s", exposed},
                {"bubble_s", t.bubble.v},
                {"optimizer_s", t.optimizer.v}};
+  if (e.plan.optimizer_offload > 0) {
+    const OffloadEstimate& o = e.offload;
+    j["offload"] = {{"host_bytes", o.host.v},         {"device_to_host_bytes", o.device_to_host.v},
+                    {"host_to_device_bytes", o.host_to_device.v}, {"cpu_step_s", o.cpu_step.v},
+                    {"transfer_s", o.transfer.v},    {"exposed_s", o.exposed.v},
+                    {"host_link_gbps_used", o.link_gbps}};
+  }
   j["throughput"] = {{"tokens_per_s", e.tokens_per_s},
                      {"tokens_per_s_per_gpu", e.tokens_per_s_per_gpu},
                      {"mfu", e.mfu},

@@ -133,7 +133,8 @@ void throw_if_any(const Problems& problems) {
 GpuProfile read_gpu(const YAML::Node& doc, const std::string& file, const std::string& path) {
   reject_unknown(doc, file, path, {"schema_version", "kind", "name", "sources", "peak_tflops", "hbm_capacity_gib",
                                    "hbm_bw_gbps", "l2_mib", "sm_count", "host_link_gbps", "tdp_w", "efficiency", "node",
-                                   "scale_out", "host_memory_gib_per_gpu"});
+                                   "scale_out", "host_memory_gib_per_gpu",
+                                   "host_memory_bw_gbps_per_gpu"});
   MapReader r(doc, file, path);
   Problems problems;
   GpuProfile p;
@@ -211,6 +212,7 @@ GpuProfile read_gpu(const YAML::Node& doc, const std::string& file, const std::s
   const YAML::Node out = required_node(r, "scale_out");
   p.node.scale_out = read_tier(out, file, r.key_path("scale_out"), problems);
   p.node.host_memory_per_gpu = GiB(r.positive("host_memory_gib_per_gpu"));
+  if (const auto bw = r.opt_positive("host_memory_bw_gbps_per_gpu")) p.node.host_memory_bw_per_gpu = GBps(*bw);
   r.finish();
 
   if (p.node.scale_up.domain_gpus == 0)
@@ -268,7 +270,8 @@ YAML::Node with_ancestors(const YAML::Node& doc, const std::string& file, int de
 
 System read_cluster(const YAML::Node& doc, const std::string& file, int gpus) {
   reject_unknown(doc, file, "", {"schema_version", "kind", "name", "inherits", "gpu", "gpus_per_node", "default_gpus",
-                                 "host_memory_gib_per_gpu", "tiers", "gpu_overrides", "provenance", "sources"});
+                                 "host_memory_gib_per_gpu", "host_memory_bw_gbps_per_gpu", "tiers", "gpu_overrides",
+                                 "provenance", "sources"});
   MapReader r(doc, file, "");
   Problems problems;
   read_header(r, doc, "cluster");
@@ -290,6 +293,8 @@ System read_cluster(const YAML::Node& doc, const std::string& file, int gpus) {
   const int default_gpus = r.opt_positive_int("default_gpus").value_or(s.gpus_per_node);
   const auto host = r.opt_positive("host_memory_gib_per_gpu");
   s.host_memory_per_gpu = host ? GiB(*host) : profile.node.host_memory_per_gpu;
+  const auto host_bw = r.opt_positive("host_memory_bw_gbps_per_gpu");
+  s.host_memory_bw_per_gpu = host_bw ? GBps(*host_bw) : profile.node.host_memory_bw_per_gpu;
 
   std::vector<YAML::Node> tier_nodes;
   std::vector<std::string> tier_paths;
@@ -352,6 +357,7 @@ System standard_system(const GpuProfile& profile, const StandardSystemOptions& o
   s.gpus_per_node = opts.gpus_per_node > 0 ? opts.gpus_per_node : node.gpus_per_node;
   s.gpus = opts.gpus > 0 ? opts.gpus : s.gpus_per_node;
   s.host_memory_per_gpu = node.host_memory_per_gpu;
+  s.host_memory_bw_per_gpu = node.host_memory_bw_per_gpu;
   s.name = profile.gpu.name + " x" + std::to_string(s.gpus) + " (standard node)";
   s.provenance = "datasheet defaults: standard node of " + profile.gpu.name;
 

@@ -16,6 +16,7 @@ struct StandardNode {
   Tier scale_up;              // NVLink/xGMI/PCIe domain; its domain_gpus may exceed the node (NVL72)
   Tier scale_out;             // per-GPU NIC share of the scale-out network
   Bytes host_memory_per_gpu;
+  BytesPerSec host_memory_bw_per_gpu;  // optional host_memory_bw_gbps_per_gpu; 0 when absent
 };
 
 /// A GPU file: the GPU and its standard node.
