@@ -269,6 +269,17 @@ class CalibrateCommand final : public Command {
                             base.tiers[static_cast<size_t>(inferred)].name + "' of " + base_ + ", not --tier '" + tier_ +
                             "'");
         }
+        if (!hosts.empty() && base.gpus_per_node > 0) {
+          // Ranks per host above the base's GPUs per node: the log is of another kind of node.
+          for (const std::string& h : hosts) {
+            const auto on_host = std::count_if(run.ranks.begin(), run.ranks.end(), [&](const auto& r) { return r.host == h; });
+            if (on_host > base.gpus_per_node) {
+              reasons.push_back(where + ": " + std::to_string(on_host) + " ranks ran on host " + h + ", but a node of " +
+                                base_ + " has " + std::to_string(base.gpus_per_node) + " GPUs");
+              break;
+            }
+          }
+        }
         const std::string tier_name = base.tiers[static_cast<size_t>(tier)].name;
         if (std::find(tiers_used.begin(), tiers_used.end(), tier_name) == tiers_used.end()) tiers_used.push_back(tier_name);
         std::vector<std::string> seen;
