@@ -49,17 +49,18 @@ class SweepCommand final : public Command {
 
   int run() override {
     if (!format_.empty() && out_.empty()) throw ConfigError("--format goes with --out FILE (or --out -)");
-    if (format_.empty() && !out_.empty() && out_ != "-") {
+    const io::Output points_out(out_, force_), svg_out(svg_, force_);  // omitted: not written; "-": stdout
+    const bool points_stdout = !out_.empty() && points_out.to_stdout(), svg_stdout = !svg_.empty() && svg_out.to_stdout();
+    if (format_.empty() && !out_.empty() && !points_stdout) {
       if (!ends_with(out_, ".csv") && !ends_with(out_, ".json"))
         throw ConfigError("--out " + out_ + ": the name must end in .csv or .json (or give --format csv|json)");
       format_ = ends_with(out_, ".csv") ? "csv" : "json";
     }
     if (format_.empty()) format_ = "csv";
-    if (out_ == "-" && svg_ == "-") throw ConfigError("--out - and --svg - would both write to standard output");
-    const io::Output points_out(out_ == "-" ? "" : out_, force_), svg_out(svg_ == "-" ? "" : svg_, force_);
+    if (points_stdout && svg_stdout) throw ConfigError("--out and --svg would both write to standard output");
     if (!out_.empty()) points_out.check();  // before any search: a refusal must not cost a sweep
     if (!svg_.empty()) svg_out.check();
-    const io::ReportToStderr report_to_stderr(out_ == "-" || svg_ == "-");
+    const io::ReportToStderr report_to_stderr(points_stdout || svg_stdout);
     const std::vector<std::string> values =
         vary_ == "gpus" ? gpu_values() : split_commas(values_);
     if (values.empty()) throw ConfigError("--values: no value given");

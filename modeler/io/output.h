@@ -17,7 +17,10 @@ class Output {
   /// `path` "" or "-" means standard output.
   Output(std::string path, bool force) : path_(std::move(path)), force_(force) {}
 
-  bool to_stdout() const { return path_.empty() || path_ == "-"; }
+  /// "", "-", and the names of descriptor 1 (/dev/stdout, /dev/fd/1, /proc/self/fd/1).
+  bool to_stdout() const {
+    return path_.empty() || path_ == "-" || path_ == "/dev/stdout" || path_ == "/dev/fd/1" || path_ == "/proc/self/fd/1";
+  }
   const std::string& path() const { return path_; }
   /// "standard output" or the path, for messages.
   std::string where() const { return to_stdout() ? "standard output" : path_; }
