@@ -222,6 +222,8 @@ std::vector<NcclTestsRun> parse_nccl_tests(std::string_view text) {
   return runs;
 }
 
+size_t launcher_prefix_length(std::string_view line) { return launcher_prefix(line).length; }
+
 std::vector<std::string> run_hosts(const NcclTestsRun& run) {
   std::vector<std::string> hosts;
   for (const NcclTestsRank& r : run.ranks)

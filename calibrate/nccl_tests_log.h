@@ -55,6 +55,10 @@ struct NcclTestsRun {
 /// Splits a log into runs; never throws for unusual lines (interleaved NCCL INFO lines, shell prompts).
 std::vector<NcclTestsRun> parse_nccl_tests(std::string_view text);
 
+/// Length of a launcher's tag at the start of `line` (mpirun --tag-output, srun --label, "[rank] "; see above), 0
+/// when there is none.
+size_t launcher_prefix_length(std::string_view line);
+
 /// The distinct hosts of a run's ranks, in order of first appearance.
 std::vector<std::string> run_hosts(const NcclTestsRun& run);
 

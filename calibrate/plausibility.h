@@ -40,7 +40,7 @@ constexpr double kMaxLinkEfficiency = 1.0;
 /// formulas do not (host buffers, a broken or disturbed run). Policy limits, not physical constants, set well above
 /// what real logs give: the valid shipped nccl-tests samples fit with median 1.9% / max 12.8% (sample 2, 12 V100
 /// all_reduce) and 7.1% / 22.9% (sample 3, A100 sendrecv, 4 rows); the MPI benchmark on host buffers fitted into
-/// dgx-h100 gives 50% / 497% (docs/calibration.md).
+/// dgx-h100 gives 50% / 497% (docs/calibration-checks.md).
 constexpr double kMaxMedianError = 0.25;
 constexpr double kMaxMaxError = 1.0;
 

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "calibrate/nccl_tests_log.h"
 #include "modeler/problems.h"
 
 namespace shardplan::calibrate {
@@ -111,8 +112,10 @@ int run_appending(const std::string& command, const std::string& out, std::strin
   while (std::fgets(buf, sizeof(buf), pipe)) {
     line += buf;
     if (line.empty() || line.back() != '\n') continue;
-    // Only JSON lines go to the file; anything else a launcher prints (banners, warnings) is passed through.
-    if (line[0] == '{') file << line << std::flush;
+    // Only JSON lines go to the file; anything else a launcher prints (banners, warnings) is passed through. A
+    // launcher's tag (a launcher prefix such as "mpirun --tag-output") is removed first.
+    const size_t tag = launcher_prefix_length(line);
+    if (tag < line.size() && line[tag] == '{') file << line.substr(tag) << std::flush;
     else std::fputs(line.c_str(), stderr);
     line.clear();
   }

@@ -23,7 +23,8 @@ std::string benchmark_command(const std::string& benchmark, const RunOptions& op
 /// Binary name for a benchmark ("shardplan_bench_gemm", "shardplan_bench_nccl", ...).
 std::string benchmark_binary(const std::string& benchmark, const RunOptions& opts);
 
-/// Runs one command, appending every output line to `out` (flushed per line). Returns the command's exit status.
+/// Runs one command, appending its JSON lines to `out` (flushed per line; a launcher's tag such as
+/// "[1,0]<stdout>:" removed) and passing other lines to stderr. Returns the command's exit status.
 int run_appending(const std::string& command, const std::string& out, std::string* error);
 
 /// Checks that `out` can be appended to before anything runs: a regular file (links followed: appending replaces

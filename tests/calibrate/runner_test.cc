@@ -95,6 +95,22 @@ TEST_CASE("resume: a last line cut mid-record is trimmed before appending; whole
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("JSON lines tagged by the launcher (mpirun --tag-output, srun --label) are kept without the tag") {
+  const auto dir = std::filesystem::temp_directory_path() / "shardplan_runner_tag_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string out = (dir / "raw.jsonl").string();
+  const std::string row = R"({"record":"result","benchmark":"memory"})";
+  std::string error;
+  CHECK(run_appending("echo '[1,0]<stdout>:" + row + "'; echo '0: " + row + "'; echo '[1,1]<stderr>:warning'", out,
+                      &error) == 0);
+  std::ifstream in(out);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  CHECK(ss.str() == row + "\n" + row + "\n");
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("the append target is checked before anything runs") {
   CHECK_THROWS_WITH_AS(check_append_target("-"), "--out: calibrate run appends to a file (and resumes from it); name one",
                        ConfigError);
