@@ -251,37 +251,43 @@ class CalibrateCommand final : public Command {
         const std::string where = file + ":" + std::to_string(run.line);
         const int nranks = run.nranks > 0 ? run.nranks : ranks_;
         const std::vector<std::string> hosts = calibrate::run_hosts(run);
-        const int inferred = hosts.empty() ? -1 : calibrate::tier_for_hosts(base, nranks, static_cast<int>(hosts.size()));
-        const std::string placed = std::to_string(nranks) + " ranks on " + std::to_string(hosts.size()) +
-                                   (hosts.size() == 1 ? " host (" : " hosts (") +
-                                   join(std::vector<std::string>(hosts.begin(), hosts.begin() + std::min<size_t>(hosts.size(), 4)), ", ") +
-                                   (hosts.size() > 4 ? ", ..." : "") + ")";
+        const int inferred =
+            hosts.empty() ? -1 : calibrate::tier_for_hosts(base, nranks, static_cast<int>(hosts.size()));
+        const std::string placed =
+            std::to_string(nranks) + " ranks on " + std::to_string(hosts.size()) +
+            (hosts.size() == 1 ? " host (" : " hosts (") +
+            join(std::vector<std::string>(hosts.begin(), hosts.begin() + std::min<size_t>(hosts.size(), 4)), ", ") +
+            (hosts.size() > 4 ? ", ..." : "") + ")";
         int tier = given;
         if (given < 0) {
           if (inferred < 0)
-            throw ConfigError(where + ": " + run.binary + " run: the log names no hosts, so its tier cannot be "
+            throw ConfigError(where + ": " + run.binary +
+                              " run: the log names no hosts, so its tier cannot be "
                               "inferred; pass --tier NAME");
           tier = inferred;
           std::cout << where << ": " << run.binary << ", " << placed << ": tier "
-                    << base.tiers[static_cast<size_t>(tier)].name << " of " << base_ << " (inferred; --tier overrides)\n";
+                    << base.tiers[static_cast<size_t>(tier)].name << " of " << base_
+                    << " (inferred; --tier overrides)\n";
         } else if (inferred >= 0 && inferred != given) {
           reasons.push_back(where + ": " + run.binary + " ran " + placed + ", a group that uses tier '" +
-                            base.tiers[static_cast<size_t>(inferred)].name + "' of " + base_ + ", not --tier '" + tier_ +
-                            "'");
+                            base.tiers[static_cast<size_t>(inferred)].name + "' of " + base_ + ", not --tier '" +
+                            tier_ + "'");
         }
         if (!hosts.empty() && base.gpus_per_node > 0) {
           // Ranks per host above the base's GPUs per node: the log is of another kind of node.
           for (const std::string& h : hosts) {
-            const auto on_host = std::count_if(run.ranks.begin(), run.ranks.end(), [&](const auto& r) { return r.host == h; });
+            const auto on_host =
+                std::count_if(run.ranks.begin(), run.ranks.end(), [&](const auto& r) { return r.host == h; });
             if (on_host > base.gpus_per_node) {
-              reasons.push_back(where + ": " + std::to_string(on_host) + " ranks ran on host " + h + ", but a node of " +
-                                base_ + " has " + std::to_string(base.gpus_per_node) + " GPUs");
+              reasons.push_back(where + ": " + std::to_string(on_host) + " ranks ran on host " + h +
+                                ", but a node of " + base_ + " has " + std::to_string(base.gpus_per_node) + " GPUs");
               break;
             }
           }
         }
         const std::string tier_name = base.tiers[static_cast<size_t>(tier)].name;
-        if (std::find(tiers_used.begin(), tiers_used.end(), tier_name) == tiers_used.end()) tiers_used.push_back(tier_name);
+        if (std::find(tiers_used.begin(), tiers_used.end(), tier_name) == tiers_used.end())
+          tiers_used.push_back(tier_name);
         std::vector<std::string> seen;
         for (const auto& r : run.ranks)
           if (!r.device.empty() && std::find(seen.begin(), seen.end(), r.device) == seen.end()) {

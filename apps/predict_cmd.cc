@@ -35,7 +35,8 @@ class PredictCommand final : public Command {
   int run() override {
     const io::Output trace(trace_, force_);  // no --trace: no trace; "-": standard output
     const bool trace_stdout = !trace_.empty() && trace.to_stdout();
-    if (trace_stdout && json_) throw ConfigError("--trace " + trace_ + " and --json would both write to standard output");
+    if (trace_stdout && json_)
+      throw ConfigError("--trace " + trace_ + " and --json would both write to standard output");
     if (!trace_.empty()) trace.check();  // before any work
     const io::ReportToStderr report_to_stderr(trace_stdout);
     const ModelDesc model = io::load_model(model_, /*allow_moe=*/true);

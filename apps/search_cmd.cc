@@ -90,7 +90,8 @@ class SearchCommand final : public Command {
     sub->add_flag("--json", json_, "print the JSON report (schema_version 1)");
     sub->add_flag("--explain", explain_, "show the nearest misses and the fastest plan's exposed time");
     sub->add_option("--emit", emit_, "write the fastest plan as json, megatron, torchtitan, deepspeed or nemo");
-    sub->add_option("--out", out_, "file for --emit (default, or '-': standard output, the report then goes to stderr)");
+    sub->add_option("--out", out_,
+                    "file for --emit (default, or '-': standard output, the report then goes to stderr)");
     sub->add_flag("--force", force_, "overwrite --out if it exists (a symbolic link is written through)");
     return sub;
   }

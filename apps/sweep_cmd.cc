@@ -40,7 +40,8 @@ class SweepCommand final : public Command {
     sub->add_option("--out", out_,
                     "write the points as CSV (.csv) or JSON (.json); '-' writes them to standard output (the table "
                     "then goes to stderr)");
-    sub->add_option("--format", format_, "format of --out: csv or json (default: the --out name's extension; csv for '-')")
+    sub->add_option("--format", format_,
+                    "format of --out: csv or json (default: the --out name's extension; csv for '-')")
         ->check(CLI::IsMember({"csv", "json"}));
     sub->add_option("--svg", svg_, "write an SVG chart of tokens/s/GPU and MFU per point ('-': standard output)");
     sub->add_flag("--force", force_, "overwrite existing output files (a symbolic link is written through)");
@@ -50,7 +51,8 @@ class SweepCommand final : public Command {
   int run() override {
     if (!format_.empty() && out_.empty()) throw ConfigError("--format goes with --out FILE (or --out -)");
     const io::Output points_out(out_, force_), svg_out(svg_, force_);  // omitted: not written; "-": stdout
-    const bool points_stdout = !out_.empty() && points_out.to_stdout(), svg_stdout = !svg_.empty() && svg_out.to_stdout();
+    const bool points_stdout = !out_.empty() && points_out.to_stdout(),
+               svg_stdout = !svg_.empty() && svg_out.to_stdout();
     if (format_.empty() && !out_.empty() && !points_stdout) {
       if (!ends_with(out_, ".csv") && !ends_with(out_, ".json"))
         throw ConfigError("--out " + out_ + ": the name must end in .csv or .json (or give --format csv|json)");
@@ -104,8 +106,8 @@ class SweepCommand final : public Command {
     if (!out_.empty()) {
       io::ReportContext ctx{"sweep", flags_.model, flags_.system.system.empty() ? flags_.system.gpu : flags_.system.system,
                             "", 0, fw.name, ""};
-      const std::string text = format_ == "csv" ? io::sweep_csv(vary_, points)
-                                                : io::sweep_json(ctx, vary_, points).dump(2) + "\n";
+      const std::string text =
+          format_ == "csv" ? io::sweep_csv(vary_, points) : io::sweep_json(ctx, vary_, points).dump(2) + "\n";
       points_out.write(text);
     }
     if (!svg_.empty()) svg_out.write(io::sweep_svg(vary_, title, points));

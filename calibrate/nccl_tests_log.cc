@@ -214,11 +214,13 @@ std::vector<NcclTestsRun> parse_nccl_tests(std::string_view text) {
       runs[static_cast<size_t>(st.run)].error_column = t.back() == "error";
       st.in_devices = false;
     } else if (line.find("Out of bounds values") != std::string::npos && line.find("FAILED") != std::string::npos) {
-      if (st.run >= 0) runs[static_cast<size_t>(st.run)].failure = "line " + std::to_string(line_no) + ": \"" + line + "\"";
+      if (st.run >= 0)
+        runs[static_cast<size_t>(st.run)].failure = "line " + std::to_string(line_no) + ": \"" + line + "\"";
     }
   }
   // Runs in order of their first line, whichever process printed them.
-  std::stable_sort(runs.begin(), runs.end(), [](const NcclTestsRun& a, const NcclTestsRun& b) { return a.line < b.line; });
+  std::stable_sort(runs.begin(), runs.end(),
+                   [](const NcclTestsRun& a, const NcclTestsRun& b) { return a.line < b.line; });
   return runs;
 }
 
@@ -242,9 +244,10 @@ void check_usable(const NcclTestsRun& run, const std::string& filename, int rank
   if (run.nranks <= 0 && ranks_override <= 0)
     throw ConfigError(where + name + ": the log lists no devices; pass --ranks N");
   if (run.nranks == 1)
-    throw ConfigError(where + name + ": ran on a single rank, and a collective needs two or more (nccl-tests built "
-                                     "without MPI=1 and started by mpirun runs one independent 1-GPU test per "
-                                     "process; rebuild it with MPI=1)");
+    throw ConfigError(where + name +
+                      ": ran on a single rank, and a collective needs two or more (nccl-tests built "
+                      "without MPI=1 and started by mpirun runs one independent 1-GPU test per "
+                      "process; rebuild it with MPI=1)");
   if (run.rows.empty()) throw ConfigError(where + name + ": no data rows");
 }
 

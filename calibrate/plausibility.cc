@@ -114,8 +114,10 @@ std::vector<std::string> implausible_fit(const Fit& fit, const System& base) {
     if (eff > kMaxLinkEfficiency) {
       std::string hint;
       if (t.tier > 0)
-        hint = "; a group with several ranks per node also moves data over the inner tiers, which this fit would "
-               "attribute to " + tier.name + ": measure it with one rank per node";
+        hint =
+            "; a group with several ranks per node also moves data over the inner tiers, which this fit would "
+            "attribute to " +
+            tier.name + ": measure it with one rank per node";
       else
         hint = "; only in-network reduction (NVLink SHARP, SHARP) exceeds it, and the predictor does not model that";
       out.push_back(what + ": the measured bus bandwidth (" + gbps(t.ab.bw_Bps) + " fitted, curve up to " +
@@ -126,7 +128,8 @@ std::vector<std::string> implausible_fit(const Fit& fit, const System& base) {
   }
   if (fit.gpu.memory && curve_max(*fit.gpu.memory) > kMaxLinkEfficiency)
     out.push_back("memory: the streaming kernels reach " + pct(curve_max(*fit.gpu.memory)) + " of " + base.gpu.name +
-                  "'s HBM bandwidth " + gbps(base.gpu.hbm_bw.v) + ", more than it has (a different GPU, or a "
+                  "'s HBM bandwidth " + gbps(base.gpu.hbm_bw.v) +
+                  ", more than it has (a different GPU, or a "
                   "kernel that does not move the bytes it reports)");
   for (const auto& [what, r] : fit.gpu.res) check_residuals(what, r, out);
   return out;

@@ -115,7 +115,8 @@ int run_appending(const std::string& command, const std::string& out, std::strin
     // Only JSON lines go to the file; anything else a launcher prints (banners, warnings) is passed through. A
     // launcher's tag (a launcher prefix such as "mpirun --tag-output") is removed first.
     const size_t tag = launcher_prefix_length(line);
-    if (tag < line.size() && line[tag] == '{') file << line.substr(tag) << std::flush;
+    if (tag < line.size() && line[tag] == '{')
+      file << line.substr(tag) << std::flush;
     else std::fputs(line.c_str(), stderr);
     line.clear();
   }

@@ -157,8 +157,9 @@ void place(const std::string& path, const std::string& tmp, const Dest& d, bool 
     if (rc == 0) return;
     if (errno == EINVAL || errno == ENOSYS) {
       ::unlink(tmp.c_str());
-      throw ConfigError(path + ": the file system supports neither hard links nor no-replace renames, so the file "
-                               "cannot be created without a race; pass --force to write it anyway");
+      throw ConfigError(path +
+                        ": the file system supports neither hard links nor no-replace renames, so the file "
+                        "cannot be created without a race; pass --force to write it anyway");
     }
   }
   const int err = errno;

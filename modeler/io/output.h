@@ -19,7 +19,8 @@ class Output {
 
   /// "", "-", and the names of descriptor 1 (/dev/stdout, /dev/fd/1, /proc/self/fd/1).
   bool to_stdout() const {
-    return path_.empty() || path_ == "-" || path_ == "/dev/stdout" || path_ == "/dev/fd/1" || path_ == "/proc/self/fd/1";
+    return path_.empty() || path_ == "-" || path_ == "/dev/stdout" || path_ == "/dev/fd/1" ||
+           path_ == "/proc/self/fd/1";
   }
   const std::string& path() const { return path_; }
   /// "standard output" or the path, for messages.

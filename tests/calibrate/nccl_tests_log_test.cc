@@ -177,7 +177,8 @@ TEST_CASE("prefix forms: PRRTE's [job,rank]: and [job,rank][host:pid], MPICH's [
       "#  Rank  1 Group  0 Pid   2 on b device  0 [0000:04:00] NVIDIA H100 80GB HBM3\n"
       "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
       "#wrong\n"
-      "           8             2     float     sum      -1    13.50    0.00    0.00      0    13.40    0.00    0.00      0\n";
+      "           8             2     float     sum      -1    13.50    0.00    0.00      0"
+      "    13.40    0.00    0.00      0\n";
   for (const std::string prefix : {"[1,0]:", "[1,0][nodea:1234]<stdout>: ", "[0] ", " 0: ", "12: "}) {
     CAPTURE(prefix);
     std::string text = "all_reduce_perf\n";

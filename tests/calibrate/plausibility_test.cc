@@ -68,7 +68,8 @@ TEST_CASE("GPU checks: another GPU than the base's, host buffers, mixed GPUs") {
   REQUIRE(host.size() == 1);
   CHECK(host[0] == "raw.jsonl:1: measured on 'none (host buffers)' (not a GPU), but the base cluster 'base' has "
                    "h100-sxm5-80gb; calibrate with a base of the measured GPU");
-  const auto mixed = gpu_mismatches({{"NVIDIA H100 80GB HBM3", "a.log:4"}, {"NVIDIA A100-SXM4-80GB", "a.log:30"}}, base);
+  const auto mixed =
+      gpu_mismatches({{"NVIDIA H100 80GB HBM3", "a.log:4"}, {"NVIDIA A100-SXM4-80GB", "a.log:30"}}, base);
   REQUIRE(mixed.size() == 2);
   CHECK(mixed[0].rfind("a.log:30: measured on 'NVIDIA A100-SXM4-80GB'", 0) == 0);
   CHECK(mixed[1] == "measurements of different GPUs in one fit: 'NVIDIA H100 80GB HBM3' (a.log:4) and "
@@ -114,7 +115,8 @@ TEST_CASE("fits faster than the line rate, or far from their own rows, are repor
   hbm.gpu.memory = Curve::constant(1.1, "test");
   const auto m = implausible_fit(hbm, base);
   REQUIRE(m.size() == 1);
-  CHECK(m[0].rfind("memory: the streaming kernels reach 110.0% of h100-sxm5-80gb's HBM bandwidth 3350.00 GB/s", 0) == 0);
+  CHECK(m[0].rfind("memory: the streaming kernels reach 110.0% of h100-sxm5-80gb's HBM bandwidth 3350.00 GB/s", 0) ==
+        0);
 }
 
 }

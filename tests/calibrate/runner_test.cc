@@ -112,8 +112,8 @@ TEST_CASE("JSON lines tagged by the launcher (mpirun --tag-output, srun --label)
 }
 
 TEST_CASE("the append target is checked before anything runs") {
-  CHECK_THROWS_WITH_AS(check_append_target("-"), "--out: calibrate run appends to a file (and resumes from it); name one",
-                       ConfigError);
+  CHECK_THROWS_WITH_AS(check_append_target("-"),
+                       "--out: calibrate run appends to a file (and resumes from it); name one", ConfigError);
   CHECK_THROWS_WITH_AS(check_append_target("/nonexistent-dir/raw.jsonl"),
                        "/nonexistent-dir/raw.jsonl: directory /nonexistent-dir does not exist", ConfigError);
   CHECK_THROWS_WITH_AS(check_append_target("/dev/null"),

@@ -55,8 +55,8 @@ TEST_CASE("writes, refuses to overwrite without force, leaves no temp files") {
   CHECK(slurp(path) == "one\n");
   CHECK_THROWS_WITH_AS(io::write_file_atomic(path, "two\n", false),
                        (path + ": file exists; pass --force to overwrite it").c_str(), ConfigError);
-  CHECK_THROWS_WITH_AS(io::check_destination(path, false), (path + ": file exists; pass --force to overwrite it").c_str(),
-                       ConfigError);
+  CHECK_THROWS_WITH_AS(io::check_destination(path, false),
+                       (path + ": file exists; pass --force to overwrite it").c_str(), ConfigError);
   CHECK_NOTHROW(io::check_destination(path, true));
   CHECK(slurp(path) == "one\n");
   io::write_file_atomic(path, "two\n", true);
@@ -169,8 +169,8 @@ TEST_CASE("/dev/fd/N is the open descriptor: written at its offset, the file beh
   struct stat now {};
   ::stat(file.c_str(), &now);
   CHECK(now.st_ino == before.st_ino);  // the same file, not a replacement
-  CHECK_THROWS_WITH_AS(io::write_file_atomic("/dev/fd/987654", "x", false), "/dev/fd/987654: descriptor 987654 is not open",
-                       ConfigError);
+  CHECK_THROWS_WITH_AS(io::write_file_atomic("/dev/fd/987654", "x", false),
+                       "/dev/fd/987654: descriptor 987654 is not open", ConfigError);
 }
 
 }
