@@ -6,6 +6,7 @@
 
 #include "modeler/collectives.h"
 #include "modeler/gemm_model.h"
+#include "modeler/layer_cost.h"
 #include "modeler/problems.h"
 
 namespace shardplan::calibrate {
@@ -44,11 +45,17 @@ void fit_gemm_grid(const std::vector<const Measurement*>& rows, Gpu& gpu, Tables
     std::vector<double> eff(cells, 0.0);
     std::vector<std::vector<double>> samples(cells);
     int capped = 0;
+    const bool narrow = dtype == Dtype::fp8 || dtype == Dtype::fp4;
     for (const Measurement* m : list) {
       const size_t c = (index_of(g.m, m->m) * g.n.size() + index_of(g.n, m->n)) * g.k.size() + index_of(g.k, m->k);
       // Invert gemm_time's compute term: t = overhead + flops / (peak * eff). Rows the memory term would explain
       // keep their compute-side value too, so the max() in gemm_time returns the measured time there as well.
-      const double busy = std::max(m->time_s - gpu.eff.kernel_overhead.v, 0.05 * m->time_s);
+      // An 8- or 4-bit row also quantised its input inside the timed op (AIC's fp8 and nvfp4 GEMMs quantise x
+      // per call), which the predictor counts as a kernel of its own (layer_cost.cc: the framework's
+      // fp8_cast_passes): one pass of x, read in bf16 and written in the GEMM's dtype, is taken out here with the
+      // predictor's own memory_time, so the table holds the scaled GEMM alone.
+      const double cast = narrow ? memory_time(gpu, Bytes(m->m * m->k * (2.0 + dtype_bytes(dtype)))).v : 0.0;
+      const double busy = std::max(m->time_s - cast - gpu.eff.kernel_overhead.v, 0.05 * m->time_s);
       double e = m->flops / (peak * busy);
       if (e > kMaxEfficiency) {
         e = kMaxEfficiency;
@@ -90,7 +97,8 @@ void fit_gemm_grid(const std::vector<const Measurement*>& rows, Gpu& gpu, Tables
     out.gemm[dtype] = g;
     std::vector<double> pred, meas;
     for (const Measurement* m : list) {
-      pred.push_back(gemm_time(gpu, dtype, m->m, m->n, m->k).v);
+      const double cast = narrow ? memory_time(gpu, Bytes(m->m * m->k * (2.0 + dtype_bytes(dtype)))).v : 0.0;
+      pred.push_back(gemm_time(gpu, dtype, m->m, m->n, m->k).v + cast);
       meas.push_back(m->time_s);
     }
     out.res["gemm " + dname] = residuals(pred, meas);

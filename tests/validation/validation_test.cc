@@ -90,12 +90,13 @@ TEST_CASE("throughput MAPE per group") {
   // kernels read each token once and write its top-k copies (and the reverse), not every pair's row twice as the
   // unfused index_select/scatter_add do: 28.8%.
   // Measured GEMM, attention and scale-up collective tables for every GPU (hwprofiles/tables/, one method: AIC's
-  // median burst latency): Megatron-based 12.7 -> 10.4%, all dense 15.9 -> 13.1%, MoE 28.8 -> 15.9% (the grid's
+  // median burst latency; the 8- and 4-bit GEMMs without the input cast they timed, which layer_cost.cc counts
+  // as its own kernel): Megatron-based 12.7 -> 11.2%, all dense 15.9 -> 13.6%, MoE 28.8 -> 16.8% (the grid's
   // small-expert-GEMM and Blackwell attention rates). Korthikanti moved 3.6 -> 4.0% (A100): the measured A100
   // GEMMs run at ~0.80 of peak in AIC's short CUDA-graph bursts at boost clock, where the table they replace held
   // a >= 3 s sustained torch.matmul at 0.737 (the A100 sustains ~1305 of its 1410 MHz at its power limit,
   // NVIDIA HPL figure); AIC has no sustained measurement of the A100 to use instead.
-  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 11.0, kGuardDense = 14.0, kGuardMoe = 17.0;
+  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 11.5, kGuardDense = 14.0, kGuardMoe = 17.5;
   const io::GroupStats e = group(moe);
   report_target("Korthikanti", k, 5.0, kGuardKorthikanti);
   report_target("Megatron-based", m, 12.0, kGuardMegatron);
