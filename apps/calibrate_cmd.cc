@@ -8,6 +8,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "apps/calibrate_tables.h"
 #include "apps/command.h"
 #include "calibrate/fit.h"
 #include "calibrate/measurements.h"
@@ -141,12 +142,23 @@ class CalibrateCommand final : public Command {
 
     fit_ = cmd_->add_subcommand("fit", "Fit cost tables from JSON lines and write a cluster profile");
     fit_->add_option("raw", inputs_, "JSON-lines files from `calibrate run`")->required()->check(CLI::ExistingFile);
-    fit_->add_option("--base", base_, "Cluster the profile inherits (name in hwprofiles/clusters or a path)")->required();
+    fit_->add_option("--base", base_, "Cluster the profile inherits (name in hwprofiles/clusters or a path)");
+    fit_->add_option("--gpu-tables", gpu_tables_,
+                     "Write the tables file of this GPU (hwprofiles/tables format: GEMM grids, attention, "
+                     "scale-up collectives) instead of a cluster profile");
     fit_->add_option("--out", out_, "Profile to write (YAML)")->required();
     fit_->add_flag("--force", force_, "Overwrite --out if it exists (a symbolic link is written through)");
     fit_->add_flag("--accept-anyway", accept_anyway_,
                    "Write the profile although a check refuses it (efficiency above line rate, large fit error, "
                    "another GPU); recorded in its provenance");
+
+    aic_ = cmd_->add_subcommand("import-aic", "Convert NVIDIA AIConfigurator's measured kernels to JSON lines");
+    aic_->add_option("dir", aic_dir_, "Directory with gemm.csv, attention_prefill.csv, nccl.csv (e.g. hwprofiles/measured)")
+        ->required();
+    aic_->add_option("--gpu", aic_gpu_, "GPU profile the rows are for (e.g. h100-sxm5-80gb)")->required();
+    aic_->add_option("--aic-system", aic_system_, "AIC system name (default: the one of --gpu, e.g. h100_sxm)");
+    aic_->add_option("--out", aic_out_, "JSON-lines file to write")->required();
+    aic_->add_flag("--force", aic_force_, "Overwrite --out if it exists");
 
     import_ = cmd_->add_subcommand("import-nccl-tests", "Fit one tier from nccl-tests text logs");
     import_->add_option("logs", inputs_, "nccl-tests output files")->required()->check(CLI::ExistingFile);
@@ -165,7 +177,15 @@ class CalibrateCommand final : public Command {
 
   int run() override {
     if (run_->parsed()) return do_run();
-    if (fit_->parsed()) return do_fit();
+    if (aic_->parsed()) return import_aic(aic_dir_, aic_gpu_, aic_system_, aic_out_, aic_force_);
+    if (fit_->parsed()) {
+      if (!gpu_tables_.empty()) {
+        if (!base_.empty()) throw ConfigError("calibrate fit: --base and --gpu-tables exclude each other");
+        return fit_gpu_tables(inputs_, gpu_tables_, out_, force_);
+      }
+      if (base_.empty()) throw ConfigError("calibrate fit: --base is required (or --gpu-tables)");
+      return do_fit();
+    }
     return do_import();
   }
 
@@ -322,7 +342,9 @@ class CalibrateCommand final : public Command {
     return ec ? std::string(".") : exe.parent_path().string();
   }
 
-  CLI::App *cmd_ = nullptr, *run_ = nullptr, *fit_ = nullptr, *import_ = nullptr;
+  CLI::App *cmd_ = nullptr, *run_ = nullptr, *fit_ = nullptr, *import_ = nullptr, *aic_ = nullptr;
+  std::string gpu_tables_, aic_dir_, aic_gpu_, aic_system_, aic_out_;
+  bool aic_force_ = false;
   std::vector<std::string> benchmarks_, inputs_;
   std::string launcher_, backend_, bench_dir_, bench_args_, out_, base_, tier_;
   int ranks_ = 0;
