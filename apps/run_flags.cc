@@ -12,7 +12,8 @@ namespace shardplan::cli {
 void add_run_flags(CLI::App* app, RunFlags* f) {
   app->add_option("--train-tokens", f->train_tokens,
                   "tokens to train (suffix K, M, B or T: 15.6T): reports wall-clock time, GPU-hours, cost, energy");
-  app->add_option("--steps", f->steps, "optimizer steps to train (instead of --train-tokens)")->check(positive_number());
+  app->add_option("--steps", f->steps, "optimizer steps to train (instead of --train-tokens)")
+      ->check(positive_number());
   app->add_option("--gpu-hour-price", f->price, "price of one GPU-hour (any currency): reports the run's cost")
       ->check(CLI::NonNegativeNumber);
   app->add_option("--pue", f->pue,
@@ -168,9 +169,10 @@ std::string format_run(const RunCost& r, const RunSpec& spec, int gpus) {
     s += "  energy       unknown: the GPU profile states no TDP (give --gpu-power-w)\n";
   }
   if (r.failures_modelled) {
-    s += "  failures     system MTBF " + format_duration(r.system_mtbf.v) + " (" + with_commas(spec.mtbf_hours_per_gpu) +
-         " h per GPU / " + with_commas(gpus) + "): " + fmt("%.0f", r.expected_failures) + " expected interruptions, " +
-         format_duration(spec.restart.v) + " each to restart\n";
+    s += "  failures     system MTBF " + format_duration(r.system_mtbf.v) + " (" +
+         with_commas(spec.mtbf_hours_per_gpu) + " h per GPU / " + with_commas(gpus) + "): " +
+         fmt("%.0f", r.expected_failures) + " expected interruptions, " + format_duration(spec.restart.v) +
+         " each to restart\n";
   }
   if (r.failures_modelled || spec.checkpoint_interval) {
     s += "  checkpoints  " + fmt("%.2f TB", r.checkpoint_bytes.v / 1e12) + " every " +

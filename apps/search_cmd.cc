@@ -165,7 +165,8 @@ class SearchCommand final : public Command {
       if (wants_run(run_)) {  // results are in point order, each point's top list in rank order
         size_t k = 0;
         for (size_t i = 0; i < counts.size(); ++i)
-          for (const Estimate& e : results[i].top) j["results"][k++]["run"] = io::run_json(run_cost_for(e, systems[i], model, fw, run_spec), run_spec);
+          for (const Estimate& e : results[i].top)
+            j["results"][k++]["run"] = io::run_json(run_cost_for(e, systems[i], model, fw, run_spec), run_spec);
       }
       j["objective"] = {{"name", to_string(objective)},
                         {"max_gpus", caps.max_gpus > 0 ? nlohmann::json(caps.max_gpus) : nlohmann::json(nullptr)},
@@ -185,7 +186,8 @@ class SearchCommand final : public Command {
       print_runs(candidates, candidate_point, results, chosen, objective, caps);
     }
     if (!candidates.empty() && !chosen) {
-      std::cerr << "infeasible: no plan within" << (caps.max_gpus > 0 ? " --max-gpus " + std::to_string(caps.max_gpus) : "")
+      std::cerr << "infeasible: no plan within"
+                << (caps.max_gpus > 0 ? " --max-gpus " + std::to_string(caps.max_gpus) : "")
                 << (caps.max_cost > 0 ? " --max-cost " + fmt("%.2f", caps.max_cost) : "") << "\n";
       return 2;
     }

@@ -12,7 +12,9 @@ std::optional<RunObjective> parse_run_objective(const std::string& name) {
   return std::nullopt;
 }
 
-bool needs_run(RunObjective o) { return o == RunObjective::time || o == RunObjective::cost || o == RunObjective::energy; }
+bool needs_run(RunObjective o) {
+  return o == RunObjective::time || o == RunObjective::cost || o == RunObjective::energy;
+}
 
 namespace {
 
