@@ -98,6 +98,10 @@ class ServePredictCommand final : public Command {
                                                          "8192; llama.cpp 512)");
     sub->add_option("--mem-fraction", mem_fraction_, "engine memory fraction (vLLM gpu_memory_utilization 0.9, "
                                                      "SGLang mem_fraction_static by tp, TRT-LLM 0.9)");
+    sub->add_option("--offload", offload_.mode, "layer | tensor: CPU offload on one GPU (needs --host); prints the "
+                                                "best -ngl split and the tensor placement at equal VRAM");
+    sub->add_option("--host", offload_.host, "host profile (hwprofiles/hosts) for --offload");
+    sub->add_option("--vram-gib", offload_.vram_gib, "VRAM to plan offload for (default: the GPU's capacity)");
     sub->add_flag("--json", json_, "print JSON");
     return sub;
   }
@@ -143,6 +147,14 @@ class ServePredictCommand final : public Command {
       sys = io::standard_system(io::load_gpu_profile(gpu_), so);
     }
     const ServingModel sm = make_serving_model(model, prec);
+    if (!offload_.mode.empty()) {
+      offload_.input_len = wl_.input_len;
+      offload_.output_len = wl_.output_len;
+      offload_.context_depth = wl_.context_depth;
+      offload_.batch = static_batch_ > 0 ? static_batch_ : wl_.concurrency;
+      offload_.json = json_;
+      return run_offload(sm, sys.gpu, offload_);
+    }
     ServeInputs in;
     in.model = &sm;
     in.system = &sys;
@@ -216,6 +228,7 @@ class ServePredictCommand final : public Command {
   double mem_fraction_ = 0;
   WorkerPlan agg_;
   Workload wl_;
+  OffloadRequest offload_;
   bool json_ = false;
 };
 
