@@ -7,6 +7,7 @@
 #include "modeler/collectives.h"
 #include "modeler/gemm_model.h"
 #include "modeler/layer_cost.h"
+#include "modeler/serving/decode_gemm_table.h"
 
 namespace shardplan::serving {
 
@@ -90,14 +91,38 @@ ServingModel make_serving_model(const ModelDesc& m, const Precision& p) {
   return sm;
 }
 
+Seconds weight_stream_time(const Gpu& gpu, Dtype math, Bytes weight_bytes, Bytes other_bytes) {
+  // Measured decode-GEMM rate where the table has the GPU (it includes the kernel's fixed cost), capped at the
+  // HBM bandwidth (the table's small sizes on large-L2 parts read from cache); else the HBM rate at the memory
+  // table's efficiency plus the kernel overhead.
+  if (const Curve* rate = decode_gemm_rate(gpu.name, math)) {
+    const double r = std::min(rate->at(weight_bytes.v), gpu.hbm_bw.v);
+    return Seconds(weight_bytes.v / r) + other_bytes / (gpu.hbm_bw * memory_efficiency(gpu, other_bytes.v));
+  }
+  const Bytes bytes = weight_bytes + other_bytes;
+  return gpu.eff.kernel_overhead + bytes / (gpu.hbm_bw * memory_efficiency(gpu, bytes.v));
+}
+
+namespace {
+// Tile quantisation only for GEMMs of at least one full wave of output tiles: a skinny GEMM (decode, small
+// prefill chunks) has fewer tiles than SMs, and cuBLAS/CUTLASS pick split-K or stream-K kernels that keep every
+// SM busy (the measured decode GEMMs above run at the memory rate from m = 1 to 64), not one 128x256 tile per SM.
+double serving_wave_efficiency(const Gpu& gpu, double m, double n) {
+  if (gpu.sm_count <= 0) return 1.0;
+  const GemmTile t = gemm_tile(gpu);
+  const double tiles = std::ceil(m / t.m) * std::ceil(n / t.n);
+  return tiles < gpu.sm_count ? 1.0 : wave_efficiency(gpu, m, n);
+}
+}  // namespace
+
 Seconds weight_gemm_time(const Gpu& gpu, Dtype math, double m, double n, double k, Bytes weight_bytes) {
   if (m <= 0) return Seconds(0);
   const FlopsPerSec peak = gpu.sustained_peak(math);
   const double flops = 2.0 * m * n * k;
-  const Seconds compute = Flops(flops) / (peak * (gemm_efficiency(gpu, math, flops, k) * wave_efficiency(gpu, m, n)));
-  const Bytes bytes = weight_bytes + Bytes(m * k * act_bytes(math) + m * n * 2.0);
-  const Seconds memory = bytes / (gpu.hbm_bw * memory_efficiency(gpu, bytes.v));
-  return gpu.eff.kernel_overhead + std::max(compute, memory);
+  const Seconds compute =
+      Flops(flops) / (peak * (gemm_efficiency(gpu, math, flops, k) * serving_wave_efficiency(gpu, m, n)));
+  const Seconds memory = weight_stream_time(gpu, math, weight_bytes, Bytes(m * k * act_bytes(math) + m * n * 2.0));
+  return std::max(gpu.eff.kernel_overhead + compute, memory);
 }
 
 namespace {
@@ -147,10 +172,10 @@ Seconds expert_time(const Ctx& c, const LinearSpec& s, double pairs) {
   const GemmTile tile = gemm_tile(c.g);
   const double rows = local * std::max(1.0, std::ceil(m / tile.m)) * tile.m;
   const Seconds compute = flops / (c.g.sustained_peak(math) * (gemm_efficiency(c.g, math, flops_one, k) *
-                                                               wave_efficiency(c.g, rows, n)));
-  const Bytes bytes = s.bytes * (touched / e / etp) + Bytes(local * m * (k * act_bytes(math) + n * 2.0));
-  const Seconds memory = bytes / (c.g.hbm_bw * memory_efficiency(c.g, bytes.v));
-  return c.g.eff.kernel_overhead + std::max(compute, memory);
+                                                               serving_wave_efficiency(c.g, rows, n)));
+  const Seconds memory = weight_stream_time(c.g, math, s.bytes * (touched / e / etp),
+                                            Bytes(local * m * (k * act_bytes(math) + n * 2.0)));
+  return std::max(c.g.eff.kernel_overhead + compute, memory);
 }
 
 // Attention of one layer on one rank: prefill as a fused causal kernel at the attention table's efficiency;

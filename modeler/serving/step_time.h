@@ -61,6 +61,9 @@ struct StepTime {
 /// One step through all pp stages of the worker (the latency of one token of every sequence of the load).
 StepTime step_time(const ServingModel& sm, const System& sys, const WorkerPlan& w, const StepLoad& load);
 
+/// Time to stream `weight_bytes` of weights (and `other_bytes` of activations) through one GEMM kernel: the
+/// measured decode-GEMM rate where decode_gemm_table.h has the GPU, else HBM bandwidth x the memory table.
+Seconds weight_stream_time(const Gpu& gpu, Dtype math, Bytes weight_bytes, Bytes other_bytes);
 /// Time of one m x n x k GEMM whose weight matrix is stored in `weight_bytes` (any format): the GEMM formula of
 /// gemm_model.h with the weight bytes replaced by the format's. Exposed for tests.
 Seconds weight_gemm_time(const Gpu& gpu, Dtype math, double m, double n, double k, Bytes weight_bytes);
