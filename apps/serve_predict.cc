@@ -201,7 +201,7 @@ class ServePredictCommand final : public Command {
     std::printf("batch and KV cache\n");
     std::printf("  steady-state batch         %10.1f sequences per attention-DP rank (capped by %s)\n", p.batch,
                 p.batch_cap.c_str());
-    std::printf("  KV-cache capacity          %10.0f tokens per GPU = %.1f sequences of %d tokens\n", p.kv_tokens,
+    std::printf("  KV-cache capacity          %10.0f tokens per attention-DP rank (each GPU holds its share of every token) = %.1f sequences of %d tokens\n", p.kv_tokens,
                 p.kv_max_batch, in.workload.context_depth + in.workload.input_len + in.workload.output_len);
     auto mem = [](const char* what, const MemoryReport& r) {
       std::printf("memory per GPU (%s): %s\n", what, r.rule.c_str());

@@ -36,7 +36,7 @@ struct ServePrediction {
   bool tpot_includes_first = false;   // always false: TPOT excludes the first token, as genai-perf reports it
   double batch = 0;                   // steady-state decoding sequences per attention-DP rank
   std::string batch_cap;              // what limits it: "concurrency", "max_batch" or "kv_cache"
-  double kv_tokens = 0;               // KV-cache capacity per GPU in tokens
+  double kv_tokens = 0;               // KV-cache capacity in tokens of one attention-DP rank (its GPUs hold shares)
   double kv_max_batch = 0;            // sequences of input + output tokens that fit
   double request_tokens_per_s = 0;    // one request's output tokens per second while decoding (1 / TPOT)
   double output_tokens_per_s = 0;     // aggregate, all workers
