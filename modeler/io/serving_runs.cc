@@ -1,5 +1,7 @@
 #include "modeler/io/serving_runs.h"
 
+#include <algorithm>
+
 #include "modeler/io/model_io.h"
 #include "modeler/io/yaml_reader.h"
 #include "modeler/serving/formats.h"
@@ -90,6 +92,17 @@ ServingRun read_run(const YAML::Node& node, const std::string& file) {
   run.line = node.Mark().line + 1;
   MapReader r0(node, file, "");
   run.id = r0.string("id");
+  // Unknown top-level keys first: a misspelled required key reads as a suggestion, not as "missing".
+  const std::vector<std::string> known = {"id", "source", "url", "trust", "notes", "engine", "engine_version",
+                                          "model", "weights_precision", "moe_weights_precision", "weights_gib",
+                                          "kv_precision", "system", "plan", "workload", "measured"};
+  for (const auto& kv : node) {
+    const std::string key = kv.first.as<std::string>();
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    const std::string near = closest_match(key, known);
+    throw ConfigError(where(kv.first, file) + "unknown key '" + run.id + "." + key + "'" +
+                      (near.empty() ? "" : ", did you mean '" + near + "'?"));
+  }
   MapReader r(node, file, run.id);
   r.string("id");
   run.source = r.string("source");

@@ -18,6 +18,6 @@ expect 0 "llamacpp_xd_l3_rtx4090_8b_q4km" -- "$BIN" serve validate --runs "$tmp/
   python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["summary"]["overall"]["decode"]["runs"] >= 1' \
   && echo "ok: serve validate --json" || { echo "FAIL: serve validate --json"; fails=$((fails + 1)); }
 sed '0,/  trust: medium/s//  trusst: medium/' "$tmp/few.yaml" >"$tmp/typo.yaml"
-expect 2 "missing required key 'llamacpp_xd_l3_rtx4090_8b_q4km.trust'" -- "$BIN" serve validate --runs "$tmp/typo.yaml"
+expect 2 "unknown key 'llamacpp_xd_l3_rtx4090_8b_q4km.trusst', did you mean 'trust'?" -- "$BIN" serve validate --runs "$tmp/typo.yaml"
 expect 2 "cannot open" -- "$BIN" serve validate --runs "$tmp/none.yaml"
 finish
