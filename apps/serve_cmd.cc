@@ -15,6 +15,7 @@ class ServeCommand final : public Command {
     sub->require_subcommand(1);
     children_.push_back(make_serve_predict_command());
     children_.push_back(make_serve_validate_command());
+    children_.push_back(make_serve_search_command());
     for (auto& c : children_) subs_.push_back(c->setup(*sub));
     return sub;
   }

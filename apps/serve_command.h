@@ -1,4 +1,4 @@
-// `shardplan serve <predict|validate>`: the serving subcommands, one file each, grouped under one parent command
+// `shardplan serve <predict|validate|search>`: the serving subcommands, one file each, grouped under one parent command
 // (serve_cmd.cc) so main.cc's table gains one line.
 #pragma once
 
@@ -11,6 +11,7 @@ namespace shardplan::cli {
 
 std::unique_ptr<Command> make_serve_predict_command();
 std::unique_ptr<Command> make_serve_validate_command();
+std::unique_ptr<Command> make_serve_search_command();
 
 }  // namespace shardplan::cli
 

@@ -1,4 +1,5 @@
-// Serving speed targets (issue 15): one serving evaluation <= 10 us; a placement of ~400 tensors <= 50 ms.
+// Serving speed targets (issue 15): one serving evaluation <= 10 us; serve search for Llama-3.1-70B on 32 H200
+// <= 1 s; a placement of ~400 tensors <= 50 ms.
 #include <benchmark/benchmark.h>
 
 #include "modeler/io/model_io.h"
@@ -6,6 +7,7 @@
 #include "modeler/io/system_io.h"
 #include "modeler/serving/offload.h"
 #include "modeler/serving/serve_predict.h"
+#include "modeler/serving/serve_search.h"
 
 using namespace shardplan;
 
@@ -50,5 +52,28 @@ void BM_TensorPlacement(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(serving::tensor_placement(items, s));
 }
 BENCHMARK(BM_TensorPlacement)->Unit(benchmark::kMillisecond);
+
+// serve search for Llama-3-70B (Llama-3.1-70B's architecture) fp8 on 32 H200 under TTFT/TPOT targets.
+void BM_ServeSearch(benchmark::State& state) {
+  const ModelDesc m = io::load_model("llama-3-70b", true);
+  serving::Precision p;
+  p.weights = serving::WeightFormat::fp8;
+  p.kv_bytes = 1;
+  const serving::ServingModel sm = serving::make_serving_model(m, p);
+  io::StandardSystemOptions so;
+  so.gpus = 32;
+  const System sys = io::standard_system(io::load_gpu_profile("h200-sxm-141gb"), so);
+  serving::ServeInputs in;
+  in.model = &sm;
+  in.system = &sys;
+  in.engine = serving::Engine::trtllm;
+  in.workload.input_len = 2048;
+  in.workload.output_len = 512;
+  serving::ServeSearchSpace space;
+  space.gpus = 32;
+  const serving::SearchTargets t{1000, 30};
+  for (auto _ : state) benchmark::DoNotOptimize(serving::serve_search(in, space, t));
+}
+BENCHMARK(BM_ServeSearch)->Unit(benchmark::kMillisecond);
 
 }  // namespace

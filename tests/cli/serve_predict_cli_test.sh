@@ -21,6 +21,16 @@ expect 0 "-ngl" -- "$BIN" serve predict --model gpt-oss-120b --gpu rtx-4090 --en
   python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["decode"]["gain"] >= 1 and j["prefill"]["gain"] >= 1' \
   && echo "ok: offload --json gains >= 1" || { echo "FAIL: offload --json"; fails=$((fails + 1)); }
 
+# serve search: ranked plans, rejections, engine arguments.
+expect 0 "trtllm-serve llama-3-70b --tp_size" -- "$BIN" serve search --model llama-3-70b --gpu h200-sxm-141gb --gpus 32 \
+  --engine trtllm --weights fp8 --kv fp8 --input-len 2048 --output-len 512 --tpot-ms 30 --ttft-ms 1000
+expect 0 "rejected: " -- "$BIN" serve search --model llama-3-8b --gpu h100-sxm5-80gb --gpus 8 --tpot-ms 10
+expect 2 "no plan meets the targets" -- "$BIN" serve search --model llama-3-8b --gpu h100-sxm5-80gb --gpus 8 --tpot-ms 0.1
+"$BIN" serve search --model llama-3-8b --gpu h100-sxm5-80gb --gpus 8 --json |
+  python3 -c 'import json,sys; j=json.load(sys.stdin); r=j["results"]; assert r and all(r[i]["output_tokens_per_s_per_gpu"] >= r[i+1]["output_tokens_per_s_per_gpu"] for i in range(len(r)-1))' \
+  && echo "ok: serve search --json ranked" || { echo "FAIL: serve search --json"; fails=$((fails + 1)); }
+expect 2 "expected vllm, sglang or trtllm" -- "$BIN" serve search --model llama-3-8b --gpu h100-sxm5-80gb --gpus 8 --engine llama.cpp
+
 # Bad input: exit 2 with the constraint named.
 expect 2 "tp (3) does not divide heads (32)" -- "$BIN" serve predict --model llama-3-8b --gpu h100-sxm5-80gb --tp 3
 expect 2 "unknown format 'q4_k_x'" -- "$BIN" serve predict --model llama-3-8b --gpu h100-sxm5-80gb --weights q4_k_x
