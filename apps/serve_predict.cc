@@ -176,8 +176,8 @@ class ServePredictCommand final : public Command {
 
  private:
   void print(const ModelDesc& m, const System& sys, const ServeInputs& in, const ServePrediction& p) const {
-    std::printf("serve predict: %s on %d x %s, %s, weights %s, kv %s\n", m.name.empty() ? model_.c_str() : m.name.c_str(),
-                p.gpus, sys.gpu.name.c_str(), engine_name(in.engine).c_str(), weights_.c_str(), kv_.c_str());
+    std::printf("serve predict: %s on %d x %s, %s, weights %s, kv %s\n",
+                m.name.empty() ? model_.c_str() : m.name.c_str(), p.gpus, sys.gpu.name.c_str(), engine_name(in.engine).c_str(), weights_.c_str(), kv_.c_str());
     auto worker = [](const WorkerPlan& w) {
       return "workers " + num(w.workers) + " x (tp " + num(w.tp) + ", pp " + num(w.pp) + ", attention_dp " +
              num(w.attention_dp) + ", moe_tp " + num(w.moe_tp) + ", moe_ep " + num(w.moe_ep) + ")";
@@ -201,7 +201,8 @@ class ServePredictCommand final : public Command {
     std::printf("batch and KV cache\n");
     std::printf("  steady-state batch         %10.1f sequences per attention-DP rank (capped by %s)\n", p.batch,
                 p.batch_cap.c_str());
-    std::printf("  KV-cache capacity          %10.0f tokens per attention-DP rank (each GPU holds its share of every token) = %.1f sequences of %d tokens\n", p.kv_tokens,
+    std::printf("  KV-cache capacity          %10.0f tokens per attention-DP rank (each GPU holds its share of every "
+                "token) = %.1f sequences of %d tokens\n", p.kv_tokens,
                 p.kv_max_batch, in.workload.context_depth + in.workload.input_len + in.workload.output_len);
     auto mem = [](const char* what, const MemoryReport& r) {
       std::printf("memory per GPU (%s): %s\n", what, r.rule.c_str());

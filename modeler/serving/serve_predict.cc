@@ -11,7 +11,8 @@ Problems check_plan(const ModelDesc& m, const WorkerPlan& w) {
   if (w.tp < 1 || w.pp < 1 || w.attention_dp < 1 || w.moe_tp < 1 || w.moe_ep < 1 || w.workers < 1)
     bad("positive_sizes", "tp, pp, attention_dp, moe_tp, moe_ep and workers must be at least 1");
   if (!p.empty()) return p;
-  if (m.heads % w.tp != 0) bad("tp_divides_heads", "tp (" + num(w.tp) + ") does not divide heads (" + num(m.heads) + ")");
+  if (m.heads % w.tp != 0)
+    bad("tp_divides_heads", "tp (" + num(w.tp) + ") does not divide heads (" + num(m.heads) + ")");
   if (w.pp > m.layers) bad("pp_layers", "pp (" + num(w.pp) + ") exceeds layers (" + num(m.layers) + ")");
   if (m.moe) {
     if (w.moe_tp * w.moe_ep != w.tp * w.attention_dp)
