@@ -177,7 +177,8 @@ class ServePredictCommand final : public Command {
  private:
   void print(const ModelDesc& m, const System& sys, const ServeInputs& in, const ServePrediction& p) const {
     std::printf("serve predict: %s on %d x %s, %s, weights %s, kv %s\n",
-                m.name.empty() ? model_.c_str() : m.name.c_str(), p.gpus, sys.gpu.name.c_str(), engine_name(in.engine).c_str(), weights_.c_str(), kv_.c_str());
+                m.name.empty() ? model_.c_str() : m.name.c_str(), p.gpus, sys.gpu.name.c_str(),
+                engine_name(in.engine).c_str(), weights_.c_str(), kv_.c_str());
     auto worker = [](const WorkerPlan& w) {
       return "workers " + num(w.workers) + " x (tp " + num(w.tp) + ", pp " + num(w.pp) + ", attention_dp " +
              num(w.attention_dp) + ", moe_tp " + num(w.moe_tp) + ", moe_ep " + num(w.moe_ep) + ")";
