@@ -106,7 +106,10 @@ ServeRowResult predict_row(const ServingRun& r, std::map<std::string, GpuProfile
     out.assumed.push_back("static batch " + std::to_string(*r.batch_size));
   }
   // A llama-bench row is one prompt (pp) and one batch decoding (tg): a static batch.
-  if (in.engine == Engine::llamacpp) in.static_batch = r.batch_size.value_or(1);
+  if (in.engine == Engine::llamacpp) {
+    in.static_batch = r.batch_size.value_or(1);
+    in.separate_phases = true;
+  }
   try {
     out.prediction = serving::serve_predict(in);
   } catch (const Infeasible& e) {

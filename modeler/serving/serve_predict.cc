@@ -70,7 +70,7 @@ void aggregated(const ServeInputs& in, ServePrediction* out) {
   out->kv_tokens = kv_capacity_tokens(in, w, out->memory, seq);
   out->kv_max_batch = out->kv_tokens / seq;
   const double budget = in.plan.max_num_tokens > 0 ? in.plan.max_num_tokens : default_max_num_tokens(in.engine);
-  const double decode_ctx = prefix + wl.input_len + out_len / 2.0;
+  const double decode_ctx = (in.separate_phases ? wl.context_depth : prefix + wl.input_len) + out_len / 2.0;
   if (in.static_batch > 0) {
     // Static batch: all prompts first (in chunks of the step budget), then all sequences decode together.
     const double b = in.static_batch;

@@ -28,6 +28,8 @@ struct ServeInputs {
   /// Static batch (trtllm-bench static, llama-bench): batch_size sequences prefilled together, then decoded
   /// together; no arrivals. concurrency is ignored when set.
   int static_batch = 0;
+  /// llama-bench: pp and tg are separate tests, so decode starts from context_depth, not after the prompt.
+  bool separate_phases = false;
 };
 
 struct ServePrediction {

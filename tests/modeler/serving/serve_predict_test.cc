@@ -100,3 +100,17 @@ TEST_CASE("weights that leave no KV cache are infeasible") {
   const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
   CHECK_THROWS_AS(serve_predict(inputs(sm, sys)), Infeasible);
 }
+
+TEST_CASE("llama-bench's tg runs from the context depth, not after the prompt") {
+  const System sys = test::round_system();
+  const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
+  ServeInputs in = inputs(sm, sys);
+  in.engine = Engine::llamacpp;
+  in.static_batch = 1;
+  in.workload.input_len = 8192;
+  const ServePrediction after = serve_predict(in);
+  in.separate_phases = true;
+  const ServePrediction separate = serve_predict(in);
+  CHECK(separate.decode_step.attention < after.decode_step.attention);
+  CHECK(separate.decode_tokens_per_s > after.decode_tokens_per_s);
+}
