@@ -28,7 +28,6 @@ Framework megatron() {
   f.offers_block_recompute = true;  // --recompute-method block --recompute-num-layers N
   // --recompute-granularity selective --recompute-modules (Megatron-Core TransformerConfig.recompute_modules)
   f.offers_recompute_modules = true;
-  f.fp8_cast_passes = 1.0;  // TE: one fused cast+transpose of each GEMM input per fp8 linear
   // TE Linear/LayerNormLinear save the quantized input (column-wise fp8 data only) for the wgrad GEMM
   // (transformer_engine/pytorch/module/linear.py forward: "saved_inputmat = inputmat" after
   // update_usage(rowwise_usage=False, columnwise_usage=True)).
@@ -147,7 +146,6 @@ Framework torchtitan() {
   // experimental.pipeline_parallel_microbatches (default None) or the pipeline degree. Later releases replaced it
   // by parallelism.pipeline_parallel_microbatch_size (default 1); a plan with a micro-batch is unaffected.
   f.pp_microbatches_default_to_pp = true;
-  f.fp8_cast_passes = 2.0;  // torchao Float8Linear dynamic scaling: amax pass + cast pass per input
   // torchao casts input and weight to float8 inside each forward, before torch._scaled_mm (torchtitan
   // docs/float8.md), so no whole-model fp8 weight copy persists; under activation checkpointing the cast weight
   // is recomputed with the layer.
@@ -335,7 +333,6 @@ std::vector<FrameworkTrait> framework_traits(const Framework& f) {
       {"loss_parallel_cross_entropy_bytes_per_logit", text(f.loss_parallel_cross_entropy_bytes_per_logit)},
       {"loss_parallel_logits_bytes_per_logit", text(f.loss_parallel_logits_bytes_per_logit)},
       {"fused_moe_permutation", text(f.fused_moe_permutation)},
-      {"fp8_cast_passes", text(f.fp8_cast_passes)},
       {"fp8_caches_weights", text(f.fp8_caches_weights)},
       {"fp8_saves_linear_inputs", text(f.fp8_saves_linear_inputs)},
       {"cp_merge_bytes (forward first, later; backward first, later)",

@@ -108,8 +108,6 @@ struct Framework {
   /// source token reads it once and writes its top-k copies, the un-permutation reads the k rows and writes their
   /// weighted sum. Otherwise PyTorch index_select / scatter_add read and write every token-expert pair's row.
   bool fused_moe_permutation = false;
-  /// fp8 GEMMs: extra memory passes per linear layer to cast inputs (quantize + amax), per the recipe.
-  double fp8_cast_passes = 1.0;
   /// fp8 GEMMs: every linear keeps an fp8 copy of its weight for the whole step (Transformer Engine's per-module
   /// fp8 weight workspaces, reused across micro-batches), 1 byte per parameter; otherwise the weight is cast
   /// inside each forward call and lives only as that layer's saved tensor.

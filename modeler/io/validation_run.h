@@ -17,18 +17,24 @@ struct RunResult {
   Resolution resolution;
   double predicted_tokens_per_s_per_gpu = 0;
   double error_pct = 0;  // (predicted - measured) / measured x 100
+  /// The bracket over the settings the source leaves open, as errors (best: the fastest completion).
+  double best_error_pct = 0, worst_error_pct = 0;
   std::optional<double> predicted_memory_gib, memory_error_pct;
 };
 
 struct GroupStats {
   int runs = 0;
   double mape = 0;
+  double bias = 0;  // mean signed error in percent (+: predicted faster than measured)
 };
 
 struct ValidationReport {
   std::vector<RunResult> results;
   std::map<std::string, GroupStats> by_source, by_framework;
   std::map<std::string, GroupStats> by_moe_model;  // mixture-of-experts runs, by model name
+  std::map<std::string, GroupStats> by_gpu, by_precision;
+  /// By GPU generation x framework profile family ("H100 megatron-lm"): the groups predict and search quote.
+  std::map<std::string, GroupStats> by_generation_framework;
   GroupStats throughput, memory;
 };
 
@@ -50,6 +56,13 @@ OpenPlan run_plan(const PublishedRun& run);
 
 /// The run's standard system with a calibrated profile's tables applied (see run_validation).
 System apply_calibration(System base, const System& calibrated);
+
+/// The generation a GPU profile belongs to, as validation groups it: "A100", "H100" (H100, H800, H200: Hopper
+/// parts with one tensor-core design), "Blackwell" (B200, GB200, B300, GB300), "V100"; else the name upper-cased.
+std::string gpu_generation(const std::string& gpu);
+/// The framework family validation groups by: the profile's published name (megatron-lm-legacy is megatron-lm,
+/// nemo-2024 is nemo).
+std::string framework_family(const std::string& profile);
 
 /// A short source label: the text before the first " (" or ",".
 std::string source_label(const std::string& source);

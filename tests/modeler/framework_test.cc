@@ -19,7 +19,6 @@ void check_same_traits(const Framework& a, const Framework& b) {
   CHECK(a.state.weights == b.state.weights);
   CHECK(a.state.gradients == b.state.gradients);
   CHECK(a.state.optimizer == b.state.optimizer);
-  CHECK(a.fp8_cast_passes == b.fp8_cast_passes);
   CHECK(a.fp8_saves_linear_inputs == b.fp8_saves_linear_inputs);
   CHECK(a.fp8_caches_weights == b.fp8_caches_weights);
   CHECK(a.fsdp_unsharded_param_bytes == b.fsdp_unsharded_param_bytes);
@@ -44,7 +43,6 @@ TEST_CASE("the built-in profiles cover the published-runs framework names, each 
     CHECK_FALSE(f->sources.empty());  // every trait names its source
     CHECK_FALSE(f->description.empty());
     CHECK(f->unfused_passes_per_norm >= 1.0);
-    CHECK(f->fp8_cast_passes >= 1.0);
   }
   CHECK(find_framework("megatron") == nullptr);
   CHECK(find_framework("") == nullptr);
