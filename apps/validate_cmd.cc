@@ -9,6 +9,8 @@
 #include "modeler/io/report_json.h"
 #include "modeler/io/system_io.h"
 #include "modeler/io/validation_run.h"
+#include "modeler/io/validation_record_io.h"
+#include "modeler/io/atomic_write.h"
 
 namespace shardplan::cli {
 
@@ -32,6 +34,10 @@ class ValidateCommand final : public Command {
                   "null plan fields the run's framework sets by default (torchtitan's pipeline micro-batch: local "
                   "batch / pp) take that default, not the fastest setting that fits");
     sub->add_flag("--json", json_, "print a JSON report");
+    sub->add_option("--write-record", record_,
+                    "also write the validation record (MAPE and bias by GPU generation x framework) that predict and "
+                    "search quote; the shipped one is hwprofiles/validation_record.yaml");
+    sub->add_flag("--force", force_, "overwrite the --write-record file if it exists");
     return sub;
   }
 
@@ -41,6 +47,11 @@ class ValidateCommand final : public Command {
     if (!system_.empty()) calibrated = io::load_system(system_, 0);
     const io::ValidationReport rep =
         io::run_validation(runs, calibrated ? &*calibrated : nullptr, framework_defaults_);
+    if (!record_.empty()) {
+      if (!system_.empty() || framework_defaults_)
+        throw ConfigError("--write-record records the plain validation: drop --system and --framework-defaults");
+      io::write_file_atomic(record_, io::record_yaml(io::record_from_report(rep, runs_)), force_);
+    }
     if (json_) {
       print_json(rep);
     } else {
@@ -152,7 +163,8 @@ class ValidateCommand final : public Command {
 
   std::string runs_;
   std::string system_;
-  bool json_ = false, framework_defaults_ = false;
+  std::string record_;
+  bool json_ = false, framework_defaults_ = false, force_ = false;
 };
 
 }  // namespace

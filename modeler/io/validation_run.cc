@@ -33,26 +33,8 @@ Bracket merge_brackets(const Resolution& a, const Resolution& b) {
   return m;
 }
 
-std::string upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
+
 }  // namespace
-
-std::string gpu_generation(const std::string& gpu) {
-  auto starts = [&gpu](const char* p) { return gpu.rfind(p, 0) == 0; };
-  if (starts("a100")) return "A100";
-  if (starts("h100") || starts("h800") || starts("h200") || starts("gh200")) return "H100";
-  if (starts("b200") || starts("gb200") || starts("b300") || starts("gb300")) return "Blackwell";
-  if (starts("v100")) return "V100";
-  return upper(gpu);
-}
-
-std::string framework_family(const std::string& profile) {
-  if (profile == "megatron-lm-legacy") return "megatron-lm";
-  if (profile == "nemo-2024") return "nemo";
-  return profile;
-}
 
 System apply_calibration(System base, const System& calibrated) {
   base.gpu.eff = calibrated.gpu.eff;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "modeler/io/published_runs.h"
+#include "modeler/validation_record.h"
 
 namespace shardplan::io {
 
@@ -56,13 +57,6 @@ OpenPlan run_plan(const PublishedRun& run);
 
 /// The run's standard system with a calibrated profile's tables applied (see run_validation).
 System apply_calibration(System base, const System& calibrated);
-
-/// The generation a GPU profile belongs to, as validation groups it: "A100", "H100" (H100, H800, H200: Hopper
-/// parts with one tensor-core design), "Blackwell" (B200, GB200, B300, GB300), "V100"; else the name upper-cased.
-std::string gpu_generation(const std::string& gpu);
-/// The framework family validation groups by: the profile's published name (megatron-lm-legacy is megatron-lm,
-/// nemo-2024 is nemo).
-std::string framework_family(const std::string& profile);
 
 /// A short source label: the text before the first " (" or ",".
 std::string source_label(const std::string& source);

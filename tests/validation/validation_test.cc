@@ -8,9 +8,11 @@
 //    without saying why in the commit.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
+#include "modeler/io/validation_record_io.h"
 #include "modeler/io/validation_run.h"
 
 using namespace shardplan;
@@ -127,4 +129,24 @@ TEST_CASE("with framework defaults: torchtitan's pipelined rows run its pp micro
   for (const io::RunResult& r : rep.results)
     for (const std::string& c : r.resolution.chosen) defaulted += c.find("(pp micro-batches)") != std::string::npos;
   CHECK(defaulted == 6);
+}
+
+TEST_CASE("the shipped validation record is what validate produces now") {
+  // predict and search quote hwprofiles/validation_record.yaml; when the model or its tables change, regenerate it
+  // with the command in the file (io::kRecordCommand).
+  const std::optional<ValidationRecord> shipped = io::load_shipped_record();
+  REQUIRE(shipped.has_value());
+  const ValidationRecord fresh = io::record_from_report(report(), "tests/validation/published_runs.yaml");
+  INFO("regenerate with: ", io::kRecordCommand);
+  REQUIRE(shipped->groups.size() == fresh.groups.size());
+  for (size_t i = 0; i < fresh.groups.size(); ++i) {
+    const RecordGroup &a = shipped->groups[i], &b = fresh.groups[i];
+    CAPTURE(b.generation);
+    CAPTURE(b.framework);
+    CHECK(a.generation == b.generation);
+    CHECK(a.framework == b.framework);
+    CHECK(a.runs == b.runs);
+    CHECK(std::fabs(a.mape_pct - b.mape_pct) < 0.051);
+    CHECK(std::fabs(a.bias_pct - b.bias_pct) < 0.051);
+  }
 }
