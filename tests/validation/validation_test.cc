@@ -11,6 +11,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <string>
 
 #include "modeler/io/validation_record_io.h"
 #include "modeler/io/validation_run.h"
@@ -91,7 +93,13 @@ TEST_CASE("throughput MAPE per group") {
   // with a correction the sources asked for: Megatron-Bridge's MoE providers set moe_permute_fusion, whose TE
   // kernels read each token once and write its top-k copies (and the reverse), not every pair's row twice as the
   // unfused index_select/scatter_add do: 28.8%.
-  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 13.0, kGuardDense = 16.0, kGuardMoe = 29.0;
+  // Issue 10 (recipe-aware validation) moved the dense guards up, for a reason the issue itself names: runs now
+  // run the features their sources state or their recipes turn on (the Megatron-LM README's --tp-comm-overlap;
+  // NeMo's and Megatron-Bridge's TP overlap for tp > 1, Megatron-Core fp8 recipes with their cast/amax kernels),
+  // which removes 15-25% of exposed TP communication that had cancelled the optimistic Hopper/Blackwell GEMM
+  // tables: Megatron-based 12.7 -> 16.0%, all dense 15.9 -> 18.2%; MoE improved 28.8 -> 26.9% (fp8 kernels).
+  // The tables (issue 10 item 1) are what should bring these down; nothing here is tuned to the rows.
+  constexpr double kGuardKorthikanti = 4.0, kGuardMegatron = 16.5, kGuardDense = 18.7, kGuardMoe = 27.5;
   const io::GroupStats e = group(moe);
   report_target("Korthikanti", k, 5.0, kGuardKorthikanti);
   report_target("Megatron-based", m, 12.0, kGuardMegatron);
@@ -109,7 +117,8 @@ TEST_CASE("memory MAPE on runs with a measured peak") {
   const io::GroupStats& mem = report().memory;
   // 11.3% until FSDP's sharded fp32 master + gathered bf16 copy, pipelining's deferred fp32 gradients, torchao's
   // uncached fp8 weights, the interleaved warm-up cap and DTensor's loss_parallel peak were modelled: 7.8%; then
-  // op-level selective checkpointing's re-materialised layer: 7.2%.
+  // op-level selective checkpointing's re-materialised layer: 7.2%; torchao's fp8 FSDP all-gather keeps the
+  // gathered copy in fp8 (1 byte, not bf16): 7.1%.
   constexpr double kGuardMemory = 7.5;
   report_target("memory", mem, 12.0, kGuardMemory);
   CHECK(mem.runs >= 12);
@@ -118,9 +127,12 @@ TEST_CASE("memory MAPE on runs with a measured peak") {
 
 TEST_CASE("with framework defaults: torchtitan's pipelined rows run its pp micro-batches") {
   // torchtitan 9dec370 splits each rank's batch into pp micro-batches when none is set; the 405B PP rows leave
-  // it open. Their memory and throughput with that default (5.5% and 24.4% when this guard was set).
+  // it open. Their memory and throughput with that default (5.5% and 24.4% when this guard was set; then 5.1% and
+  // 33.9% once the rows ran what the benchmark states: torch.compile (fused elementwise kernels), AsyncTP, and
+  // torchao's tensorwise fp8 with its amax/cast kernels and fp8 FSDP gathers. The async-TP row is predicted 36%
+  // fast where measured AsyncTP gains 5.7% over plain 2D: the overlap model hides more than torchtitan's does).
   const io::ValidationReport& rep = report_with_framework_defaults();
-  constexpr double kGuardMemory = 6.0, kGuardTorchtitan = 25.0;
+  constexpr double kGuardMemory = 5.5, kGuardTorchtitan = 34.5;
   report_target("memory, fw dflt", rep.memory, 12.0, kGuardMemory);
   CHECK(rep.memory.mape <= kGuardMemory);
   CHECK(rep.by_framework.at("torchtitan").mape <= kGuardTorchtitan);
@@ -129,6 +141,33 @@ TEST_CASE("with framework defaults: torchtitan's pipelined rows run its pp micro
   for (const io::RunResult& r : rep.results)
     for (const std::string& c : r.resolution.chosen) defaulted += c.find("(pp micro-batches)") != std::string::npos;
   CHECK(defaulted == 6);
+}
+
+TEST_CASE("issue 10 targets, per GPU family and precision (printed; guards on what is measured now)") {
+  // Targets: all dense <= 10%, Megatron-based <= 8%, Korthikanti <= 4%, fp8 rows <= 10%, |bias| <= 5% per GPU
+  // family (A100, H100, Blackwell), memory <= 6%. Guards: the figures when this test was set, plus 0.5.
+  std::map<std::string, io::GroupStats> family;
+  io::GroupStats fp8;
+  for (const io::RunResult& r : report().results) {
+    if (r.skipped) continue;
+    const std::string gen = gpu_generation(r.run->gpu);
+    io::GroupStats* gs[] = {&family[gen], r.run->precision_name == "bf16" || r.run->precision_name == "fp16" ? nullptr : &fp8};
+    for (io::GroupStats* g : gs) {
+      if (!g) continue;
+      g->mape = (g->mape * g->runs + std::abs(r.error_pct)) / (g->runs + 1);
+      g->bias = (g->bias * g->runs + r.error_pct) / (g->runs + 1);
+      ++g->runs;
+    }
+  }
+  const std::map<std::string, double> guard_mape = {{"A100", 6.7}, {"H100", 27.5}, {"Blackwell", 27.7}};
+  for (const auto& [gen, g] : family) {
+    std::printf("validation: %-10s %5.1f%% bias %+5.1f%% over %3d runs (target |bias| 5.0%%: %s)\n", gen.c_str(),
+                g.mape, g.bias, g.runs, std::abs(g.bias) <= 5.0 ? "met" : "NOT met");
+    CAPTURE(gen);
+    if (guard_mape.count(gen)) CHECK(g.mape <= guard_mape.at(gen));
+  }
+  report_target("fp8 rows", fp8, 10.0, 28.8);
+  CHECK(fp8.mape <= 28.8);
 }
 
 TEST_CASE("the shipped validation record is what validate produces now") {
