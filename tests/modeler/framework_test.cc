@@ -127,4 +127,38 @@ TEST_CASE("framework_traits lists every trait once, with its value as text") {
   CHECK(value(megatron, "offers_recompute_modules") == "yes");
 }
 
+TEST_CASE("select_framework: profiles keyed by the stated release, else the date, else the current one") {
+  CHECK(select_framework("megatron-lm", "v3.0", "")->name == "megatron-lm-legacy");
+  CHECK(select_framework("megatron-lm", "v2.5", "2024-01")->name == "megatron-lm-legacy");  // the release wins
+  CHECK(select_framework("megatron-lm", "core_r0.8.0", "2021")->name == "megatron-lm");
+  CHECK(select_framework("megatron-lm", "", "2022-05")->name == "megatron-lm-legacy");
+  CHECK(select_framework("megatron-lm", "", "2023-01")->name == "megatron-lm");
+  CHECK(select_framework("megatron-lm", "", "")->name == "megatron-lm");
+  CHECK(select_framework("nemo", "24.07", "")->name == "nemo-2024");
+  CHECK(select_framework("nemo", "25.09", "")->name == "nemo");
+  CHECK(select_framework("nemo", "", "2024-07")->name == "nemo-2024");
+  CHECK(select_framework("torchtitan", "9dec370", "2024-12")->name == "torchtitan");
+  CHECK(select_framework("no-such", "", "") == nullptr);
+}
+
+TEST_CASE("recipe traits: what the published recipes turn on") {
+  const Framework& bridge = *find_framework("nemo");
+  CHECK(bridge.recipe_tp_comm_overlap);
+  CHECK(bridge.fp8_recipe == Fp8Recipe::tensorwise);
+  CHECK(bridge.fp8_param_gather);
+  const Framework& nemo24 = *find_framework("nemo-2024");
+  CHECK(nemo24.fp8_recipe == Fp8Recipe::delayed);
+  CHECK_FALSE(nemo24.fp8_param_gather);
+  CHECK_FALSE(find_framework("megatron-lm")->recipe_tp_comm_overlap);  // Megatron-LM's own default: off
+  const Framework& titan = *find_framework("torchtitan");
+  CHECK(titan.offers_compile);
+  CHECK_FALSE(titan.compiled_by_default);
+  const Framework c = compiled(titan);
+  CHECK(c.fused_elementwise);
+  CHECK(c.unfused_passes_per_norm == 1.0);
+  CHECK(compiled(*find_framework("megatron-lm")).fused_elementwise == find_framework("megatron-lm")->fused_elementwise);
+  const Framework& foundry = *find_framework("llm-foundry");
+  CHECK(compiled(foundry).fused_elementwise == foundry.fused_elementwise);  // no compile offered: unchanged
+}
+
 }
