@@ -93,13 +93,21 @@ TEST_CASE("throughput MAPE per group") {
   // with a correction the sources asked for: Megatron-Bridge's MoE providers set moe_permute_fusion, whose TE
   // kernels read each token once and write its top-k copies (and the reverse), not every pair's row twice as the
   // unfused index_select/scatter_add do: 28.8%.
-  // Issue 10 (recipe-aware validation) moved the dense guards up, for a reason the issue itself names: runs now
-  // run the features their sources state or their recipes turn on (the Megatron-LM README's --tp-comm-overlap;
-  // NeMo's and Megatron-Bridge's TP overlap for tp > 1, Megatron-Core fp8 recipes with their cast/amax kernels),
-  // which removes 15-25% of exposed TP communication that had cancelled the optimistic Hopper/Blackwell GEMM
-  // tables: Megatron-based 12.7 -> 16.0%, all dense 15.9 -> 18.2%; MoE improved 28.8 -> 26.9% (fp8 kernels).
-  // The tables (issue 10 item 1) are what should bring these down; nothing here is tuned to the rows.
-  constexpr double kGuardKorthikanti = 4.0, kGuardMegatron = 16.5, kGuardDense = 18.7, kGuardMoe = 27.5;
+  // Measured GEMM, attention and scale-up collective tables for every GPU (hwprofiles/tables/, one method: AIC's
+  // median burst latency; the 8- and 4-bit GEMMs without the input cast they timed, which layer_cost.cc counts
+  // as its own kernel): Megatron-based 12.7 -> 11.2%, all dense 15.9 -> 13.6%, MoE 28.8 -> 16.8% (the grid's
+  // small-expert-GEMM and Blackwell attention rates). Korthikanti moved 3.6 -> 4.0% (A100): the measured A100
+  // GEMMs run at ~0.80 of peak in AIC's short CUDA-graph bursts at boost clock, where the table they replace held
+  // a >= 3 s sustained torch.matmul at 0.737 (the A100 sustains ~1305 of its 1410 MHz at its power limit,
+  // NVIDIA HPL figure); AIC has no sustained measurement of the A100 to use instead.
+  // Issue 10's recipe-aware validation then ran the features the sources state or their recipes turn on (the
+  // Megatron-LM README's --tp-comm-overlap; NeMo's and Megatron-Bridge's TP overlap for tp > 1 and their fp8
+  // recipes; torchtitan's torch.compile and AsyncTP) and each recipe's quantization kernels (cast, amax,
+  // transposed copies of inputs, gradients and weights): Megatron-based 11.2 -> 13.0%, all dense 13.6 -> 15.1%,
+  // MoE 16.8 -> 17.9%. The guards rise for the reason the issue names: exposed TP communication that the runs
+  // did not have had been cancelling optimistic H100 rates (H100 bias +20%; the Megatron-LM README rows go from
+  // -1..-12% to +6..+24% once their stated overlap is on).
+  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 13.5, kGuardDense = 15.6, kGuardMoe = 18.4;
   const io::GroupStats e = group(moe);
   report_target("Korthikanti", k, 5.0, kGuardKorthikanti);
   report_target("Megatron-based", m, 12.0, kGuardMegatron);
@@ -117,8 +125,11 @@ TEST_CASE("memory MAPE on runs with a measured peak") {
   const io::GroupStats& mem = report().memory;
   // 11.3% until FSDP's sharded fp32 master + gathered bf16 copy, pipelining's deferred fp32 gradients, torchao's
   // uncached fp8 weights, the interleaved warm-up cap and DTensor's loss_parallel peak were modelled: 7.8%; then
-  // op-level selective checkpointing's re-materialised layer: 7.2%; torchao's fp8 FSDP all-gather keeps the
-  // gathered copy in fp8 (1 byte, not bf16): 7.1%.
+  // op-level selective checkpointing's re-materialised layer: 7.2%.
+  // The measured tables then changed which open plans are fastest-that-fit: 6.5%. torchao's fp8 FSDP all-gather
+  // keeps the gathered copy in fp8 (1 byte, not bf16; torchtitan docs/float8.md): 7.1% here, where the 405B
+  // pipeline rows take mbs 1 (fastest that fits), and 6.0 -> 5.1% with --framework-defaults (their pp
+  // micro-batches), below.
   constexpr double kGuardMemory = 7.5;
   report_target("memory", mem, 12.0, kGuardMemory);
   CHECK(mem.runs >= 12);
@@ -132,7 +143,12 @@ TEST_CASE("with framework defaults: torchtitan's pipelined rows run its pp micro
   // torchao's tensorwise fp8 with its amax/cast kernels and fp8 FSDP gathers. The async-TP row is predicted 36%
   // fast where measured AsyncTP gains 5.7% over plain 2D: the overlap model hides more than torchtitan's does).
   const io::ValidationReport& rep = report_with_framework_defaults();
-  constexpr double kGuardMemory = 5.5, kGuardTorchtitan = 34.5;
+  // With the measured tables (hwprofiles/tables/, the H100 80 GB's standing for the 96 GB part): torchtitan 19.4%.
+  // Then 25.4% once the rows run what the benchmark states (issue 10): torch.compile (fused elementwise kernels)
+  // and AsyncTP, plus torchao's tensorwise fp8 amax/cast kernels and fp8 FSDP gathers. The AsyncTP row predicts
+  // ~30% faster than plain 2D where the measured gain is 5.7%: the TP overlap model hides more than torchtitan's
+  // async TP does (tensor_parallel.cc's layer window), left for the overlap model's owner.
+  constexpr double kGuardMemory = 5.5, kGuardTorchtitan = 26.0;
   report_target("memory, fw dflt", rep.memory, 12.0, kGuardMemory);
   CHECK(rep.memory.mape <= kGuardMemory);
   CHECK(rep.by_framework.at("torchtitan").mape <= kGuardTorchtitan);
@@ -159,15 +175,15 @@ TEST_CASE("issue 10 targets, per GPU family and precision (printed; guards on wh
       ++g->runs;
     }
   }
-  const std::map<std::string, double> guard_mape = {{"A100", 6.7}, {"H100", 27.5}, {"Blackwell", 27.7}};
+  const std::map<std::string, double> guard_mape = {{"A100", 7.2}, {"H100", 22.1}, {"Blackwell", 16.0}};
   for (const auto& [gen, g] : family) {
     std::printf("validation: %-10s %5.1f%% bias %+5.1f%% over %3d runs (target |bias| 5.0%%: %s)\n", gen.c_str(),
                 g.mape, g.bias, g.runs, std::abs(g.bias) <= 5.0 ? "met" : "NOT met");
     CAPTURE(gen);
     if (guard_mape.count(gen)) CHECK(g.mape <= guard_mape.at(gen));
   }
-  report_target("fp8 rows", fp8, 10.0, 28.8);
-  CHECK(fp8.mape <= 28.8);
+  report_target("fp8 rows", fp8, 10.0, 20.8);
+  CHECK(fp8.mape <= 20.8);
 }
 
 TEST_CASE("the shipped validation record is what validate produces now") {
