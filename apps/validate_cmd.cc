@@ -115,8 +115,11 @@ class ValidateCommand final : public Command {
     j["context"]["framework_defaults"] = framework_defaults_;
     nlohmann::json rows = nlohmann::json::array();
     for (const io::RunResult& r : rep.results) {
-      nlohmann::json row{{"id", r.run->id}, {"source", r.run->source}, {"framework", r.run->framework},
-                         {"measured_tokens_per_s_per_gpu", r.run->measured_tokens_per_s_per_gpu}, {"skipped", r.skipped}};
+      nlohmann::json row{{"id", r.run->id},
+                         {"source", r.run->source},
+                         {"framework", r.run->framework},
+                         {"measured_tokens_per_s_per_gpu", r.run->measured_tokens_per_s_per_gpu},
+                         {"skipped", r.skipped}};
       if (r.skipped) {
         row["skip_reason"] = r.skip_reason;
       } else {
@@ -149,15 +152,16 @@ class ValidateCommand final : public Command {
       for (const auto& [k, v] : m) g[k] = {{"runs", v.runs}, {"mape_pct", v.mape}, {"bias_pct", v.bias}};
       return g;
     };
-    j["summary"] = {{"throughput", {{"runs", rep.throughput.runs}, {"mape_pct", rep.throughput.mape},
-                                    {"bias_pct", rep.throughput.bias}}},
-                    {"memory", {{"runs", rep.memory.runs}, {"mape_pct", rep.memory.mape}, {"bias_pct", rep.memory.bias}}},
-                    {"by_source", groups(rep.by_source)},
-                    {"by_framework", groups(rep.by_framework)},
-                    {"by_moe_model", groups(rep.by_moe_model)},
-                    {"by_gpu", groups(rep.by_gpu)},
-                    {"by_precision", groups(rep.by_precision)},
-                    {"by_generation_framework", groups(rep.by_generation_framework)}};
+    j["summary"] = {
+        {"throughput",
+         {{"runs", rep.throughput.runs}, {"mape_pct", rep.throughput.mape}, {"bias_pct", rep.throughput.bias}}},
+        {"memory", {{"runs", rep.memory.runs}, {"mape_pct", rep.memory.mape}, {"bias_pct", rep.memory.bias}}},
+        {"by_source", groups(rep.by_source)},
+        {"by_framework", groups(rep.by_framework)},
+        {"by_moe_model", groups(rep.by_moe_model)},
+        {"by_gpu", groups(rep.by_gpu)},
+        {"by_precision", groups(rep.by_precision)},
+        {"by_generation_framework", groups(rep.by_generation_framework)}};
     std::cout << j.dump(2) << "\n";
   }
 

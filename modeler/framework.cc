@@ -72,7 +72,8 @@ Framework nemo() {
   f.fp8_param_gather = true;
   f.recipe_tp_comm_overlap = true;
   f.description = "Megatron-Bridge performance recipes (NeMo 25.x): Megatron-Core, bf16 grads, fp8 current scaling";
-  f.sources.push_back("Megatron-Bridge training/mixed_precision.py, scripts/performance/utils/{precision,overrides}.py");
+  f.sources.push_back(
+      "Megatron-Bridge training/mixed_precision.py, scripts/performance/utils/{precision,overrides}.py");
   return f;
 }
 
@@ -87,7 +88,8 @@ Framework nemo_2024() {
   f.fp8_recipe = Fp8Recipe::delayed;
   f.fp8_param_gather = false;
   f.recipe_tp_comm_overlap = true;
-  f.sources.push_back("NVIDIA/NeMo 8e3d65dcfe megatron_gpt_config.yaml (fp8 delayed scaling), llm/recipes/llama3_70b.py");
+  f.sources.push_back(
+      "NVIDIA/NeMo 8e3d65dcfe megatron_gpt_config.yaml (fp8 delayed scaling), llm/recipes/llama3_70b.py");
   return f;
 }
 

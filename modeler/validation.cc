@@ -100,9 +100,12 @@ Resolution fastest_fitting(const ModelDesc& model, const System& system, const O
   } else if (block_open) {
     std::vector<int> values = {0};
     for (int n = 1; n < layers; ++n) values.push_back(n);
-    expand(&cs, values,
-           [](Candidate& c, int n) { return (n == 0 || c.plan.recompute == Recompute::full) && (c.plan.recompute_layers = n, true); },
-           [](const Candidate&, int n) { return n == 0; });
+    expand(
+        &cs, values,
+        [](Candidate& c, int n) {
+          return (n == 0 || c.plan.recompute == Recompute::full) && (c.plan.recompute_layers = n, true);
+        },
+        [](const Candidate&, int n) { return n == 0; });
   }
   const bool quantized = quantized_gemms(base);
   const Fp8Recipe recipe_default = effective_fp8_recipe(Plan{base}, fw);

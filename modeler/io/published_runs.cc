@@ -84,13 +84,15 @@ PublishedRun read_run(const YAML::Node& node, const std::string& file) {
   run.source = top.string("source");
   run.url = top.opt_string("url").value_or("");
   run.trust = top.opt_string("trust").value_or("");
-  run.framework = top.choice("framework", {"megatron-lm", "nemo", "torchtitan", "llm-foundry", "megatron-deepspeed", "other"});
+  run.framework =
+      top.choice("framework", {"megatron-lm", "nemo", "torchtitan", "llm-foundry", "megatron-deepspeed", "other"});
   run.notes = top.opt_string("notes").value_or("");
   run.framework_version = top.opt_string("framework_version").value_or("");
   run.date = top.opt_string("date").value_or("");
   if (!run.date.empty()) {
     const std::string& d = run.date;
-    const bool digits4 = d.size() >= 4 && std::all_of(d.begin(), d.begin() + 4, [](char c) { return c >= '0' && c <= '9'; });
+    const bool digits4 =
+        d.size() >= 4 && std::all_of(d.begin(), d.begin() + 4, [](char c) { return c >= '0' && c <= '9'; });
     const bool ok = digits4 && (d.size() == 4 || (d.size() == 7 && d[4] == '-' && d[5] >= '0' && d[5] <= '1' &&
                                                    d[6] >= '0' && d[6] <= '9'));
     if (!ok) top.fail("date", "expected YYYY or YYYY-MM, got '" + d + "'");

@@ -110,7 +110,8 @@ ValidationReport run_validation(const std::vector<PublishedRun>& runs, const Sys
       continue;
     }
     r.predicted_tokens_per_s_per_gpu = e.tokens_per_s_per_gpu;
-    r.error_pct = 100.0 * (e.tokens_per_s_per_gpu - run.measured_tokens_per_s_per_gpu) / run.measured_tokens_per_s_per_gpu;
+    r.error_pct =
+        100.0 * (e.tokens_per_s_per_gpu - run.measured_tokens_per_s_per_gpu) / run.measured_tokens_per_s_per_gpu;
     const double measured = run.measured_tokens_per_s_per_gpu;
     const Bracket& b = r.resolution.bracket;
     r.best_error_pct = b.settings ? 100.0 * (b.best_tokens_per_s_per_gpu - measured) / measured : r.error_pct;
@@ -126,7 +127,8 @@ ValidationReport run_validation(const std::vector<PublishedRun>& runs, const Sys
     if (run.measured_peak_memory_gib) {
       // Frameworks report torch.cuda.max_memory_reserved(): the allocator's peak, without the CUDA context.
       r.predicted_memory_gib = to_GiB(e.memory.allocator_reserved());
-      r.memory_error_pct = 100.0 * (*r.predicted_memory_gib - *run.measured_peak_memory_gib) / *run.measured_peak_memory_gib;
+      r.memory_error_pct =
+          100.0 * (*r.predicted_memory_gib - *run.measured_peak_memory_gib) / *run.measured_peak_memory_gib;
       add(&report.memory, *r.memory_error_pct);
     }
     report.results.push_back(std::move(r));

@@ -126,7 +126,8 @@ TEST_CASE("optional recipe keys: absent or null is 'not stated', stated values a
   auto put = [&text](const std::string& after, const std::string& keys) {
     text.insert(text.find('\n', text.find(after)) + 1, keys);
   };
-  put("  framework: nemo", "  framework_version: '25.09'\n  date: 2025-09\n  compiled: null\n  fp8_recipe: blockwise\n");
+  put("  framework: nemo",
+      "  framework_version: '25.09'\n  date: 2025-09\n  compiled: null\n  fp8_recipe: blockwise\n");
   put("    global_batch: 8", "    tp_comm_overlap: true\n    recompute: full\n    recompute_num_layers: 2\n"
                             "    fsdp_fp8_all_gather: false\n");
   text.replace(text.find("precision: bf16"), 15, "precision: fp8");
@@ -157,9 +158,9 @@ TEST_CASE("precision mxfp8 states its recipe; bad recipe keys name the file, lin
                        "runs.yaml:4: r1.date: expected YYYY or YYYY-MM, got 'last year'", ConfigError);
   bad = bf16;
   bad.insert(bad.find("    global_batch"), "    recompute: selective\n    recompute_num_layers: 1\n");
-  CHECK_THROWS_WITH_AS(parse_published_runs(bad, "runs.yaml"),
-                       "runs.yaml:28: r1.plan.recompute_num_layers: recompute_num_layers needs recompute full (or null)",
-                       ConfigError);
+  CHECK_THROWS_WITH_AS(
+      parse_published_runs(bad, "runs.yaml"),
+      "runs.yaml:28: r1.plan.recompute_num_layers: recompute_num_layers needs recompute full (or null)", ConfigError);
 }
 
 }

@@ -141,12 +141,15 @@ TEST_CASE("framework era: the profile follows the stated release or date, never 
     const size_t line_end = run.find('\n', run.find(at));
     return run.insert(line_end + 1, keys);
   };
-  const auto runs = parse(with(run_yaml("a", "Narayanan et al. 2021 (arXiv:2104.04473) Table 1", "megatron-lm", 2, 1000), "  date: 2021-04\n") +
-                          with(run_yaml("b", "Some README", "megatron-lm", 2, 1000), "  framework_version: v3.0\n") +
-                          with(run_yaml("c", "Korthikanti et al. 2022", "megatron-lm", 2, 1000), "  framework_version: core_r0.8.0\n  date: 2022-05\n") +
-                          run_yaml("d", "Narayanan et al. 2021", "megatron-lm", 2, 1000) +
-                          with(run_yaml("e", "NeMo table", "nemo", 2, 1000), "  framework_version: '24.07'\n") +
-                          with(run_yaml("f", "Bridge table", "nemo", 2, 1000), "  framework_version: '25.09'\n"));
+  const auto runs =
+      parse(with(run_yaml("a", "Narayanan et al. 2021 (arXiv:2104.04473) Table 1", "megatron-lm", 2, 1000),
+                 "  date: 2021-04\n") +
+            with(run_yaml("b", "Some README", "megatron-lm", 2, 1000), "  framework_version: v3.0\n") +
+            with(run_yaml("c", "Korthikanti et al. 2022", "megatron-lm", 2, 1000),
+                 "  framework_version: core_r0.8.0\n  date: 2022-05\n") +
+            run_yaml("d", "Narayanan et al. 2021", "megatron-lm", 2, 1000) +
+            with(run_yaml("e", "NeMo table", "nemo", 2, 1000), "  framework_version: '24.07'\n") +
+            with(run_yaml("f", "Bridge table", "nemo", 2, 1000), "  framework_version: '25.09'\n"));
   const ValidationReport rep = run_validation(runs);
   REQUIRE(rep.results.size() == 6);
   CHECK(rep.results[0].framework == "megatron-lm-legacy");  // dated before 2023

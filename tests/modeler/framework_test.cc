@@ -31,7 +31,8 @@ TEST_SUITE("framework") {
 
 TEST_CASE("the built-in profiles cover the published-runs framework names, each found by its name") {
   const std::vector<std::string> names = framework_names();
-  for (const std::string published : {"megatron-lm", "nemo", "torchtitan", "llm-foundry", "megatron-deepspeed", "other"}) {
+  for (const std::string published :
+       {"megatron-lm", "nemo", "torchtitan", "llm-foundry", "megatron-deepspeed", "other"}) {
     CAPTURE(published);
     CHECK(std::find(names.begin(), names.end(), published) != names.end());
   }

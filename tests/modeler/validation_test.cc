@@ -117,7 +117,8 @@ TEST_CASE("nothing fits: the fastest is reported with fits false and its oom pro
 
 TEST_CASE("known fields are kept and not reported; tp 1 has no SP choice") {
   test::Setup su = base();
-  Resolution r = fastest_fitting(su.model, su.system, open_plan(su.plan, 2, std::nullopt, Recompute::none), su.framework);
+  Resolution r =
+      fastest_fitting(su.model, su.system, open_plan(su.plan, 2, std::nullopt, Recompute::none), su.framework);
   CHECK(r.candidates == 2);
   CHECK(r.estimate.plan.micro_batch == 2);
   CHECK(r.estimate.plan.recompute == Recompute::none);

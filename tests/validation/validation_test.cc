@@ -167,7 +167,8 @@ TEST_CASE("issue 10 targets, per GPU family and precision (printed; guards on wh
   for (const io::RunResult& r : report().results) {
     if (r.skipped) continue;
     const std::string gen = gpu_generation(r.run->gpu);
-    io::GroupStats* gs[] = {&family[gen], r.run->precision_name == "bf16" || r.run->precision_name == "fp16" ? nullptr : &fp8};
+    io::GroupStats* gs[] = {&family[gen],
+                            r.run->precision_name == "bf16" || r.run->precision_name == "fp16" ? nullptr : &fp8};
     for (io::GroupStats* g : gs) {
       if (!g) continue;
       g->mape = (g->mape * g->runs + std::abs(r.error_pct)) / (g->runs + 1);
