@@ -13,6 +13,7 @@
 #include "modeler/io/report_json.h"
 #include "modeler/io/run_json.h"
 #include "modeler/io/trace_json.h"
+#include "modeler/io/validation_record_io.h"
 #include "modeler/timeline.h"
 
 namespace shardplan::cli {
@@ -52,18 +53,22 @@ class PredictCommand final : public Command {
     const RunSpec run_spec = resolve_run_spec(run_);
     std::optional<RunCost> run;
     if (wants_run(run_) && !invalid) run = run_cost_for(e, sys, model, fw, run_spec);
+    // How far to trust the number: the validation record of the nearest published runs.
+    const io::RecordQuote record = io::quote_record(io::load_shipped_record(), sys.gpu.name, fw.name);
     if (json_) {
       io::ReportContext ctx{"predict", model_, system_.system.empty() ? system_.gpu : system_.system, sys.gpu.name,
                             sys.gpus, fw.name, sys.provenance};
       nlohmann::json j = io::predict_json(ctx, e);
       if (run) j["run"] = io::run_json(*run, run_spec);
+      j["validation_record"] = io::record_json(record);
       std::cout << j.dump(2) << "\n";
     } else {
       std::cout << "shardplan predict: " << model.name << " on " << sys.name << " (" << sys.gpus << " x "
                 << sys.gpu.name << "), framework " << fw.name << "\n"
                 << format_plan(plan, model.moe.has_value());
       if (!invalid) {
-        std::cout << "\n" << format_memory(e.memory) << "\n" << format_time(e.time) << "\n" << format_throughput(e);
+        std::cout << "\n" << format_memory(e.memory) << "\n" << format_time(e.time) << "\n" << format_throughput(e)
+                  << "trust: " << record.text << "\n";
         std::cout << format_offload(e, sys);
         if (run) std::cout << "\n" << format_run(*run, run_spec, sys.gpus);
       }

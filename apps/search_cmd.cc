@@ -14,6 +14,7 @@
 #include "modeler/io/model_io.h"
 #include "modeler/io/run_json.h"
 #include "modeler/io/search_json.h"
+#include "modeler/io/validation_record_io.h"
 
 namespace shardplan::cli {
 
@@ -156,6 +157,8 @@ class SearchCommand final : public Command {
     const std::optional<size_t> chosen = choose_run(candidates, objective, caps);
 
     const System& first = systems.front();
+    // How far to trust the ranked throughputs: the validation record of the nearest published runs.
+    record_ = io::quote_record(io::load_shipped_record(), first.gpu.name, fw.name);
     if (json_) {
       io::ReportContext ctx{"search", flags_.model, flags_.system.system.empty() ? flags_.system.gpu : flags_.system.system,
                             first.gpu.name, first.gpus, fw.name, first.provenance};
@@ -179,6 +182,7 @@ class SearchCommand final : public Command {
         if (wants_run(run_)) c["run"] = io::run_json(candidates[*chosen].run, run_spec);
         j["objective"]["chosen"] = c;
       }
+      j["validation_record"] = io::record_json(record_);
       std::cout << j.dump(2) << "\n";
     } else {
       for (size_t i = 0; i < counts.size(); ++i) print(model, systems[i], fw, results[i], seconds[i], counts[i]);
@@ -217,7 +221,7 @@ class SearchCommand final : public Command {
               << "searched " << with_commas(static_cast<double>(r.evaluated)) << " plans in " << fmt("%.2f", secs)
               << " s: " << with_commas(static_cast<double>(r.feasible)) << " fit"
               << (flags_.headroom_gib > 0 ? " with " + fmt("%.1f", flags_.headroom_gib) + " GiB headroom" : "") << "\n";
-    if (!r.top.empty()) std::cout << table(r.top, flags_, gpus);
+    if (!r.top.empty()) std::cout << table(r.top, flags_, gpus) << "trust: " << record_.text << "\n";
     std::cout << rejections(r);
     if (r.pareto.size() > 1) {
       std::cout << "pareto front, step time vs memory headroom:\n";
@@ -285,6 +289,7 @@ class SearchCommand final : public Command {
   SearchFlags flags_;
   RunFlags run_;
   bool json_ = false, explain_ = false, force_ = false;
+  io::RecordQuote record_;
   std::string emit_, out_;
 };
 
