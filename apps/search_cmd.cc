@@ -89,7 +89,13 @@ class SearchCommand final : public Command {
     add_search_flags(sub, &flags_, true);
     sub->add_flag("--json", json_, "print the JSON report (schema_version 1)");
     sub->add_flag("--explain", explain_, "show the nearest misses and the fastest plan's exposed time");
-    sub->add_option("--emit", emit_, "write the fastest plan as json, megatron, torchtitan, deepspeed or nemo");
+    emit_opt_ = sub->add_option("--emit", emit_,
+                                "write the fastest plan: json, megatron, torchtitan (current Python config), "
+                                "torchtitan-toml (v0.2.x), deepspeed (Megatron-DeepSpeed) or nemo (Megatron-Bridge); "
+                                "without a value, the format of the --framework profile's launcher. A framework's "
+                                "format searches under its profile (--emit torchtitan: --framework torchtitan)")
+                    ->expected(0, 1);
+    framework_opt_ = sub->get_option("--framework");
     sub->add_option("--out", out_, "file for --emit");
     sub->add_flag("--force", force_, "overwrite --out if it exists");
     return sub;
@@ -97,13 +103,24 @@ class SearchCommand final : public Command {
 
   int run() override {
     const ModelDesc model = io::load_model(flags_.model, /*allow_moe=*/true);
+    const bool emitting = emit_opt_->count() > 0;
+    std::optional<io::EmitFormat> format;
+    if (emitting && !emit_.empty()) {
+      // A framework's launch unit holds that framework's plan and numbers: the search runs under its profile.
+      format = io::parse_emit_format(emit_);
+      if (const char* profile = io::emit_profile(*format)) {
+        if (framework_opt_->count() > 0 && flags_.framework != profile)
+          throw ConfigError("--emit " + emit_ + " writes plans of the " + profile + " profile, and --framework is " +
+                            flags_.framework + "; drop --framework or pass --framework " + profile);
+        flags_.framework = profile;
+      }
+    }
     const Framework& fw = resolve_framework(flags_.framework);
+    if (emitting && !format) format = io::default_emit_format(fw);
     const SpaceRequest request = resolve_request(flags_);
     const std::vector<int> counts = resolve_gpu_counts(flags_.gpus);
-    std::optional<io::EmitFormat> format;
-    if (!emit_.empty()) {
-      format = io::parse_emit_format(emit_);
-      if (out_.empty()) throw ConfigError("--emit " + emit_ + " needs --out FILE");
+    if (emitting) {
+      if (out_.empty()) throw ConfigError(std::string("--emit ") + io::to_string(*format) + " needs --out FILE");
       if (counts.size() != 1) throw ConfigError("--emit needs a single --gpus value");
     } else if (!out_.empty()) {
       throw ConfigError("--out goes with --emit FORMAT");
@@ -151,7 +168,8 @@ class SearchCommand final : public Command {
     if (format) {
       const SearchResult& r = results.front();
       if (r.top.empty()) throw Infeasible("nothing to emit: no plan fits");
-      io::EmitInput in{r.top.front(), systems.front(), flags_.model, fw.name, model.layers, model.moe.has_value()};
+      io::EmitInput in{r.top.front(), systems.front(), flags_.model, fw.name, model.layers, model.moe.has_value(),
+                       &model};
       io::write_file_atomic(out_, io::emit_plan(*format, in), force_);
       if (!json_) std::cout << "wrote " << io::to_string(*format) << " plan (rank 1) to " << out_ << "\n";
     }
@@ -205,6 +223,8 @@ class SearchCommand final : public Command {
   SearchFlags flags_;
   bool json_ = false, explain_ = false, force_ = false;
   std::string emit_, out_;
+  CLI::Option* emit_opt_ = nullptr;
+  CLI::Option* framework_opt_ = nullptr;
 };
 
 }  // namespace

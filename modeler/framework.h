@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "modeler/plan.h"
 #include "modeler/system.h"
 
 namespace shardplan {
@@ -30,6 +31,10 @@ struct CpMergeBytes {
   double forward_first = 4, forward_step = 6;
   double backward_first = 4, backward_step = 6;
 };
+
+/// Whose launcher runs the plan: which framework rules apply (framework_rules.h) and which --emit formats
+/// write it. none: no launcher rules are encoded and only the shardplan plan JSON is emitted.
+enum class Launcher { none, megatron, nemo, torchtitan, megatron_deepspeed };
 
 struct Framework {
   std::string name;
@@ -122,7 +127,24 @@ struct Framework {
   /// Bytes per element of the dK/dV partial sums passed around the ring in backward (TE: bf16; PyTorch: fp32).
   double cp_grad_kv_bytes = 2.0;
   std::vector<std::string> sources;
+  /// The launcher whose argument checks a plan must pass (framework_rules.h).
+  Launcher launcher = Launcher::none;
+  /// What a plan gets when the user leaves a setting unset (predict; search varies them): the ZeRO stage without
+  /// and with pipeline parallelism, sequence parallelism when tp > 1, recompute, and the fp8 scaling recipe.
+  int default_zero = 1;
+  int default_zero_pp = 1;
+  bool default_sp = true;
+  Recompute default_recompute = Recompute::none;
+  Fp8Recipe default_fp8_recipe = Fp8Recipe::delayed;
+  std::vector<std::string> default_sources;
+  /// The ZeRO stage a plan of `pp` pipeline stages gets by default.
+  int zero_default(int pp) const { return pp > 1 ? default_zero_pp : default_zero; }
 };
+
+/// "megatron-lm", "nemo", "torchtitan", "megatron-deepspeed" or "none".
+const char* to_string(Launcher l);
+/// The defaults as --help states them: "zero 1, sp on when tp > 1, recompute none, fp8 recipe delayed".
+std::string framework_defaults_text(const Framework& f);
 
 /// The built-in profiles: megatron-lm, nemo, torchtitan, llm-foundry, megatron-deepspeed, other, and
 /// megatron-lm-legacy (Megatron-LM before FlashAttention, 2021-2022).

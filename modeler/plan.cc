@@ -19,6 +19,19 @@ const char* to_string(SdpGranularity g) { return g == SdpGranularity::block ? "b
 
 const char* to_string(Dtype d) { return kDtypeNames[static_cast<int>(d)]; }
 
+const char* to_string(Fp8Recipe r) {
+  constexpr const char* names[] = {"framework", "delayed", "tensorwise", "blockwise", "mxfp8"};
+  return names[static_cast<int>(r)];
+}
+
+std::string precision_name(const Plan& p) {
+  if (p.precision == Dtype::fp4) return "nvfp4";
+  if (p.precision != Dtype::fp8) return to_string(p.precision);
+  if (p.fp8_recipe == Fp8Recipe::mxfp8) return "mxfp8";
+  if (p.fp8_recipe == Fp8Recipe::framework) return "fp8";
+  return std::string("fp8-") + to_string(p.fp8_recipe);
+}
+
 std::string recompute_modules_string(unsigned modules) {
   std::string out;
   for (const RecomputeModuleName& m : kRecomputeModuleNames)

@@ -38,6 +38,11 @@ enum class CpKind { ring, allgather };
 /// and whether whole blocks (layers) or neurons (heads, MLP columns) are dropped.
 enum class SdpMask { forward, backward };
 enum class SdpGranularity { block, neuron };
+/// How fp8 GEMM inputs are scaled (Transformer Engine recipes, Megatron-Core Fp8Recipe; torchao Float8 / MX):
+/// one scale per tensor from the previous steps' amax history (delayed) or the current tensor (tensorwise),
+/// one per 128-element block (blockwise, DeepSeek-V3's), or one e8m0 scale per 32 elements (mxfp8, the OCP MX
+/// format Blackwell tensor cores scale in hardware). `framework` is the framework's own default recipe.
+enum class Fp8Recipe { framework, delayed, tensorwise, blockwise, mxfp8 };
 
 struct Plan {
   int tp = 1;    // tensor parallel
@@ -77,6 +82,8 @@ struct Plan {
   /// With selective recompute (Megatron's meaning): the modules recomputed, RecomputeModule bits.
   unsigned recompute_modules = kRecomputeCoreAttn;
   Dtype precision = Dtype::bf16;  // GEMM precision; fp8 keeps bf16 master weights and fp32 optimizer states
+  /// With fp8 GEMMs: the scaling recipe. The modeler runs every recipe at the fp8 rate; launchers differ.
+  Fp8Recipe fp8_recipe = Fp8Recipe::framework;
 
   int gpus() const { return tp * tsp * pp * cp * dp; }
   /// Ranks that split one micro-batch's layer inside a pipeline stage (tp or tsp innermost, then cp): the stride
@@ -93,6 +100,10 @@ const char* to_string(CpKind k);
 const char* to_string(Dtype d);
 const char* to_string(SdpMask m);
 const char* to_string(SdpGranularity g);
+const char* to_string(Fp8Recipe r);
+/// The --precision spelling of a plan's GEMM precision: bf16, fp16, fp8, fp8-delayed, fp8-tensorwise,
+/// fp8-blockwise, mxfp8 or nvfp4.
+std::string precision_name(const Plan& p);
 /// "core_attn+mlp": the modules in kRecomputeModuleNames order, joined by '+'.
 std::string recompute_modules_string(unsigned modules);
 /// Parses module names separated by '+' or ','; nullopt when a name is unknown (`*unknown` gets it) or none given.
