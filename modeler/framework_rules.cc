@@ -17,6 +17,7 @@ constexpr const char* kTitanDims = "pytorch/torchtitan v0.2.2 torchtitan/distrib
 constexpr const char* kTitanFloat8 = "pytorch/torchtitan v0.2.2 torchtitan/config/job_config.py Float8Linear";
 constexpr const char* kTitanMx = "pytorch/torchtitan v0.2.2 torchtitan/components/quantization/mx.py";
 constexpr const char* kDeepSpeedPipe = "deepspeedai/DeepSpeed deepspeed/runtime/pipe/engine.py (edaa722)";
+constexpr const char* kDeepSpeedSchedule = "deepspeedai/DeepSpeed deepspeed/runtime/pipe/schedule.py (edaa722)";
 constexpr const char* kMegatronDeepSpeed = "deepspeedai/Megatron-DeepSpeed megatron/arguments.py (4efb479)";
 
 const std::vector<FrameworkRule> kRules = {
@@ -44,6 +45,8 @@ const std::vector<FrameworkRule> kRules = {
      kTitanMx},
     {"deepspeed_zero_pp", Launcher::megatron_deepspeed, "ZeRO-2/3 with pipeline parallelism refused (DeepSpeed)",
      kDeepSpeedPipe},
+    {"deepspeed_no_interleaving", Launcher::megatron_deepspeed,
+     "no interleaved pipeline schedule (DeepSpeed's pipeline engine)", kDeepSpeedSchedule},
     {"megatron_deepspeed_cp", Launcher::megatron_deepspeed, "no ring context parallelism (Megatron-DeepSpeed)",
      kMegatronDeepSpeed},
     {"megatron_deepspeed_low_precision", Launcher::megatron_deepspeed,
@@ -131,6 +134,11 @@ void check_framework_rules(const ModelDesc& model, const System& system, const P
   if (p.zero >= 2 && p.pp > 1)
     add("deepspeed_zero_pp", "ZeRO-" + std::to_string(p.zero) + " is incompatible with DeepSpeed's pipeline engine (pp " +
                                  pp + "); use ZeRO-0 or 1");
+  // PipelineEngine runs TrainSchedule, a one-stage-per-rank 1F1B; Megatron-DeepSpeed's PipelineModule has no
+  // virtual stages.
+  if (p.vpp > 1)
+    add("deepspeed_no_interleaving", "DeepSpeed's pipeline engine runs one 1F1B stage per rank, no interleaved "
+                                     "schedule (vpp " + std::to_string(p.vpp) + ")");
   if (p.cp > 1)
     add("megatron_deepspeed_cp", "Megatron-DeepSpeed has no ring context parallelism (cp " + std::to_string(p.cp) +
                                      "); its sequence parallelism is DeepSpeed-Ulysses (--ds-sequence-parallel-size)");

@@ -104,7 +104,7 @@ def check_megatron(text, gpus, layers):
         rule(val(f, "--ckpt-format", "torch_dist", str) in ("torch_dist", "torch_dcp"), "--use-torch-fsdp2 ckpt format")
         rule("--untie-embeddings-and-output-weights" in f, "--use-torch-fsdp2 with tied embeddings")
         rule("--fp16" not in f, "--use-torch-fsdp2 with fp16")
-        rule("CUDA_DEVICE_MAX_CONNECTIONS=1" not in text, "FSDP with CUDA_DEVICE_MAX_CONNECTIONS=1")
+        rule("export CUDA_DEVICE_MAX_CONNECTIONS=1" not in text, "FSDP with CUDA_DEVICE_MAX_CONNECTIONS=1")
     elif (tp > 1 or cp > 1) and "--overlap-moe-expert-parallel-comm" not in f:
         rule("export CUDA_DEVICE_MAX_CONNECTIONS=1" in text, "tp/cp > 1 needs CUDA_DEVICE_MAX_CONNECTIONS=1 (Hopper)")
     layout = val(f, "--pipeline-model-parallel-layout", None, str)
@@ -166,6 +166,7 @@ def check_deepspeed(text, gpus, layers):
     stage = ds["zero_optimization"]["stage"]
     rule(stage == val(f, "--zero-stage", 0), "--zero-stage differs from the config")
     pipeline_engine = "--no-pipeline-parallel" not in f
+    rule("--num-layers-per-virtual-pipeline-stage" not in f, "DeepSpeed's pipeline engine has no virtual stages")
     if stage >= 2:
         rule(not pipeline_engine, "ZeRO-2/3 under DeepSpeed's pipeline engine")
     rule(ds["bf16"]["enabled"] == ("--bf16" in f) and ds["fp16"]["enabled"] == ("--fp16" in f), "precision differs")

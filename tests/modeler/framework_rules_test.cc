@@ -115,6 +115,9 @@ TEST_CASE("DeepSpeed: ZeRO-2/3 with pipeline parallelism; no ring CP; no fp8 in 
   CHECK(broken(plan(2, 2, 4, 1), "megatron-deepspeed", test::tiny_model()).empty());
   CHECK(broken(plan(2, 2, 4, 2), "megatron-deepspeed", test::tiny_model()) == std::set<std::string>{"deepspeed_zero_pp"});
   CHECK(broken(plan(2, 1, 8, 3), "megatron-deepspeed", test::tiny_model()).empty());
+  Plan vpp = plan(2, 2, 4, 1);
+  vpp.vpp = 2;
+  CHECK(broken(vpp, "megatron-deepspeed", test::tiny_model()) == std::set<std::string>{"deepspeed_no_interleaving"});
   Plan cp = plan(1, 1, 8, 1);
   cp.cp = 2;
   CHECK(broken(cp, "megatron-deepspeed", test::tiny_model()).count("megatron_deepspeed_cp") == 1);
