@@ -49,7 +49,8 @@ void add_plan_flags(CLI::App* app, PlanFlags* f) {
                   "ZeRO stage: 0 none, 1 optimizer, 2 +gradients, 3 +parameters (FSDP); default: the framework's "
                   "(see --framework)")
       ->check(CLI::Range(0, 3));
-  auto* on = app->add_flag("--sp", f->sp_on, "Megatron sequence parallelism (default: the framework's, see --framework)");
+  auto* on =
+      app->add_flag("--sp", f->sp_on, "Megatron sequence parallelism (default: the framework's, see --framework)");
   app->add_flag("--no-sp", f->sp_off, "no sequence parallelism")->excludes(on);
   app->add_flag("--tp-overlap", f->tp_overlap, "overlap tensor-parallel collectives with GEMMs");
   app->add_flag("--ep-overlap", f->ep_overlap,
@@ -60,7 +61,8 @@ void add_plan_flags(CLI::App* app, PlanFlags* f) {
   app->add_option("--mbs", f->mbs, "micro-batch size (sequences; default 1)")->check(positive_number());
   app->add_option("--gbs", f->gbs, "global batch size (sequences per step; default dp x mbs)")->check(positive_number());
   app->add_option("--seq", f->seq, "sequence length in tokens (default 4096)")->check(positive_number());
-  app->add_option("--recompute", f->recompute, "activation recomputation: none, selective or full (default: the framework's, see --framework)")
+  app->add_option("--recompute", f->recompute,
+                  "activation recomputation: none, selective or full (default: the framework's, see --framework)")
       ->check(CLI::IsMember({"none", "selective", "full"}));
   app->add_option("--recompute-layers", f->recompute_layers,
                   "with --recompute full: recompute only N layers of each pipeline chunk (Megatron block method)")
@@ -71,7 +73,8 @@ void add_plan_flags(CLI::App* app, PlanFlags* f) {
   app->add_option("--precision", f->precision,
                   "GEMM precision: bf16 (default), fp16, fp8 (the framework's fp8 recipe), fp8-delayed, "
                   "fp8-tensorwise, fp8-blockwise, mxfp8 or nvfp4")
-      ->check(CLI::IsMember({"bf16", "fp16", "fp8", "fp8-delayed", "fp8-tensorwise", "fp8-blockwise", "mxfp8", "nvfp4"}));
+      ->check(
+          CLI::IsMember({"bf16", "fp16", "fp8", "fp8-delayed", "fp8-tensorwise", "fp8-blockwise", "mxfp8", "nvfp4"}));
   app->add_option("--framework", f->framework, framework_help())->check(CLI::IsMember(framework_names()));
 }
 
@@ -124,7 +127,8 @@ unsigned parse_recompute_modules_flag(const std::string& flag, const std::string
 std::string framework_help() {
   std::string s = "training software profile (default megatron-lm); what a plan gets when --zero, --sp/--no-sp, "
                   "--recompute or the fp8 recipe are not given:";
-  for (const std::string& name : framework_names()) s += "\n  " + name + ": " + framework_defaults_text(*find_framework(name));
+  for (const std::string& name : framework_names())
+    s += "\n  " + name + ": " + framework_defaults_text(*find_framework(name));
   return s;
 }
 

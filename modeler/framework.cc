@@ -112,7 +112,8 @@ Framework megatron_deepspeed() {
   // example scripts run it (examples_deepspeed/pretrain_llama2_distributed.sh: ZERO_STAGE=0).
   f.default_zero = f.default_zero_pp = 0;
   f.default_sources = {"deepspeedai/DeepSpeed deepspeed/runtime/zero/config.py (stage 0 by default)",
-                       "deepspeedai/Megatron-DeepSpeed examples_deepspeed/pretrain_llama2_distributed.sh (ZERO_STAGE=0)"};
+                       "deepspeedai/Megatron-DeepSpeed examples_deepspeed/pretrain_llama2_distributed.sh "
+                       "(ZERO_STAGE=0)"};
   return f;
 }
 
@@ -239,7 +240,7 @@ Framework other() {
   f.launcher = Launcher::none;
   f.default_zero = f.default_zero_pp = 3;  // fully_shard / FULL_SHARD, PyTorch FSDP's default
   f.default_recompute = Recompute::none;
-  f.default_sources = {"PyTorch FSDP: ShardingStrategy.FULL_SHARD and fully_shard's reshard_after_forward=True default"};
+  f.default_sources = {"PyTorch FSDP: ShardingStrategy.FULL_SHARD, fully_shard's reshard_after_forward=True default"};
   return f;
 }
 

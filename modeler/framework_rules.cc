@@ -90,7 +90,8 @@ void check_framework_rules(const ModelDesc& model, const System& system, const P
   // Hardware: MX scaling factors (one e8m0 scale per 32 elements) are applied by Blackwell's tensor cores;
   // Transformer Engine's MXFP8BlockScaling and torchao's MX recipes run only there.
   if (mxfp8 && !gpu_has_mx_scaling(system.gpu))
-    add("mx_needs_blackwell", "the mxfp8 recipe runs on Blackwell GPUs only; " + system.gpu.name + " has no MX scaling");
+    add("mx_needs_blackwell",
+        "the mxfp8 recipe runs on Blackwell GPUs only; " + system.gpu.name + " has no MX scaling");
 
   // Megatron-LM / Megatron-Core (also under NeMo and Megatron-Bridge).
   if (p.tp_comm_overlap && !p.sequence_parallel)
@@ -100,7 +101,8 @@ void check_framework_rules(const ModelDesc& model, const System& system, const P
                                        ") must run with sequence parallelism");
   if (p.zero == 3) {
     // ZeRO-3 is emitted as --use-torch-fsdp2, whose start-up checks follow.
-    if (p.pp > 1) add("megatron_fsdp2_pp", "ZeRO-3 (--use-torch-fsdp2) is not supported with pipeline parallelism (pp " + pp + ")");
+    if (p.pp > 1)
+      add("megatron_fsdp2_pp", "ZeRO-3 (--use-torch-fsdp2) is not supported with pipeline parallelism (pp " + pp + ")");
     if (moe && p.ep > 1)
       add("megatron_fsdp2_ep", "ZeRO-3 (--use-torch-fsdp2) is not supported with expert parallelism (ep " + ep + ")");
     if (model.tied_embeddings)
@@ -120,25 +122,30 @@ void check_framework_rules(const ModelDesc& model, const System& system, const P
                                     ") always shards parameters with FSDP over the cp ranks; ZeRO-0 is not what runs");
   const int divisor = p.tp * 2 * p.cp;
   if ((p.tp > 1 || p.cp > 1) && p.seq_len % divisor != 0)
-    add("torchtitan_seq_divisor", "the sequence (" + std::to_string(p.seq_len) + ") must be divisible by tp x 2 x cp (" +
-                                      std::to_string(divisor) + ")");
+    add("torchtitan_seq_divisor", "the sequence (" + std::to_string(p.seq_len) +
+                                      ") must be divisible by tp x 2 x cp (" + std::to_string(divisor) + ")");
   if (moe && p.ep > 1 && p.etp != 1 && p.etp != p.tp)
-    add("torchtitan_etp", "expert tensor parallelism (etp " + std::to_string(p.etp) + ") must equal 1 or tp (" + tp + ")");
+    add("torchtitan_etp",
+        "expert tensor parallelism (etp " + std::to_string(p.etp) + ") must equal 1 or tp (" + tp + ")");
   if (fp8 && (recipe == Fp8Recipe::delayed || recipe == Fp8Recipe::blockwise))
     add("torchtitan_fp8_recipe", std::string("float8 training scales tensorwise or rowwise, not ") + to_string(recipe));
   if (mxfp8 && p.tp > 1 && p.tp_comm_overlap)
-    add("torchtitan_mxfp8_async_tp", "async TP needs torch.compile, and the mxfp8 converter refuses tensor "
-                                     "parallelism under torch.compile (tp " + tp + ")");
+    add("torchtitan_mxfp8_async_tp",
+        "async TP needs torch.compile, and the mxfp8 converter refuses tensor "
+        "parallelism under torch.compile (tp " +
+            tp + ")");
 
   // DeepSpeed and Megatron-DeepSpeed.
   if (p.zero >= 2 && p.pp > 1)
-    add("deepspeed_zero_pp", "ZeRO-" + std::to_string(p.zero) + " is incompatible with DeepSpeed's pipeline engine (pp " +
-                                 pp + "); use ZeRO-0 or 1");
+    add("deepspeed_zero_pp", "ZeRO-" + std::to_string(p.zero) +
+                                 " is incompatible with DeepSpeed's pipeline engine (pp " + pp + "); use ZeRO-0 or 1");
   // PipelineEngine runs TrainSchedule, a one-stage-per-rank 1F1B; Megatron-DeepSpeed's PipelineModule has no
   // virtual stages.
   if (p.vpp > 1)
-    add("deepspeed_no_interleaving", "DeepSpeed's pipeline engine runs one 1F1B stage per rank, no interleaved "
-                                     "schedule (vpp " + std::to_string(p.vpp) + ")");
+    add("deepspeed_no_interleaving",
+        "DeepSpeed's pipeline engine runs one 1F1B stage per rank, no interleaved "
+        "schedule (vpp " +
+            std::to_string(p.vpp) + ")");
   if (p.cp > 1)
     add("megatron_deepspeed_cp", "Megatron-DeepSpeed has no ring context parallelism (cp " + std::to_string(p.cp) +
                                      "); its sequence parallelism is DeepSpeed-Ulysses (--ds-sequence-parallel-size)");

@@ -20,8 +20,10 @@ std::string emit_deepspeed(const EmitInput& in) {
   const ModelDesc& m = desc_of(in);
   const std::string what = detail::what(EmitFormat::deepspeed);
   if (in.moe && p.ep > 1)
-    throw ConfigError(what + "DeepSpeed sets expert parallelism in the model code (deepspeed.moe.layer.MoE ep_size), "
-                      "not in its launcher; emit megatron, nemo or json for this plan (ep " + std::to_string(p.ep) + ")");
+    throw ConfigError(what +
+                      "DeepSpeed sets expert parallelism in the model code (deepspeed.moe.layer.MoE ep_size), "
+                      "not in its launcher; emit megatron, nemo or json for this plan (ep " +
+                      std::to_string(p.ep) + ")");
   if (m.moe || m.mla)
     throw ConfigError(what + "Megatron-DeepSpeed's GPT model has no " + (m.moe ? "mixture-of-experts" : "MLA") +
                       " flags for " + m.name + "; emit megatron, nemo or json");
@@ -45,8 +47,8 @@ std::string emit_deepspeed(const EmitInput& in) {
   ds["bf16"] = {{"enabled", p.precision == Dtype::bf16}};
   ds["fp16"] = {{"enabled", p.precision == Dtype::fp16}};
   ds["steps_per_print"] = 1;
-  const std::string preamble = "DS_CONFIG=${DS_CONFIG:-./ds_config.json}\ncat > \"$DS_CONFIG\" <<'EOF'\n" +
-                               ds.dump(2) + "\nEOF\n";
+  const std::string preamble =
+      "DS_CONFIG=${DS_CONFIG:-./ds_config.json}\ncat > \"$DS_CONFIG\" <<'EOF'\n" + ds.dump(2) + "\nEOF\n";
 
   ScriptArgs model, plan, data;
   model.add("--num-layers", m.layers);

@@ -31,9 +31,11 @@ std::string pipeline_layout(const std::vector<int>& stages) {
 void megatron_model_args(const ModelDesc& m, const Plan& p, EmitFormat f, ScriptArgs* a) {
   const std::string what = detail::what(f);
   if (m.position == PositionKind::alibi)
-    throw ConfigError(what + "Megatron-LM has no ALiBi position embedding (" + m.name + "); --emit json writes the plan");
+    throw ConfigError(what + "Megatron-LM has no ALiBi position embedding (" + m.name +
+                      "); --emit json writes the plan");
   if (m.sliding_window > 0 || m.attention_sinks)
-    throw ConfigError(what + m.name + " uses sliding-window attention or attention sinks, which this emitter does "
+    throw ConfigError(what + m.name +
+                      " uses sliding-window attention or attention sinks, which this emitter does "
                       "not express (Megatron-LM --window-size per layer pattern); --emit json writes the plan");
   a->add("--num-layers", m.layers);
   a->add("--hidden-size", m.hidden);
@@ -71,8 +73,8 @@ void megatron_model_args(const ModelDesc& m, const Plan& p, EmitFormat f, Script
       a->add("--moe-shared-expert-intermediate-size",
              e.shared_experts * (e.shared_expert_ffn_hidden > 0 ? e.shared_expert_ffn_hidden : e.expert_ffn_hidden));
     if (e.dense_layers > 0)  // a Python list expression, Megatron's moe_freq_type
-      a->add("--moe-layer-freq", "([0]*" + std::to_string(e.dense_layers) + "+[1]*" +
-                                     std::to_string(m.layers - e.dense_layers) + ")");
+      a->add("--moe-layer-freq",
+             "([0]*" + std::to_string(e.dense_layers) + "+[1]*" + std::to_string(m.layers - e.dense_layers) + ")");
     a->add("--moe-grouped-gemm");
     a->add("--moe-token-dispatcher-type", "alltoall");
   }
@@ -105,7 +107,8 @@ std::string emit_megatron(const EmitInput& in) {
     if (p.ep_comm_overlap) plan.add("--overlap-moe-expert-parallel-comm");
   }
   if (p.zero == 2)
-    throw ConfigError(what(EmitFormat::megatron) + "Megatron-LM has no ZeRO-2 (gradient-only sharding); the plan "
+    throw ConfigError(what(EmitFormat::megatron) +
+                      "Megatron-LM has no ZeRO-2 (gradient-only sharding); the plan "
                       "needs zero 0, 1 or 3");
   if (p.zero == 1) plan.add("--use-distributed-optimizer");
   if (p.zero == 3) {
@@ -157,9 +160,12 @@ std::string emit_megatron(const EmitInput& in) {
   // Before Blackwell, TP/CP comm kernels must be queued in order (one hardware queue) for Megatron's compute-comm
   // overlap; FSDP2 requires more than one queue (arguments.py, validate_args).
   std::string env;
-  if (p.zero == 3) env = "unset CUDA_DEVICE_MAX_CONNECTIONS  # --use-torch-fsdp2 refuses CUDA_DEVICE_MAX_CONNECTIONS=1\n";
-  else if (p.ep_comm_overlap) env = "export CUDA_DEVICE_MAX_CONNECTIONS=32  # MoE all-to-all overlap wants several queues\n";
-  else if (p.tp > 1 || p.cp > 1) env = "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
+  if (p.zero == 3)
+    env = "unset CUDA_DEVICE_MAX_CONNECTIONS  # --use-torch-fsdp2 refuses CUDA_DEVICE_MAX_CONNECTIONS=1\n";
+  else if (p.ep_comm_overlap)
+    env = "export CUDA_DEVICE_MAX_CONNECTIONS=32  # MoE all-to-all overlap wants several queues\n";
+  else if (p.tp > 1 || p.cp > 1)
+    env = "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
   return bash_script(header(in, "#", kTarget), in.system, env, "${MEGATRON_LM:-.}/pretrain_gpt.py",
                      {{"MODEL_ARGS", model}, {"PLAN_ARGS", plan}, {"DATA_ARGS", data}});
 }

@@ -23,7 +23,8 @@ std::string emit_nemo(const EmitInput& in) {
   if (p.zero == 2)
     throw ConfigError(what + "Megatron-Core has no ZeRO-2 (gradient-only sharding); the plan needs zero 0, 1 or 3");
   if (m.position == PositionKind::alibi || m.sliding_window > 0 || m.attention_sinks)
-    throw ConfigError(what + m.name + "'s attention (ALiBi, sliding windows or sinks) is not expressed by this "
+    throw ConfigError(what + m.name +
+                      "'s attention (ALiBi, sliding windows or sinks) is not expressed by this "
                       "emitter; --emit json writes the plan");
   YAML::Emitter out;
   out << YAML::BeginMap;
@@ -40,7 +41,9 @@ std::string emit_nemo(const EmitInput& in) {
   out << YAML::Key << "normalization" << YAML::Value << (m.norm == NormKind::rmsnorm ? "RMSNorm" : "LayerNorm");
   out << YAML::Key << "gated_linear_unit" << YAML::Value << m.gated_mlp;
   out << YAML::Key << "position_embedding_type" << YAML::Value
-      << (m.position == PositionKind::rope ? "rope" : m.position == PositionKind::learned ? "learned_absolute" : "none");
+      << (m.position == PositionKind::rope      ? "rope"
+          : m.position == PositionKind::learned ? "learned_absolute"
+                                                : "none");
   out << YAML::Key << "share_embeddings_and_output_weights" << YAML::Value << m.tied_embeddings;
   out << YAML::Key << "add_bias_linear" << YAML::Value << m.linear_bias;
   if (m.moe) {
@@ -53,8 +56,10 @@ std::string emit_nemo(const EmitInput& in) {
   out << YAML::Key << "pipeline_model_parallel_size" << YAML::Value << p.pp;
   const bool uneven = p.pp > 1 && m.layers % (p.pp * p.vpp) != 0;
   out << YAML::Key << "virtual_pipeline_model_parallel_size" << YAML::Value;
-  if (p.vpp > 1) out << p.vpp;
-  else out << YAML::Null;
+  if (p.vpp > 1)
+    out << p.vpp;
+  else
+    out << YAML::Null;
   if (uneven) {
     // Megatron-Core's list form of the layout: one list of layer types per virtual stage in model order
     // (PipelineParallelLayerLayout accepts a list of lists); "embedding" first, "loss" last.
@@ -70,7 +75,8 @@ std::string emit_nemo(const EmitInput& in) {
     out << YAML::EndSeq;
   }
   out << YAML::Key << "context_parallel_size" << YAML::Value << p.cp;
-  if (p.cp > 1) out << YAML::Key << "cp_comm_type" << YAML::Value << (p.cp_kind == CpKind::allgather ? "all_gather" : "p2p");
+  if (p.cp > 1)
+    out << YAML::Key << "cp_comm_type" << YAML::Value << (p.cp_kind == CpKind::allgather ? "all_gather" : "p2p");
   out << YAML::Key << "sequence_parallel" << YAML::Value << (p.sequence_parallel && p.tp > 1);
   if (in.moe) {
     out << YAML::Key << "expert_model_parallel_size" << YAML::Value << p.ep;
@@ -79,14 +85,20 @@ std::string emit_nemo(const EmitInput& in) {
     out << YAML::Key << "overlap_moe_expert_parallel_comm" << YAML::Value << p.ep_comm_overlap;
   }
   out << YAML::Key << "recompute_granularity" << YAML::Value;
-  if (p.recompute == Recompute::none) out << YAML::Null;
-  else out << to_string(p.recompute);
+  if (p.recompute == Recompute::none)
+    out << YAML::Null;
+  else
+    out << to_string(p.recompute);
   out << YAML::Key << "recompute_method" << YAML::Value;
-  if (p.recompute == Recompute::full) out << (p.recompute_layers > 0 ? "block" : "uniform");
-  else out << YAML::Null;
+  if (p.recompute == Recompute::full)
+    out << (p.recompute_layers > 0 ? "block" : "uniform");
+  else
+    out << YAML::Null;
   out << YAML::Key << "recompute_num_layers" << YAML::Value;
-  if (p.recompute == Recompute::full) out << (p.recompute_layers > 0 ? p.recompute_layers : 1);
-  else out << YAML::Null;
+  if (p.recompute == Recompute::full)
+    out << (p.recompute_layers > 0 ? p.recompute_layers : 1);
+  else
+    out << YAML::Null;
   if (p.recompute == Recompute::selective) {
     out << YAML::Key << "recompute_modules" << YAML::Value << YAML::Flow << YAML::BeginSeq;
     for (const RecomputeModuleName& n : kRecomputeModuleNames)
@@ -126,19 +138,24 @@ std::string emit_nemo(const EmitInput& in) {
   out << YAML::Key << "params_dtype" << YAML::Value << (p.precision == Dtype::fp16 ? "float16" : "bfloat16");
   out << YAML::Key << "fp8" << YAML::Value;
   const Fp8Recipe recipe = fp8_recipe_of(p, in.framework);
-  if (p.precision == Dtype::fp8) out << (recipe == Fp8Recipe::mxfp8 ? "e4m3" : "hybrid");
-  else out << YAML::Null;
+  if (p.precision == Dtype::fp8)
+    out << (recipe == Fp8Recipe::mxfp8 ? "e4m3" : "hybrid");
+  else
+    out << YAML::Null;
   if (p.precision == Dtype::fp8) out << YAML::Key << "fp8_recipe" << YAML::Value << to_string(recipe);
   out << YAML::Key << "fp4" << YAML::Value;
-  if (p.precision == Dtype::fp4) out << "e2m1";
-  else out << YAML::Null;
+  if (p.precision == Dtype::fp4)
+    out << "e2m1";
+  else
+    out << YAML::Null;
   if (p.precision == Dtype::fp4) out << YAML::Key << "fp4_recipe" << YAML::Value << "nvfp4";
   out << YAML::EndMap;
   out << YAML::EndMap;
   if (!out.good()) throw std::logic_error("YAML emitter: " + out.GetLastError());
   return header(in, "#", kTarget) + "# on " + std::to_string(nodes_of(in.system)) + " nodes x " +
-         std::to_string(gpus_per_node_of(in.system)) + " GPUs (torchrun --nnodes " + std::to_string(nodes_of(in.system)) +
-         " --nproc-per-node " + std::to_string(gpus_per_node_of(in.system)) + ")\n" + out.c_str() + "\n";
+         std::to_string(gpus_per_node_of(in.system)) + " GPUs (torchrun --nnodes " +
+         std::to_string(nodes_of(in.system)) + " --nproc-per-node " + std::to_string(gpus_per_node_of(in.system)) +
+         ")\n" + out.c_str() + "\n";
 }
 
 }  // namespace shardplan::io::detail

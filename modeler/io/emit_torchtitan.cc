@@ -24,12 +24,9 @@ struct TitanModel {
 };
 // torchtitan/models/{llama3,deepseek_v3,qwen3}/__init__.py flavors (v0.2.2) and config_registry.py (main).
 constexpr TitanModel kTitanModels[] = {
-    {"llama3", "8B", "llama3_8b", 32, 4096, false},
-    {"llama3", "70B", "llama3_70b", 80, 8192, false},
-    {"llama3", "405B", "llama3_405b", 126, 16384, false},
-    {"deepseek_v3", "671B", "deepseek_v3_671b", 61, 7168, true},
-    {"qwen3", "30B-A3B", "qwen3_30b_a3b", 48, 2048, true},
-    {"qwen3", "235B-A22B", "", 94, 4096, true},
+    {"llama3", "8B", "llama3_8b", 32, 4096, false},        {"llama3", "70B", "llama3_70b", 80, 8192, false},
+    {"llama3", "405B", "llama3_405b", 126, 16384, false},  {"deepseek_v3", "671B", "deepseek_v3_671b", 61, 7168, true},
+    {"qwen3", "30B-A3B", "qwen3_30b_a3b", 48, 2048, true}, {"qwen3", "235B-A22B", "", 94, 4096, true},
 };
 
 const TitanModel& titan_model(const ModelDesc& m, EmitFormat f) {
@@ -69,8 +66,7 @@ std::string q(const std::string& s) { return "\"" + s + "\""; }
 
 /// Checks both forms share: what torchtitan cannot run as the prediction assumed.
 void check_common(const Plan& p, EmitFormat f) {
-  if (p.zero == 1)
-    throw ConfigError(what(f) + "torchtitan has no optimizer-only sharding (ZeRO-1)");
+  if (p.zero == 1) throw ConfigError(what(f) + "torchtitan has no optimizer-only sharding (ZeRO-1)");
   if (p.recompute == Recompute::full && p.recompute_layers > 0)
     throw ConfigError(what(f) + "torchtitan checkpoints every k-th layer, not the first " +
                       std::to_string(p.recompute_layers) + " of each chunk (--recompute-layers)");
@@ -88,7 +84,8 @@ std::string emit_torchtitan_toml(const EmitInput& in) {
   check_common(p, f);
   const TitanModel& t = titan_model(m, f);
   if (p.precision == Dtype::fp4)
-    throw ConfigError(what(f) + "torchtitan v0.2.2 has no fp4 converter (NVFP4 came later); --emit torchtitan writes "
+    throw ConfigError(what(f) +
+                      "torchtitan v0.2.2 has no fp4 converter (NVFP4 came later); --emit torchtitan writes "
                       "the current release's config");
   const Fp8Recipe recipe = fp8_recipe_of(p, in.framework);
   std::ostringstream o;
@@ -154,8 +151,10 @@ std::string emit_torchtitan_python(const EmitInput& in) {
     throw ConfigError(what(f) + "torchtitan main ships no config for " + t.name + " " + t.flavor +
                       "; --emit torchtitan-toml writes the v0.2.2 form");
   if (p.cp > 1 && p.cp_kind == CpKind::ring)
-    throw ConfigError(what(f) + "torchtitan main has no context_parallel_rotate_method: K/V are all-gathered "
-                      "(PyTorch's default), not passed around a ring; use --cp-kind allgather or --emit torchtitan-toml");
+    throw ConfigError(
+        what(f) +
+        "torchtitan main has no context_parallel_rotate_method: K/V are all-gathered "
+        "(PyTorch's default), not passed around a ring; use --cp-kind allgather or --emit torchtitan-toml");
   if (in.moe && p.ep > 1 && p.etp != 1)
     throw ConfigError(what(f) + "torchtitan main has no expert tensor parallelism (etp " + std::to_string(p.etp) +
                       "): EP borrows its ranks from FSDP and TP (torchtitan/config/configs.py)");
@@ -198,7 +197,9 @@ std::string emit_torchtitan_python(const EmitInput& in) {
     << "    config.training.max_context_length = " << p.seq_len << "\n"
     << "    config.training.mixed_precision_param = " << q("bfloat16") << "\n";
   o << "    config.activation_checkpoint = "
-    << (p.recompute == Recompute::none ? "None" : p.recompute == Recompute::full ? "FullAC.Config()" : "SelectiveAC.Config()")
+    << (p.recompute == Recompute::none   ? "None"
+        : p.recompute == Recompute::full ? "FullAC.Config()"
+                                         : "SelectiveAC.Config()")
     << "\n";
   // Async TP is a torch.compile pass (CompileConfig.enable_async_tensor_parallel).
   if (p.tp_comm_overlap)
@@ -208,9 +209,9 @@ std::string emit_torchtitan_python(const EmitInput& in) {
     o << "    config.compile = CompileConfig(enable=False)\n";
   if (p.precision == Dtype::fp8 || p.precision == Dtype::fp4) {
     const std::string compiled = p.tp_comm_overlap ? "True" : "False";
-    const std::string conv = p.precision == Dtype::fp4          ? "NVFP4LinearConverter"
-                             : recipe == Fp8Recipe::mxfp8        ? "MXFP8LinearConverter"
-                                                                 : "Float8LinearConverter";
+    const std::string conv = p.precision == Dtype::fp4    ? "NVFP4LinearConverter"
+                             : recipe == Fp8Recipe::mxfp8 ? "MXFP8LinearConverter"
+                                                          : "Float8LinearConverter";
     o << "    config.model_spec = model_registry(" << q(t.flavor) << ", converters=[" << conv
       << ".Config(model_compile_enabled=" << compiled << ")])\n";
   }

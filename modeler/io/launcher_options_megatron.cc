@@ -8,8 +8,7 @@ namespace {
 constexpr const char* kArgs = "NVIDIA/Megatron-LM megatron/training/arguments.py (d98e8a6)";
 constexpr const char* kTransformer =
     "NVIDIA/Megatron-LM megatron/core/transformer/transformer_config.py, generated flag (d98e8a6)";
-constexpr const char* kParallel =
-    "NVIDIA/Megatron-LM megatron/core/model_parallel_config.py, generated flag (d98e8a6)";
+constexpr const char* kParallel = "NVIDIA/Megatron-LM megatron/core/model_parallel_config.py, generated flag (d98e8a6)";
 }  // namespace
 
 void append_megatron_options(std::vector<LauncherOption>* out) {
@@ -48,7 +47,8 @@ void append_megatron_options(std::vector<LauncherOption>* out) {
       {"megatron", "--tensor-model-parallel-size", kParallel},
       {"megatron", "--pipeline-model-parallel-size", kParallel},
       {"megatron", "--num-layers-per-virtual-pipeline-stage", kArgs},
-      {"megatron", "--pipeline-model-parallel-layout", kTransformer},  // "E|t*4|...|L" (pipeline_parallel_layer_layout.py)
+      {"megatron", "--pipeline-model-parallel-layout",
+       kTransformer},  // "E|t*4|...|L" (pipeline_parallel_layer_layout.py)
       {"megatron", "--context-parallel-size", kParallel},
       {"megatron", "--cp-comm-type", kTransformer},  // p2p, all_gather, a2a, a2a+p2p
       {"megatron", "--sequence-parallel", kParallel},
@@ -72,9 +72,9 @@ void append_megatron_options(std::vector<LauncherOption>* out) {
       {"megatron", "--recompute-modules", kTransformer},
       {"megatron", "--bf16", kArgs},
       {"megatron", "--fp16", kArgs},
-      {"megatron", "--fp8-format", kArgs},  // e4m3, hybrid
+      {"megatron", "--fp8-format", kArgs},         // e4m3, hybrid
       {"megatron", "--fp8-recipe", kTransformer},  // tensorwise, delayed, mxfp8, blockwise
-      {"megatron", "--fp4-format", kArgs},  // e2m1
+      {"megatron", "--fp4-format", kArgs},         // e2m1
       {"megatron", "--fp4-recipe", kTransformer},  // nvfp4
       // data and schedule of the mock run
       {"megatron", "--mock-data", kArgs},

@@ -29,8 +29,8 @@ void append_torchtitan_options(std::vector<LauncherOption>* out) {
       {"torchtitan-toml", "training.local_batch_size", kToml},
       {"torchtitan-toml", "training.global_batch_size", kToml},
       {"torchtitan-toml", "training.seq_len", kToml},
-      {"torchtitan-toml", "training.mixed_precision_param", kToml},  // bfloat16, float32
-      {"torchtitan-toml", "activation_checkpoint.mode", kToml},      // selective, full, none
+      {"torchtitan-toml", "training.mixed_precision_param", kToml},             // bfloat16, float32
+      {"torchtitan-toml", "activation_checkpoint.mode", kToml},                 // selective, full, none
       {"torchtitan-toml", "activation_checkpoint.selective_ac_option", kToml},  // "op" or a layer period
       {"torchtitan-toml", "compile.enable", kToml},
       {"torchtitan-toml", "compile.components", kToml},

@@ -3,8 +3,8 @@
 #include <doctest/doctest.h>
 #include <yaml-cpp/yaml.h>
 
-#include <nlohmann/json.hpp>
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 
@@ -54,7 +54,8 @@ const char* profile_of(io::EmitFormat f) {
   return p ? p : "megatron-lm";
 }
 
-std::string emit(io::EmitFormat f, const Estimate& e, const ModelDesc& m = llama8b(), System sys = test::synthetic_system(16)) {
+std::string emit(io::EmitFormat f, const Estimate& e, const ModelDesc& m = llama8b(),
+                 System sys = test::synthetic_system(16)) {
   return io::emit_plan(f, io::EmitInput{e, sys, m.name, profile_of(f), m.layers, m.moe.has_value(), &m});
 }
 
@@ -65,9 +66,12 @@ std::vector<std::string> script_flags(const std::string& text) {
   std::string line;
   bool inside = false;
   while (std::getline(in, line)) {
-    if (line.size() > 2 && line.back() == '(' && line[line.size() - 2] == '=') inside = line != "LAUNCHER=(";
-    else if (line == ")") inside = false;
-    else if (inside && line.rfind("    --", 0) == 0) flags.push_back(line.substr(4, line.find(' ', 4) - 4));
+    if (line.size() > 2 && line.back() == '(' && line[line.size() - 2] == '=')
+      inside = line != "LAUNCHER=(";
+    else if (line == ")")
+      inside = false;
+    else if (inside && line.rfind("    --", 0) == 0)
+      flags.push_back(line.substr(4, line.find(' ', 4) - 4));
   }
   return flags;
 }
@@ -103,7 +107,8 @@ void leaves(const YAML::Node& n, const std::string& prefix, std::vector<std::str
     out->push_back(prefix);
     return;
   }
-  for (const auto& kv : n) leaves(kv.second, prefix.empty() ? kv.first.as<std::string>() : prefix + "." + kv.first.as<std::string>(), out);
+  for (const auto& kv : n)
+    leaves(kv.second, prefix.empty() ? kv.first.as<std::string>() : prefix + "." + kv.first.as<std::string>(), out);
 }
 
 /// A TOML syntax check for the subset the torchtitan emitter writes: comments, [table] headers, and
@@ -111,9 +116,8 @@ void leaves(const YAML::Node& n, const std::string& prefix, std::vector<std::str
 /// fails the test on any other line or a repeated key.
 std::vector<std::string> toml_keys(const std::string& text) {
   static const std::regex table(R"(\[([A-Za-z0-9_.]+)\])");
-  static const std::regex pair(
-      R"(([A-Za-z0-9_]+) = (-?[0-9]+|true|false|"[^"\\]*"|\[("[^"\\]*"(, "[^"\\]*")*)?\]|)"
-      R"(\[\[("[^"\\]*"(, "[^"\\]*")*)?\](, \[("[^"\\]*"(, "[^"\\]*")*)?\])*\]))");
+  static const std::regex pair(R"(([A-Za-z0-9_]+) = (-?[0-9]+|true|false|"[^"\\]*"|\[("[^"\\]*"(, "[^"\\]*")*)?\]|)"
+                               R"(\[\[("[^"\\]*"(, "[^"\\]*")*)?\](, \[("[^"\\]*"(, "[^"\\]*")*)?\])*\]))");
   std::vector<std::string> keys;
   std::string current;
   std::istringstream in(text);
@@ -138,7 +142,8 @@ std::vector<std::string> toml_keys(const std::string& text) {
 }  // namespace
 
 TEST_CASE("emit json: a versioned plan with groups placed on the topology") {
-  const nlohmann::json j = nlohmann::json::parse(emit(io::EmitFormat::json, sample(2, 2, 2, 4, 1, Recompute::selective, Dtype::bf16)));
+  const nlohmann::json j =
+      nlohmann::json::parse(emit(io::EmitFormat::json, sample(2, 2, 2, 4, 1, Recompute::selective, Dtype::bf16)));
   CHECK(j["schema_version"] == 1);
   CHECK(j["kind"] == "shardplan-plan");
   CHECK(j["plan"]["tp"] == 2);
@@ -150,7 +155,6 @@ TEST_CASE("emit json: a versioned plan with groups placed on the topology") {
   CHECK(j["groups"]["pp"]["within_node"] == false);
   CHECK(j["groups"]["pp"]["tier"] == "network");
 }
-
 
 TEST_CASE("emit megatron: a torchrun script with the architecture and every plan flag a Megatron-LM argument") {
   for (const Estimate& e : samples()) {
@@ -202,14 +206,15 @@ TEST_CASE("emit megatron: an uneven pipeline is written as a layout no stage of 
   std::string seg;
   while (std::getline(segs, seg, '|')) {
     const size_t star = seg.find("t*");
-    const int n = star != std::string::npos ? std::stoi(seg.substr(star + 2)) : static_cast<int>(std::count(seg.begin(), seg.end(), 't'));
+    const int n = star != std::string::npos ? std::stoi(seg.substr(star + 2))
+                                            : static_cast<int>(std::count(seg.begin(), seg.end(), 't'));
     layers += n;
     max_layers = std::max(max_layers, n);
   }
   stages = static_cast<int>(std::count(layout.begin(), layout.end(), '|')) + 1;
   CHECK(stages == 64);
   CHECK(layers == 126);
-  CHECK(max_layers == 2);  // ceil(126 / 64), what pipeline_parallel.cc charges the busiest stage
+  CHECK(max_layers == 2);              // ceil(126 / 64), what pipeline_parallel.cc charges the busiest stage
   CHECK(layout.rfind("Et|", 0) == 0);  // the embedding's stage and the loss's take the single layers
   // NeMo writes the same layout as Megatron-Core's list form; torchtitan as explicit per-stage modules.
   const YAML::Node n = YAML::Load(emit(io::EmitFormat::nemo, e, m, sys));
@@ -229,9 +234,10 @@ TEST_CASE("emit: fp8 recipes, mxfp8 and nvfp4 in each framework's own keys") {
   const std::string toml = emit(io::EmitFormat::torchtitan_toml, mx, llama8b(), blackwell);
   CHECK(toml.find("converters = [\"quantize.linear.mx\"]") != std::string::npos);
   CHECK(toml.find("float8") == std::string::npos);  // mxfp8 is not emitted as fp8
-  CHECK(emit(io::EmitFormat::torchtitan, mx, llama8b(), blackwell).find("MXFP8LinearConverter.Config(") != std::string::npos);
-  CHECK(YAML::Load(emit(io::EmitFormat::nemo, mx, llama8b(), blackwell))["mixed_precision"]["fp8_recipe"].as<std::string>() ==
-        "mxfp8");
+  CHECK(emit(io::EmitFormat::torchtitan, mx, llama8b(), blackwell).find("MXFP8LinearConverter.Config(") !=
+        std::string::npos);
+  CHECK(YAML::Load(emit(io::EmitFormat::nemo, mx, llama8b(), blackwell))["mixed_precision"]["fp8_recipe"]
+            .as<std::string>() == "mxfp8");
   // On a GPU without MX scaling no emitter writes it (framework_rules.cc mx_needs_blackwell).
   CHECK_THROWS_WITH_AS(emit(io::EmitFormat::megatron, mx), doctest::Contains("Blackwell"), ConfigError);
 
@@ -239,7 +245,8 @@ TEST_CASE("emit: fp8 recipes, mxfp8 and nvfp4 in each framework's own keys") {
   const std::string m4 = emit(io::EmitFormat::megatron, fp4, llama8b(), blackwell);
   CHECK(flag_value(m4, "--fp4-format") == "e2m1");
   CHECK(flag_value(m4, "--fp4-recipe") == "nvfp4");
-  CHECK(emit(io::EmitFormat::torchtitan, fp4, llama8b(), blackwell).find("NVFP4LinearConverter.Config(") != std::string::npos);
+  CHECK(emit(io::EmitFormat::torchtitan, fp4, llama8b(), blackwell).find("NVFP4LinearConverter.Config(") !=
+        std::string::npos);
   CHECK_THROWS_WITH_AS(emit(io::EmitFormat::torchtitan_toml, fp4, llama8b(), blackwell),
                        doctest::Contains("v0.2.2 has no fp4 converter"), ConfigError);
 
@@ -298,9 +305,9 @@ TEST_CASE("emit torchtitan-toml: v0.2.2 keys; FSDP for multi-dim plans; op-level
   CHECK(s.find("module_fqns_per_model_part = [[\"tok_embeddings\", \"layers.0\"") != std::string::npos);
   CHECK(s.find("\"layers.31\", \"norm\", \"output\"]]") != std::string::npos);
   // A model torchtitan has no flavor for is refused by name.
-  CHECK_THROWS_WITH_AS(emit(io::EmitFormat::torchtitan_toml, sample(1, 1, 1, 16, 3, Recompute::none, Dtype::bf16),
-                            test::tiny_model()),
-                       doctest::Contains("torchtitan defines no model flavor matching tiny"), ConfigError);
+  CHECK_THROWS_WITH_AS(
+      emit(io::EmitFormat::torchtitan_toml, sample(1, 1, 1, 16, 3, Recompute::none, Dtype::bf16), test::tiny_model()),
+      doctest::Contains("torchtitan defines no model flavor matching tiny"), ConfigError);
 }
 
 TEST_CASE("emit torchtitan: main's Python config derived from the flavor's shipped config") {
@@ -386,10 +393,11 @@ TEST_CASE("emit: a launch unit holds only its own framework profile's plan") {
   const Estimate e = sample(1, 1, 1, 16, 3, Recompute::none, Dtype::bf16);
   const ModelDesc m = llama8b();
   const System sys = test::synthetic_system(16);
-  CHECK_THROWS_WITH_AS(io::emit_plan(io::EmitFormat::torchtitan, io::EmitInput{e, sys, "m", "megatron-lm", 32, false, &m}),
-                       doctest::Contains("writes plans of the torchtitan profile, and this plan was predicted with "
-                                         "megatron-lm"),
-                       ConfigError);
+  CHECK_THROWS_WITH_AS(
+      io::emit_plan(io::EmitFormat::torchtitan, io::EmitInput{e, sys, "m", "megatron-lm", 32, false, &m}),
+      doctest::Contains("writes plans of the torchtitan profile, and this plan was predicted with "
+                        "megatron-lm"),
+      ConfigError);
   CHECK(io::default_emit_format(*find_framework("torchtitan")) == io::EmitFormat::torchtitan);
   CHECK(io::default_emit_format(*find_framework("megatron-deepspeed")) == io::EmitFormat::deepspeed);
   CHECK(io::default_emit_format(*find_framework("llm-foundry")) == io::EmitFormat::json);
@@ -435,8 +443,8 @@ TEST_CASE("emit: block recompute and recompute modules where the format has them
   CHECK(n["model"]["recompute_num_layers"].as<int>() == 2);
   Estimate s = sample(2, 2, 1, 4, 2, Recompute::full, Dtype::bf16);
   s.plan.recompute_layers = 2;
-  CHECK_THROWS_WITH_AS(emit(io::EmitFormat::torchtitan_toml, s), doctest::Contains("torchtitan checkpoints every k-th layer"),
-                       ConfigError);
+  CHECK_THROWS_WITH_AS(emit(io::EmitFormat::torchtitan_toml, s),
+                       doctest::Contains("torchtitan checkpoints every k-th layer"), ConfigError);
   Estimate sel = sample(2, 2, 1, 4, 1, Recompute::selective, Dtype::bf16);
   sel.plan.recompute_modules = kRecomputeCoreAttn | kRecomputeMlp;
   CHECK(flag_value(emit(io::EmitFormat::megatron, sel), "--recompute-modules") == "core_attn mlp");
