@@ -34,6 +34,7 @@ std::string read_csv(const std::string& dir, const std::string& stem, std::strin
 
 int import_aic(const std::string& dir, const std::string& gpu, const std::string& aic_system_name,
                const std::string& out, bool force) {
+  io::check_destination(out, force);  // before any reading (modeler/io/atomic_write.h)
   if (!fs::is_directory(dir)) throw ConfigError(dir + ": not a directory (expected an AIC export: gemm.csv, ...)");
   std::string system = aic_system_name;
   if (system.empty()) {
@@ -54,7 +55,6 @@ int import_aic(const std::string& dir, const std::string& gpu, const std::string
   const calibrate::AicImport imp = calibrate::import_aic(t, system, kernel);
   std::string text;
   for (const auto& line : imp.lines) text += line + "\n";
-  if (fs::exists(out) && !force) throw ConfigError(out + ": file exists; pass --force to overwrite it");
   io::write_file_atomic(out, text, force);
   std::cout << "wrote " << out << ": " << imp.gemm << " GEMM, " << imp.attention << " attention, "
             << imp.collectives << " collective rows of AIC system " << system << "\n";
@@ -65,7 +65,7 @@ int fit_gpu_tables(const std::vector<std::string>& inputs, const std::string& gp
                    bool force) {
   const io::GpuProfile profile = io::load_gpu_profile(gpu);
   const System base = io::standard_system(profile, {});
-  if (fs::exists(out) && !force) throw ConfigError(out + ": file exists; pass --force to overwrite it");
+  io::check_destination(out, force);  // before any reading or fitting
   std::vector<calibrate::Measurement> rows;
   std::vector<std::string> contexts;
   std::string what;

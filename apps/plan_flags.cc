@@ -132,12 +132,12 @@ std::string framework_help() {
   return s;
 }
 
-Fp8Recipe parse_fp8_recipe(const std::string& s) {
+std::optional<Fp8Recipe> precision_fp8_recipe(const std::string& s) {
   if (s == "mxfp8") return Fp8Recipe::mxfp8;
   if (s == "fp8-delayed") return Fp8Recipe::delayed;
   if (s == "fp8-tensorwise") return Fp8Recipe::tensorwise;
   if (s == "fp8-blockwise") return Fp8Recipe::blockwise;
-  return Fp8Recipe::framework;
+  return std::nullopt;
 }
 
 Dtype parse_precision(const std::string& s) {
@@ -198,7 +198,7 @@ Plan resolve_plan(const PlanFlags& f, const System& sys) {
     p.recompute_modules = parse_recompute_modules_flag("--recompute-modules", *f.recompute_modules);
   }
   p.precision = parse_precision(f.precision);
-  p.fp8_recipe = parse_fp8_recipe(f.precision);
+  p.fp8_recipe = precision_fp8_recipe(f.precision);  // its quantization kernels (precision_recipe.h)
   return p;
 }
 

@@ -10,6 +10,7 @@
 #include "modeler/problems.h"
 #include "modeler/io/report_json.h"
 #include "modeler/io/trace_json.h"
+#include "modeler/io/validation_record_io.h"
 #include "modeler/timeline.h"
 
 namespace shardplan::cli {
@@ -45,16 +46,21 @@ class PredictCommand final : public Command {
     const Plan plan = resolve_plan(plan_, sys);
     const Estimate e = evaluate(model, sys, plan, fw);
     const bool invalid = e.time.compute.v <= 0;
+    // How far to trust the number: the validation record of the nearest published runs.
+    const io::RecordQuote record = io::quote_record(io::load_shipped_record(), sys.gpu.name, fw.name);
     if (json_) {
       io::ReportContext ctx{"predict", model_, system_.system.empty() ? system_.gpu : system_.system, sys.gpu.name,
                             sys.gpus, fw.name, sys.provenance};
-      std::cout << io::predict_json(ctx, e).dump(2) << "\n";
+      nlohmann::json j = io::predict_json(ctx, e);
+      j["validation_record"] = io::record_json(record);
+      std::cout << j.dump(2) << "\n";
     } else {
       std::cout << "shardplan predict: " << model.name << " on " << sys.name << " (" << sys.gpus << " x "
                 << sys.gpu.name << "), framework " << fw.name << "\n"
                 << format_plan(plan, model.moe.has_value());
       if (!invalid) {
-        std::cout << "\n" << format_memory(e.memory) << "\n" << format_time(e.time) << "\n" << format_throughput(e);
+        std::cout << "\n" << format_memory(e.memory) << "\n" << format_time(e.time) << "\n" << format_throughput(e)
+                  << "trust: " << record.text << "\n";
       }
     }
     if (!trace_.empty() && !invalid) {

@@ -12,6 +12,7 @@
 #include "modeler/io/emit.h"
 #include "modeler/io/model_io.h"
 #include "modeler/io/search_json.h"
+#include "modeler/io/validation_record_io.h"
 
 namespace shardplan::cli {
 
@@ -155,12 +156,16 @@ class SearchCommand final : public Command {
     }
 
     const System& first = systems.front();
+    // How far to trust the ranked throughputs: the validation record of the nearest published runs.
+    record_ = io::quote_record(io::load_shipped_record(), first.gpu.name, fw.name);
     if (json_) {
       io::ReportContext ctx{"search", flags_.model, flags_.system.system.empty() ? flags_.system.gpu : flags_.system.system,
                             first.gpu.name, first.gpus, fw.name, first.provenance};
       std::vector<io::SearchPoint> points;
       for (size_t i = 0; i < counts.size(); ++i) points.push_back({counts[i], &results[i]});
-      std::cout << io::search_json(ctx, points).dump(2) << "\n";
+      nlohmann::json j = io::search_json(ctx, points);
+      j["validation_record"] = io::record_json(record_);
+      std::cout << j.dump(2) << "\n";
     } else {
       for (size_t i = 0; i < counts.size(); ++i) print(model, systems[i], fw, results[i], seconds[i], counts[i]);
       if (counts.size() > 1) print_gpu_front(counts, results);
@@ -192,7 +197,7 @@ class SearchCommand final : public Command {
               << "searched " << with_commas(static_cast<double>(r.evaluated)) << " plans in " << fmt("%.2f", secs)
               << " s: " << with_commas(static_cast<double>(r.feasible)) << " fit"
               << (flags_.headroom_gib > 0 ? " with " + fmt("%.1f", flags_.headroom_gib) + " GiB headroom" : "") << "\n";
-    if (!r.top.empty()) std::cout << table(r.top, flags_, gpus);
+    if (!r.top.empty()) std::cout << table(r.top, flags_, gpus) << "trust: " << record_.text << "\n";
     std::cout << rejections(r);
     if (r.pareto.size() > 1) {
       std::cout << "pareto front, step time vs memory headroom:\n";
@@ -230,6 +235,7 @@ class SearchCommand final : public Command {
 
   SearchFlags flags_;
   bool json_ = false, explain_ = false, force_ = false;
+  io::RecordQuote record_;
   std::string emit_, out_;
   CLI::Option* emit_opt_ = nullptr;
   CLI::Option* framework_opt_ = nullptr;

@@ -140,7 +140,7 @@ SpaceRequest resolve_request(const SearchFlags& f) {
       throw ConfigError("--precision: " + s + " repeats another fp8 recipe or value; one fp8 recipe per search");
     r.precision.push_back(d);
     if (d == Dtype::fp8) {
-      r.fp8_recipe = parse_fp8_recipe(s);
+      r.fp8_recipe = precision_fp8_recipe(s);
     }
   }
   return r;

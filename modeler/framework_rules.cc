@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "modeler/precision_recipe.h"
+
 namespace shardplan {
 
 namespace {
@@ -75,7 +77,7 @@ void check_framework_rules(const ModelDesc& model, const System& system, const P
                            Problems* problems) {
   const std::string who = fw.name + ": ";
   const bool fp8 = p.precision == Dtype::fp8;
-  const Fp8Recipe recipe = p.fp8_recipe == Fp8Recipe::framework ? fw.default_fp8_recipe : p.fp8_recipe;
+  const Fp8Recipe recipe = effective_fp8_recipe(p, fw);
   const bool mxfp8 = fp8 && recipe == Fp8Recipe::mxfp8;
   const bool moe = model.moe.has_value();
   auto add = [&](const char* code, const std::string& why) {

@@ -19,17 +19,24 @@ const char* to_string(SdpGranularity g) { return g == SdpGranularity::block ? "b
 
 const char* to_string(Dtype d) { return kDtypeNames[static_cast<int>(d)]; }
 
-const char* to_string(Fp8Recipe r) {
-  constexpr const char* names[] = {"framework", "delayed", "tensorwise", "blockwise", "mxfp8"};
-  return names[static_cast<int>(r)];
+namespace {
+constexpr const char* kFp8RecipeNames[] = {"delayed", "tensorwise", "blockwise", "mxfp8", "nvfp4"};
+}  // namespace
+
+const char* to_string(Fp8Recipe r) { return kFp8RecipeNames[static_cast<int>(r)]; }
+
+std::optional<Fp8Recipe> parse_fp8_recipe(const std::string& text) {
+  for (int i = 0; i < 5; ++i)
+    if (text == kFp8RecipeNames[i]) return static_cast<Fp8Recipe>(i);
+  return std::nullopt;
 }
 
 std::string precision_name(const Plan& p) {
   if (p.precision == Dtype::fp4) return "nvfp4";
   if (p.precision != Dtype::fp8) return to_string(p.precision);
-  if (p.fp8_recipe == Fp8Recipe::mxfp8) return "mxfp8";
-  if (p.fp8_recipe == Fp8Recipe::framework) return "fp8";
-  return std::string("fp8-") + to_string(p.fp8_recipe);
+  if (!p.fp8_recipe) return "fp8";
+  if (*p.fp8_recipe == Fp8Recipe::mxfp8) return "mxfp8";
+  return std::string("fp8-") + to_string(*p.fp8_recipe);
 }
 
 std::string recompute_modules_string(unsigned modules) {

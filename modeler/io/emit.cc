@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "modeler/framework_rules.h"
+#include "modeler/precision_recipe.h"
 #include "modeler/io/emit_common.h"
 #include "modeler/io/report_json.h"
 #include "modeler/io/yaml_reader.h"
@@ -114,9 +115,9 @@ const ModelDesc& desc_of(const EmitInput& in) {
 std::string what(EmitFormat f) { return std::string("--emit ") + to_string(f) + ": "; }
 
 Fp8Recipe fp8_recipe_of(const Plan& p, const std::string& framework) {
-  if (p.fp8_recipe != Fp8Recipe::framework) return p.fp8_recipe;
   const Framework* fw = find_framework(framework);
-  return fw ? fw->default_fp8_recipe : Fp8Recipe::delayed;
+  if (!fw) throw std::logic_error("emit: unknown framework profile " + framework);
+  return effective_fp8_recipe(p, *fw);
 }
 
 }  // namespace detail
