@@ -45,9 +45,12 @@ void add_plan_flags(CLI::App* app, PlanFlags* f) {
       ->check(CLI::IsMember({"forward", "backward"}));
   app->add_option("--sdp-granularity", f->sdp_granularity, "SDP subnetworks: block (whole layers) or neuron")
       ->check(CLI::IsMember({"block", "neuron"}));
-  app->add_option("--zero", f->zero, "ZeRO stage: 0 none, 1 optimizer, 2 +gradients, 3 +parameters (FSDP)")
+  app->add_option("--zero", f->zero,
+                  "ZeRO stage: 0 none, 1 optimizer, 2 +gradients, 3 +parameters (FSDP); default: the framework's "
+                  "(see --framework)")
       ->check(CLI::Range(0, 3));
-  auto* on = app->add_flag("--sp", f->sp_on, "Megatron sequence parallelism (default on when tp > 1)");
+  auto* on =
+      app->add_flag("--sp", f->sp_on, "Megatron sequence parallelism (default: the framework's, see --framework)");
   app->add_flag("--no-sp", f->sp_off, "no sequence parallelism")->excludes(on);
   app->add_flag("--tp-overlap", f->tp_overlap, "overlap tensor-parallel collectives with GEMMs");
   app->add_flag("--ep-overlap", f->ep_overlap,
@@ -58,7 +61,8 @@ void add_plan_flags(CLI::App* app, PlanFlags* f) {
   app->add_option("--mbs", f->mbs, "micro-batch size (sequences; default 1)")->check(positive_number());
   app->add_option("--gbs", f->gbs, "global batch size (sequences per step; default dp x mbs)")->check(positive_number());
   app->add_option("--seq", f->seq, "sequence length in tokens (default 4096)")->check(positive_number());
-  app->add_option("--recompute", f->recompute, "activation recomputation: none, selective or full")
+  app->add_option("--recompute", f->recompute,
+                  "activation recomputation: none, selective or full (default: the framework's, see --framework)")
       ->check(CLI::IsMember({"none", "selective", "full"}));
   app->add_option("--recompute-layers", f->recompute_layers,
                   "with --recompute full: recompute only N layers of each pipeline chunk (Megatron block method)")
@@ -66,10 +70,12 @@ void add_plan_flags(CLI::App* app, PlanFlags* f) {
   app->add_option("--recompute-modules", f->recompute_modules,
                   "selective recompute of these Megatron-Core modules, joined by + or ,: core_attn (the default), "
                   "layernorm, mlp, moe, moe_act, shared_experts, mla_up_proj (implies --recompute selective)");
-  app->add_option("--precision", f->precision, "GEMM precision: bf16, fp16, fp8, mxfp8 or nvfp4")
-      ->check(CLI::IsMember({"bf16", "fp16", "fp8", "mxfp8", "nvfp4"}));
-  app->add_option("--framework", f->framework, "training software profile")
-      ->check(CLI::IsMember(framework_names()));
+  app->add_option("--precision", f->precision,
+                  "GEMM precision: bf16 (default), fp16, fp8 (the framework's fp8 recipe), fp8-delayed, "
+                  "fp8-tensorwise, fp8-blockwise, mxfp8 or nvfp4")
+      ->check(
+          CLI::IsMember({"bf16", "fp16", "fp8", "fp8-delayed", "fp8-tensorwise", "fp8-blockwise", "mxfp8", "nvfp4"}));
+  app->add_option("--framework", f->framework, framework_help())->check(CLI::IsMember(framework_names()));
 }
 
 System resolve_system(const SystemFlags& f) {
@@ -118,15 +124,36 @@ unsigned parse_recompute_modules_flag(const std::string& flag, const std::string
                     " (choices: " + choices + ")");
 }
 
+std::string framework_help() {
+  std::string s = "training software profile (default megatron-lm); what a plan gets when --zero, --sp/--no-sp, "
+                  "--recompute or the fp8 recipe are not given:";
+  for (const std::string& name : framework_names())
+    s += "\n  " + name + ": " + framework_defaults_text(*find_framework(name));
+  return s;
+}
+
+std::optional<Fp8Recipe> precision_fp8_recipe(const std::string& s) {
+  if (s == "mxfp8") return Fp8Recipe::mxfp8;
+  if (s == "fp8-delayed") return Fp8Recipe::delayed;
+  if (s == "fp8-tensorwise") return Fp8Recipe::tensorwise;
+  if (s == "fp8-blockwise") return Fp8Recipe::blockwise;
+  return std::nullopt;
+}
+
 Dtype parse_precision(const std::string& s) {
   if (s == "bf16") return Dtype::bf16;
   if (s == "fp16") return Dtype::fp16;
-  if (s == "fp8" || s == "mxfp8") return Dtype::fp8;  // MXFP8 GEMMs run at the fp8 tensor-core rate
+  // Every fp8 recipe, MXFP8 included, runs its GEMMs at the fp8 tensor-core rate; Plan::fp8_recipe keeps which.
+  if (s == "fp8" || s == "mxfp8" || s.rfind("fp8-", 0) == 0) return Dtype::fp8;
   if (s == "nvfp4") return Dtype::fp4;
-  throw ConfigError("precision must be bf16, fp16, fp8, mxfp8 or nvfp4, got '" + s + "'");
+  throw ConfigError("precision must be bf16, fp16, fp8, fp8-delayed, fp8-tensorwise, fp8-blockwise, mxfp8 or nvfp4, "
+                    "got '" + s + "'");
 }
 
 Plan resolve_plan(const PlanFlags& f, const System& sys) {
+  // Settings the user leaves unset take the framework's default (framework.h default_*), never one profile's.
+  const Framework* fw = find_framework(f.framework);
+  if (!fw) fw = &resolve_framework(f.framework);  // throws the unknown-name error
   Plan p;
   p.tp = f.tp.value_or(1);
   p.pp = f.pp.value_or(1);
@@ -135,7 +162,7 @@ Plan resolve_plan(const PlanFlags& f, const System& sys) {
   p.ep = f.ep.value_or(1);
   p.etp = f.etp.value_or(p.tp);
   p.tsp = f.tsp.value_or(1);
-  p.zero = f.zero.value_or(1);
+  p.zero = f.zero.value_or(fw->zero_default(f.pp.value_or(1)));
   p.moe_imbalance = f.moe_imbalance.value_or(1.0);
   p.capacity_factor = f.capacity_factor.value_or(0.0);
   p.sdp_keep = f.sdp_keep.value_or(1.0);
@@ -153,7 +180,7 @@ Plan resolve_plan(const PlanFlags& f, const System& sys) {
                         std::to_string(sys.gpus) + ")");
     p.dp = sys.gpus / model_parallel;
   }
-  p.sequence_parallel = f.sp_on || (!f.sp_off && p.tp > 1);
+  p.sequence_parallel = f.sp_on || (!f.sp_off && p.tp > 1 && fw->default_sp);
   p.tp_comm_overlap = f.tp_overlap;
   p.ep_comm_overlap = f.ep_overlap;
   p.uneven_pipeline = f.uneven_pp;
@@ -161,7 +188,8 @@ Plan resolve_plan(const PlanFlags& f, const System& sys) {
   p.micro_batch = f.mbs.value_or(1);
   p.global_batch = f.gbs.value_or(p.dp * p.micro_batch);
   p.seq_len = f.seq.value_or(4096);
-  p.recompute = parse_recompute(f.recompute.value_or(f.recompute_modules ? "selective" : "none"));
+  p.recompute =
+      parse_recompute(f.recompute.value_or(f.recompute_modules ? "selective" : to_string(fw->default_recompute)));
   p.recompute_layers = f.recompute_layers.value_or(0);
   if (f.recompute_modules) {
     if (p.recompute != Recompute::selective)
@@ -170,7 +198,7 @@ Plan resolve_plan(const PlanFlags& f, const System& sys) {
     p.recompute_modules = parse_recompute_modules_flag("--recompute-modules", *f.recompute_modules);
   }
   p.precision = parse_precision(f.precision);
-  if (f.precision == "mxfp8") p.fp8_recipe = Fp8Recipe::mxfp8;  // its quantization kernels (precision_recipe.h)
+  p.fp8_recipe = precision_fp8_recipe(f.precision);  // its quantization kernels (precision_recipe.h)
   return p;
 }
 
@@ -207,7 +235,7 @@ std::string plan_arguments(const Plan& p, const std::string& framework) {
             ? " --recompute-modules " + recompute_modules_string(p.recompute_modules)
             : "") +
        " --precision " +
-       (p.precision == Dtype::fp4 ? "nvfp4" : to_string(p.precision)) + " --framework " + framework;
+       precision_name(p) + " --framework " + framework;
   return s;
 }
 

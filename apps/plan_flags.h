@@ -49,6 +49,10 @@ Recompute parse_recompute(const std::string& s);
 /// unknown name and the choices.
 unsigned parse_recompute_modules_flag(const std::string& flag, const std::string& text);
 Dtype parse_precision(const std::string& s);
+/// The fp8 scaling recipe a --precision value names (mxfp8, fp8-delayed, ...); unset (the framework's) otherwise.
+std::optional<Fp8Recipe> precision_fp8_recipe(const std::string& s);
+/// The --framework help: each profile with the defaults it gives unset plan settings.
+std::string framework_help();
 /// The plan the flags describe; dp defaults to gpus / (tp x tsp x pp x cp), etp to tp (Megatron-Core's default),
 /// gbs to dp x mbs, seq to 4096.
 Plan resolve_plan(const PlanFlags& f, const System& sys);

@@ -90,7 +90,13 @@ class SearchCommand final : public Command {
     add_search_flags(sub, &flags_, true);
     sub->add_flag("--json", json_, "print the JSON report (schema_version 1)");
     sub->add_flag("--explain", explain_, "show the nearest misses and the fastest plan's exposed time");
-    sub->add_option("--emit", emit_, "write the fastest plan as json, megatron, torchtitan, deepspeed or nemo");
+    emit_opt_ = sub->add_option("--emit", emit_,
+                                "write the fastest plan: json, megatron, torchtitan (current Python config), "
+                                "torchtitan-toml (v0.2.x), deepspeed (Megatron-DeepSpeed) or nemo (Megatron-Bridge); "
+                                "without a value, the format of the --framework profile's launcher. A framework's "
+                                "format searches under its profile (--emit torchtitan: --framework torchtitan)")
+                    ->expected(0, 1);
+    framework_opt_ = sub->get_option("--framework");
     sub->add_option("--out", out_,
                     "file for --emit (default, or '-': standard output, the report then goes to stderr)");
     sub->add_flag("--force", force_, "overwrite --out if it exists (a symbolic link is written through)");
@@ -99,16 +105,28 @@ class SearchCommand final : public Command {
 
   int run() override {
     const ModelDesc model = io::load_model(flags_.model, /*allow_moe=*/true);
+    const bool emitting = emit_opt_->count() > 0;
+    std::optional<io::EmitFormat> format;
+    if (emitting && !emit_.empty()) {
+      // A framework's launch unit holds that framework's plan and numbers: the search runs under its profile.
+      format = io::parse_emit_format(emit_);
+      if (const char* profile = io::emit_profile(*format)) {
+        if (framework_opt_->count() > 0 && flags_.framework != profile)
+          throw ConfigError("--emit " + emit_ + " writes plans of the " + profile + " profile, and --framework is " +
+                            flags_.framework + "; drop --framework or pass --framework " + profile);
+        flags_.framework = profile;
+      }
+    }
     const Framework& fw = resolve_framework(flags_.framework);
+    if (emitting && !format) format = io::default_emit_format(fw);
     const SpaceRequest request = resolve_request(flags_);
     const std::vector<int> counts = resolve_gpu_counts(flags_.gpus);
-    std::optional<io::EmitFormat> format;
     const io::Output emit_out(out_, force_);
-    if (!emit_.empty()) {
-      format = io::parse_emit_format(emit_);
+    if (emitting) {
       if (counts.size() != 1) throw ConfigError("--emit needs a single --gpus value");
       if (json_ && emit_out.to_stdout())
-        throw ConfigError("--emit " + emit_ + " and --json would both write to standard output; give --out FILE");
+        throw ConfigError(std::string("--emit ") + io::to_string(*format) +
+                          " and --json would both write to standard output; give --out FILE");
       emit_out.check();  // before the search: a refusal must not cost a search
     } else if (!out_.empty()) {
       throw ConfigError("--out goes with --emit FORMAT");
@@ -162,7 +180,8 @@ class SearchCommand final : public Command {
     if (format) {
       const SearchResult& r = results.front();
       if (r.top.empty()) throw Infeasible("nothing to emit: no plan fits");
-      io::EmitInput in{r.top.front(), systems.front(), flags_.model, fw.name, model.layers, model.moe.has_value()};
+      io::EmitInput in{r.top.front(), systems.front(), flags_.model, fw.name, model.layers, model.moe.has_value(),
+                       &model};
       emit_out.write(io::emit_plan(*format, in));
       if (!json_ && !emit_out.to_stdout())
         std::cout << "wrote " << io::to_string(*format) << " plan (rank 1) to " << emit_out.path() << "\n";
@@ -218,6 +237,8 @@ class SearchCommand final : public Command {
   bool json_ = false, explain_ = false, force_ = false;
   io::RecordQuote record_;
   std::string emit_, out_;
+  CLI::Option* emit_opt_ = nullptr;
+  CLI::Option* framework_opt_ = nullptr;
 };
 
 }  // namespace

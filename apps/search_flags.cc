@@ -47,7 +47,8 @@ void add_search_flags(CLI::App* app, SearchFlags* f, bool gpus_required) {
   app->add_option("--recompute-modules", f->recompute_modules,
                   "Megatron-Core module sets selective recompute tries (default core_attn): a list of sets, each "
                   "joined by + (core_attn, layernorm, mlp, moe, moe_act, shared_experts, mla_up_proj)");
-  app->add_option("--precision", f->precision, "GEMM precisions, a list of bf16, fp16, fp8, mxfp8, nvfp4 (default bf16)");
+  app->add_option("--precision", f->precision, "GEMM precisions, a list of bf16, fp16, fp8 (the framework's recipe), fp8-delayed, fp8-tensorwise, "
+                  "fp8-blockwise, mxfp8, nvfp4 (default bf16; one fp8 recipe per search)");
   app->add_option("--framework", f->framework, "training software profile")->check(CLI::IsMember(framework_names()));
   app->add_option("--headroom", f->headroom_gib, "GiB of memory every plan must leave free (default 0)")
       ->check(CLI::NonNegativeNumber);
@@ -133,7 +134,15 @@ SpaceRequest resolve_request(const SearchFlags& f) {
   if (!r.recompute_modules.empty() && !r.recompute.empty() &&
       std::find(r.recompute.begin(), r.recompute.end(), Recompute::selective) == r.recompute.end())
     throw ConfigError("--recompute-modules needs selective among the --recompute options");
-  for (const std::string& s : split_commas(f.precision)) r.precision.push_back(parse_precision(s));
+  for (const std::string& s : split_commas(f.precision)) {
+    const Dtype d = parse_precision(s);
+    if (std::find(r.precision.begin(), r.precision.end(), d) != r.precision.end())
+      throw ConfigError("--precision: " + s + " repeats another fp8 recipe or value; one fp8 recipe per search");
+    r.precision.push_back(d);
+    if (d == Dtype::fp8) {
+      r.fp8_recipe = precision_fp8_recipe(s);
+    }
+  }
   return r;
 }
 
@@ -167,7 +176,7 @@ std::string plan_label(const Plan& p) {
   if (p.recompute_layers > 0) s += ":" + std::to_string(p.recompute_layers);
   if (p.recompute == Recompute::selective && p.recompute_modules != kRecomputeCoreAttn)
     s += ":" + recompute_modules_string(p.recompute_modules);
-  s += std::string(" ") + to_string(p.precision);
+  s += " " + precision_name(p);
   if (p.changes_training_semantics()) s += " sdp" + fmt("%g", p.sdp_keep) + "/" + to_string(p.sdp_mask);
   return s;
 }

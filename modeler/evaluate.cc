@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "modeler/framework_rules.h"
 #include "modeler/layer_cost.h"
 #include "modeler/memory_model.h"
 #include "modeler/strategies/strategy.h"
@@ -139,6 +140,7 @@ Problems validate_plan(const ModelDesc& model, const System& system, const Plan&
   Problems problems;
   validate_basics(ctx, &problems);
   for (const Strategy* s : all_strategies()) s->validate(ctx, &problems);
+  check_framework_rules(model, system, plan, framework, &problems);  // what the framework's launcher refuses
   return problems;
 }
 

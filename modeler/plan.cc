@@ -31,6 +31,14 @@ std::optional<Fp8Recipe> parse_fp8_recipe(const std::string& text) {
   return std::nullopt;
 }
 
+std::string precision_name(const Plan& p) {
+  if (p.precision == Dtype::fp4) return "nvfp4";
+  if (p.precision != Dtype::fp8) return to_string(p.precision);
+  if (!p.fp8_recipe) return "fp8";
+  if (*p.fp8_recipe == Fp8Recipe::mxfp8) return "mxfp8";
+  return std::string("fp8-") + to_string(*p.fp8_recipe);
+}
+
 std::string recompute_modules_string(unsigned modules) {
   std::string out;
   for (const RecomputeModuleName& m : kRecomputeModuleNames)

@@ -105,6 +105,9 @@ const char* to_string(Dtype d);
 const char* to_string(SdpMask m);
 const char* to_string(SdpGranularity g);
 const char* to_string(Fp8Recipe r);
+/// The --precision spelling of a plan's GEMM precision: bf16, fp16, fp8, fp8-delayed, fp8-tensorwise,
+/// fp8-blockwise, mxfp8 or nvfp4.
+std::string precision_name(const Plan& p);
 /// Parses a recipe name as to_string spells it; nullopt when unknown.
 std::optional<Fp8Recipe> parse_fp8_recipe(const std::string& text);
 /// "core_attn+mlp": the modules in kRecomputeModuleNames order, joined by '+'.

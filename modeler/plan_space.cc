@@ -125,6 +125,7 @@ Plan PlanSpace::plan_at(const Layout& l, uint64_t k) const {
     return d;
   };
   p.precision = precision[digit(precision.size())];
+  if (p.precision == Dtype::fp8) p.fp8_recipe = fp8_recipe;
   const RecomputeChoice& rc = recompute[digit(recompute.size())];
   p.recompute = rc.kind;
   p.recompute_layers = rc.layers;
@@ -151,6 +152,7 @@ PlanSpace make_plan_space(const ModelDesc& model, const System& system, const Sp
   s.global_batch = r.global_batch;
   s.seq_len = r.seq_len;
   s.cp_kind = r.cp_kind;
+  s.fp8_recipe = r.fp8_recipe;
   s.zero = r.zero.select({0, 1, 2, 3});
   s.sp = or_default(r.sp, {true, false});
   s.tp_overlap = or_default(r.tp_overlap, {false, true});

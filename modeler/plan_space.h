@@ -51,6 +51,7 @@ struct SpaceRequest {
   /// The Megatron module sets (RecomputeModule bits) selective recompute tries; default the attention core alone.
   std::vector<unsigned> recompute_modules;
   std::vector<Dtype> precision;      // default bf16 (lower precisions change numerics: opt in)
+  std::optional<Fp8Recipe> fp8_recipe;  // the scaling recipe of the fp8 plans (one per search; unset: the framework's)
   CpKind cp_kind = CpKind::ring;
   /// Folded tensor + sequence parallelism (techniques.md 1): no mainstream framework runs it, so the search
   /// adds its layouts (tsp in place of tp and cp) only when asked, at the `tsp` degrees (default: powers of two
@@ -93,6 +94,7 @@ struct PlanSpace {
   std::vector<bool> sp, tp_overlap, ep_overlap;
   std::vector<RecomputeChoice> recompute;
   std::vector<Dtype> precision;
+  std::optional<Fp8Recipe> fp8_recipe;
   std::vector<SdpChoice> sdp = {SdpChoice{}};
 
   /// Plans of one layout: the product of its option axes (sp and tp_overlap collapse to off when tp == 1,

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "modeler/evaluate.h"
+#include "modeler/framework_rules.h"
 
 namespace shardplan {
 
@@ -139,6 +140,7 @@ std::string rejection_label(const std::string& code) {
       {"recompute_modules_need_mla", "mla_up_proj recompute without MLA"},
   };
   if (auto it = labels.find(code); it != labels.end()) return it->second;
+  if (const char* rule = framework_rule_summary(code)) return rule;
   if (code.rfind("oom_", 0) == 0) return "out of memory (largest item: " + code.substr(4) + ")";
   std::string s = code;
   std::replace(s.begin(), s.end(), '_', ' ');

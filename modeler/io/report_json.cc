@@ -46,7 +46,12 @@ json plan_json(const Plan& p) {
               {"recompute_layers", p.recompute_layers},
               {"recompute_modules",
                recompute_module_names(p.recompute == Recompute::selective ? p.recompute_modules : 0)},
-              {"precision", to_string(p.precision)},
+              // The contract's spellings (bf16 fp16 fp8 mxfp8 nvfp4); fp8_recipe names the scaling (null:
+              // the profile's default).
+              {"precision", p.precision == Dtype::fp4 ? std::string("nvfp4")
+                            : p.precision == Dtype::fp8 && p.fp8_recipe == Fp8Recipe::mxfp8 ? std::string("mxfp8")
+                                                                                           : to_string(p.precision)},
+              {"fp8_recipe", p.fp8_recipe ? json(to_string(*p.fp8_recipe)) : json(nullptr)},
               {"tsp", p.tsp},
               {"moe_imbalance", p.moe_imbalance},
               {"capacity_factor", p.capacity_factor},
