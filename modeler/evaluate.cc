@@ -70,6 +70,12 @@ void validate_basics(const Context& ctx, Problems* problems) {
                                                              "(--recompute-layers)"});
   }
   validate_recompute_modules(ctx, problems);
+  // Attention, memory-bound kernels and MFU are modeled at the bf16 rate; a profile without it (V100) cannot be
+  // evaluated yet, at any GEMM precision.
+  if (s.gpu.peak_for(Dtype::bf16).v <= 0 && s.gpu.peak_for(p.precision).v > 0)
+    problems->push_back({"bf16_peak_missing", s.gpu.name + " states no bf16 peak, which attention and MFU are "
+                                                           "modeled at; it cannot be evaluated at " +
+                                                           to_string(p.precision) + " either"});
   if (s.gpu.peak_for(p.precision).v <= 0)
     problems->push_back({"precision_unsupported", std::string("precision ") + to_string(p.precision) + " is not supported by " +
                                                       s.gpu.name + " (no dense peak in its profile)"});
@@ -133,6 +139,8 @@ Sharding unsharded(const Context& ctx) {
 Problems validate_plan(const ModelDesc& model, const System& system, const Plan& plan, const Framework& framework) {
   const Context ctx{model, system, plan, framework};
   Problems problems;
+  // Limits first: every later check multiplies degrees and batches, which must not overflow.
+  if (const std::string limit = plan_limit_violation(plan); !limit.empty()) return {{"plan_limits", limit}};
   validate_basics(ctx, &problems);
   for (const Strategy* s : all_strategies()) s->validate(ctx, &problems);
   return problems;

@@ -15,6 +15,13 @@
 
 namespace shardplan {
 
+/// Limits that keep a search's memory bounded, checked before allocating: values one stepped axis may list, and
+/// plans and layouts one space may hold (a plan is evaluated in about a microsecond, a layout holds its micro-batch
+/// list: 10^9 plans is a quarter hour on 16 cores).
+inline constexpr long long kMaxAxisValues = 4096;
+inline constexpr uint64_t kMaxPlanSpace = 1'000'000'000;
+inline constexpr size_t kMaxLayouts = 1'000'000;
+
 /// Candidate values of one integer axis as the user wrote them (CUTLASS-profiler style):
 ///   "8" or "1,2,4,8"  exactly these values;
 ///   "a:b"             the axis's default candidates restricted to [a, b] (powers of two for tp, cp and gpus;
