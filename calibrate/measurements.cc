@@ -149,6 +149,8 @@ RawFile parse_jsonl(std::string_view text, const std::string& filename) {
     }
     if (!j.is_object()) fail(where, "not a JSON object");
     const std::string record = opt_str(j, "record", "", where);
+    if (const auto g = j.find("gpu"); record == "context" && g != j.end() && g->is_string())
+      out.gpus.emplace_back(g->get<std::string>(), where);
     if (record == "context") out.contexts.push_back(context_summary(j, where));
     else if (record == "result") out.rows.push_back(parse_row(j, where));
     else fail(where, "expected \"record\": \"context\" or \"result\"");
