@@ -15,10 +15,11 @@ void add_system_flags(CLI::App* app, SystemFlags* f, bool gpus_required) {
   if (gpus_required) g->required();
   app->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node (with --gpu)")->check(positive_number());
   app->add_option("--nvlink-domain", f->nvlink_domain, "GPUs per NVLink domain (with --gpu)")->check(positive_number());
-  app->add_option("--nic-gbps", f->nic_gbps, "scale-out bandwidth per GPU in Gb/s (with --gpu)")->check(positive_number());
+  app->add_option("--nic-gbps", f->nic_gbps, "scale-out bandwidth per GPU in Gb/s (with --gpu)")
+      ->check(number_in(0.1, 1e6));
   app->add_option("--power-limit-w", f->power_limit_w,
                   "board power cap per GPU in W (<= TDP): compute-bound kernels slow as (cap/TDP)^(1/3)")
-      ->check(positive_number());
+      ->check(number_in(1, 1e5));
 }
 
 void add_plan_flags(CLI::App* app, PlanFlags* f) {
@@ -170,7 +171,11 @@ Plan resolve_plan(const PlanFlags& f, const System& sys) {
   p.sdp_granularity = f.sdp_granularity == "neuron" ? SdpGranularity::neuron : SdpGranularity::block;
   if (!f.sdp_keep && (f.sdp_mask != "forward" || f.sdp_granularity != "block"))
     throw ConfigError("--sdp-mask and --sdp-granularity need --sdp-keep");
-  const int model_parallel = p.tp * p.tsp * p.pp * p.cp;
+  // 64-bit, and checked against the plan limits before dividing: --tp 65536 --pp 65536 must not wrap to 0.
+  const long long model_parallel = 1LL * p.tp * p.tsp * p.pp * p.cp;
+  if (model_parallel > kMaxPlanGpus)
+    throw ConfigError(std::string(p.tsp > 1 ? "tp x tsp x pp x cp (" : "tp x pp x cp (") +
+                      std::to_string(model_parallel) + ") must be at most 2^24 GPUs");
   if (f.dp) {
     p.dp = *f.dp;
   } else {
@@ -178,7 +183,7 @@ Plan resolve_plan(const PlanFlags& f, const System& sys) {
       throw ConfigError(std::string(p.tsp > 1 ? "tp x tsp x pp x cp (" : "tp x pp x cp (") +
                         std::to_string(model_parallel) + ") does not divide the GPU count (" +
                         std::to_string(sys.gpus) + ")");
-    p.dp = sys.gpus / model_parallel;
+    p.dp = static_cast<int>(sys.gpus / model_parallel);
   }
   p.sequence_parallel = f.sp_on || (!f.sp_off && p.tp > 1 && fw->default_sp);
   p.tp_comm_overlap = f.tp_overlap;
@@ -186,7 +191,11 @@ Plan resolve_plan(const PlanFlags& f, const System& sys) {
   p.uneven_pipeline = f.uneven_pp;
   p.cp_kind = f.cp_kind == "allgather" ? CpKind::allgather : CpKind::ring;
   p.micro_batch = f.mbs.value_or(1);
-  p.global_batch = f.gbs.value_or(p.dp * p.micro_batch);
+  const long long default_gbs = 1LL * p.dp * p.micro_batch;
+  if (!f.gbs && default_gbs > kMaxBatch)
+    throw ConfigError("the default global batch dp x mbs (" + std::to_string(p.dp) + " x " +
+                      std::to_string(p.micro_batch) + ") must be at most 2^24 sequences; give --gbs");
+  p.global_batch = f.gbs.value_or(static_cast<int>(default_gbs));
   p.seq_len = f.seq.value_or(4096);
   p.recompute =
       parse_recompute(f.recompute.value_or(f.recompute_modules ? "selective" : to_string(fw->default_recompute)));
@@ -199,6 +208,7 @@ Plan resolve_plan(const PlanFlags& f, const System& sys) {
   }
   p.precision = parse_precision(f.precision);
   p.fp8_recipe = precision_fp8_recipe(f.precision);  // its quantization kernels (precision_recipe.h)
+  if (const std::string limit = plan_limit_violation(p); !limit.empty()) throw ConfigError(limit);
   return p;
 }
 

@@ -55,8 +55,13 @@ double Grid3::at(double mq, double nq, double kq) const {
   const size_t nn = n.size(), nk = k.size();
   const size_t di = m.size() > 1 ? 1 : 0, dj = nn > 1 ? 1 : 0, dl = nk > 1 ? 1 : 0;
   const auto v = [&](size_t a, size_t b, size_t c) { return values[(a * nn + b) * nk + c]; };
-  const auto along_k = [&](size_t a, size_t b) { return v(a, b, l) + tl * (v(a, b, l + dl) - v(a, b, l)); };
-  const auto along_n = [&](size_t a) { return along_k(a, j) + tj * (along_k(a, j + dj) - along_k(a, j)); };
+  // Lambdas capture copies, not the structured bindings: clang before 16 cannot capture those (P1091).
+  const auto along_k = [&, l = l, tl = tl](size_t a, size_t b) {
+    return v(a, b, l) + tl * (v(a, b, l + dl) - v(a, b, l));
+  };
+  const auto along_n = [&, j = j, tj = tj](size_t a) {
+    return along_k(a, j) + tj * (along_k(a, j + dj) - along_k(a, j));
+  };
   return along_n(i) + ti * (along_n(i + di) - along_n(i));
 }
 

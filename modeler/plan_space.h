@@ -15,6 +15,14 @@
 
 namespace shardplan {
 
+/// Limits that keep a search's memory and time bounded, checked before allocating: values one stepped axis may list,
+/// and plans and layouts one space may hold. The search evaluates about 190,000 plans a second on 2 threads
+/// (llama-3-70b on 256 H100s: 113,265 plans in 0.60 s), so 10^9 plans is over an hour there; a layout holds its
+/// micro-batch list.
+inline constexpr long long kMaxAxisValues = 4096;
+inline constexpr uint64_t kMaxPlanSpace = 1'000'000'000;
+inline constexpr size_t kMaxLayouts = 1'000'000;
+
 /// Candidate values of one integer axis as the user wrote them (CUTLASS-profiler style):
 ///   "8" or "1,2,4,8"  exactly these values;
 ///   "a:b"             the axis's default candidates restricted to [a, b] (powers of two for tp, cp and gpus;
