@@ -5,6 +5,7 @@
 
 #include "apps/text.h"
 #include "apps/command.h"
+#include "apps/plan_file.h"
 #include "apps/progress.h"
 #include "apps/report_table.h"
 #include "apps/search_flags.h"
@@ -152,6 +153,8 @@ class SearchCommand final : public Command {
       const SearchResult& r = results.front();
       if (r.top.empty()) throw Infeasible("nothing to emit: no plan fits");
       io::EmitInput in{r.top.front(), systems.front(), flags_.model, fw.name, model.layers, model.moe.has_value()};
+      const io::PlanInputs inputs = plan_inputs(flags_.model, flags_.system, counts.front(), fw.name);
+      in.inputs = &inputs;
       io::write_file_atomic(out_, io::emit_plan(*format, in), force_);
       if (!json_) std::cout << "wrote " << io::to_string(*format) << " plan (rank 1) to " << out_ << "\n";
     }

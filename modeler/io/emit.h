@@ -7,6 +7,7 @@
 #include <string>
 
 #include "modeler/estimate.h"
+#include "modeler/io/plan_json.h"
 #include "modeler/system.h"
 
 namespace shardplan::io {
@@ -24,6 +25,7 @@ struct EmitInput {
   std::string framework;  // shardplan framework profile the plan was predicted with
   int layers = 0;         // transformer layers (for layers per virtual pipeline stage)
   bool moe = false;       // a mixture-of-experts model: write the expert-parallel settings
+  const PlanInputs* inputs = nullptr;  // the flags the plan was searched with: --emit json records them (plan_json.h)
 };
 
 /// The plan in `format`; the text ends with a newline.

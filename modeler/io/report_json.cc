@@ -53,7 +53,18 @@ json plan_json(const Plan& p) {
               {"sdp_keep", p.sdp_keep},
               {"sdp_mask", to_string(p.sdp_mask)},
               {"sdp_granularity", to_string(p.sdp_granularity)},
-              {"changes_training_semantics", p.changes_training_semantics()}};
+              {"changes_training_semantics", p.changes_training_semantics()},
+              {"uneven_pipeline", p.uneven_pipeline}};
+}
+
+json model_json(const ModelDesc& m) {
+  return json{{"name", m.name},
+              {"layers", m.layers},
+              {"hidden", m.hidden},
+              {"total_params", total_params(m)},
+              {"active_params", activated_params(m)},
+              {"non_embedding_params", non_embedding_params(m)},
+              {"moe", m.moe.has_value()}};
 }
 
 json estimate_json(const Estimate& e) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "modeler/estimate.h"
+#include "modeler/model_desc.h"
 
 namespace shardplan::io {
 
@@ -24,6 +25,9 @@ nlohmann::json context_json(const ReportContext& ctx);
 nlohmann::json plan_json(const Plan& p);
 /// One estimate: {plan, memory, time, throughput, feasible, problems}.
 nlohmann::json estimate_json(const Estimate& e);
+/// The model's size: {name, layers, hidden, total_params, active_params, non_embedding_params, moe}. Active
+/// parameters are those one token passes through (model_desc.h activated_params); equal to the total when dense.
+nlohmann::json model_json(const ModelDesc& m);
 /// The predict report: {schema_version, context, plan, memory, time, throughput}.
 nlohmann::json predict_json(const ReportContext& ctx, const Estimate& e);
 
