@@ -2,6 +2,7 @@
 
 #include "apps/report_table.h"
 #include "apps/text.h"
+#include "modeler/evaluate.h"
 #include "modeler/units.h"
 
 namespace shardplan::cli {
@@ -169,6 +170,98 @@ std::string compare_with_file(const io::PredictedNumbers& file, const Estimate& 
     s += ", " + fmt("%.2f GiB", to_GiB(now.memory.total())) + " (file " + fmt("%.2f GiB", to_GiB(Bytes(*file.memory_bytes))) +
          ", " + signed_percent(now.memory.total().v, *file.memory_bytes) + ")";
   return s;
+}
+
+Comparison compare_plan(const io::PlanFile& file, const SearchFlags& f, const ModelDesc& model, const System& sys,
+                        const Framework& fw, const SearchResult& r) {
+  // The file's fields through the same flag table predict --plan uses, with nothing given on a command line.
+  CLI::App cli;
+  std::string file_model;
+  SystemFlags system;
+  PlanFlags flags;
+  cli.add_option("--model", file_model);
+  add_system_flags(&cli, &system, false);
+  add_plan_flags(&cli, &flags);
+  cli.parse(std::vector<std::string>{});
+  const io::PlanFile without_system = [&] {
+    io::PlanFile copy = file;
+    if (!copy.inputs && copy.model) {  // a file naming no system is compared on the search's
+      io::PlanInputs in;
+      in.model = *copy.model;
+      in.system = f.system.system;
+      in.gpu = f.system.gpu;
+      in.gpus = sys.gpus;
+      copy.inputs = in;
+    }
+    return copy;
+  }();
+  if (file.inputs || file.model) {
+    apply_plan_file(without_system, cli, &file_model, &system, &flags);
+  } else {  // a bare plan object: the search's model and system
+    file_model = f.model;
+    system.gpus = sys.gpus;
+    apply_plan_file(
+        [&] {
+          io::PlanFile copy = file;
+          copy.inputs = io::PlanInputs{f.model, fw.name, f.system.system, f.system.gpu, sys.gpus, 0, 0, 0, 0};
+          return copy;
+        }(),
+        cli, &file_model, &system, &flags);
+  }
+  auto mismatch = [&](const std::string& what, const std::string& file_value, const std::string& search_value) {
+    throw ConfigError("--compare " + file.file + ": the file plans for " + what + " " + file_value +
+                      ", this search for " + search_value + ": a plan for another problem cannot be ranked here");
+  };
+  if (file_model != f.model) mismatch("model", "'" + file_model + "'", "'" + f.model + "'");
+  if (system.gpus && *system.gpus != sys.gpus)
+    mismatch("GPU count", std::to_string(*system.gpus), std::to_string(sys.gpus));
+  if (flags.gbs && f.gbs && *flags.gbs != *f.gbs)
+    mismatch("global batch", std::to_string(*flags.gbs), std::to_string(*f.gbs));
+  if (flags.seq && f.seq && *flags.seq != *f.seq) mismatch("sequence length", std::to_string(*flags.seq), std::to_string(*f.seq));
+  if (!flags.gbs) flags.gbs = f.gbs;
+  if (!flags.seq) flags.seq = f.seq;
+
+  Comparison c;
+  c.file = file.file;
+  if (flags.framework != fw.name)
+    c.notes.push_back("the file was predicted under framework " + flags.framework + "; compared under " + fw.name +
+                      ", this search's");
+  const std::string file_system = !system.system.empty() ? system.system : system.gpu;
+  const std::string search_system = !f.system.system.empty() ? f.system.system : f.system.gpu;
+  if (file_system != search_system)
+    c.notes.push_back("the file was predicted on " + file_system + "; compared on " + search_system + ", this search's");
+  const Plan plan = resolve_plan(flags, sys);
+  check_flags_fit(flags, model, plan);
+  c.estimate = evaluate(model, sys, plan, fw);
+  c.fitting = r.feasible;
+  const bool fits = c.estimate.feasible() && memory_overflow(c.estimate, search_options(f).headroom).v <= 0;
+  if (fits) c.rank = rank_among(r, c.estimate.time.step().v);
+  return c;
+}
+
+std::string format_comparison(const Comparison& c, const SearchResult& r) {
+  const Estimate& e = c.estimate;
+  std::string s = "compare " + c.file + ": " + plan_label(e.plan) + "\n";
+  for (const std::string& n : c.notes) s += "  note: " + n + "\n";
+  if (e.time.compute.v <= 0 || c.rank == 0) {
+    s += std::string("  ") + (e.time.compute.v <= 0 ? "invalid plan" : "does not fit") + " here:\n";
+    for (const Problem& p : e.problems) s += "    " + p.message + "\n";
+    if (e.problems.empty()) s += "    less than the required headroom free\n";
+    if (e.time.compute.v <= 0) return s;
+  }
+  s += "  step " + fmt("%.3f s", e.time.step().v) + ", " + with_commas(e.tokens_per_s_per_gpu) + " tokens/s/GPU, MFU " +
+       fmt("%.1f%%", 100 * e.mfu) + ", " + fmt("%.1f GiB", to_GiB(e.memory.total())) + "\n";
+  if (c.rank > 0)
+    s += "  rank " + with_commas(static_cast<double>(c.rank)) + " of " + with_commas(static_cast<double>(c.fitting)) +
+         " fitting plans";
+  if (!r.top.empty()) {
+    const Estimate& best = r.top.front();
+    s += std::string(c.rank > 0 ? "; " : "  ") + "step " +
+         signed_percent(e.time.step().v, best.time.step().v) + " and tokens/s/GPU " +
+         signed_percent(e.tokens_per_s_per_gpu, best.tokens_per_s_per_gpu) + " against rank 1 (" +
+         plan_label(best.plan) + ")";
+  }
+  return s + "\n";
 }
 
 }  // namespace shardplan::cli

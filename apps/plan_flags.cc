@@ -202,9 +202,6 @@ void check_flags_fit(const PlanFlags& f, const ModelDesc& model, const Plan& pla
     if (f.ep_overlap && plan.ep == 1)
       errors.push_back(origin(f, "--ep-overlap") +
                        " hides the expert-parallel all-to-all, and ep is 1 (no all-to-all): give --ep N");
-    if (f.given("--capacity-factor") && f.given("--moe-imbalance"))
-      errors.push_back(origin(f, "--capacity-factor") + " (token-drop routing) and " + origin(f, "--moe-imbalance") +
-                       " (dropless routing) exclude each other");
   }
   if (plan.sequence_parallel && plan.tp == 1 && f.sp_on)
     errors.push_back(origin(f, "--sp") + " needs tp > 1: sequence parallelism splits the norms and dropout over the "

@@ -61,7 +61,7 @@ Dtype parse_precision(const std::string& s);
 Plan resolve_plan(const PlanFlags& f, const System& sys);
 /// Flags that do not apply to the model or the plan are flag errors (ConfigError) naming why: MoE flags (--ep,
 /// --etp, --capacity-factor, --moe-imbalance, --ep-overlap) on a dense model, --ep-overlap at ep 1, --sp and
-/// --tp-overlap at tp 1, --cp-kind at cp 1, --capacity-factor with --moe-imbalance. Every problem is reported.
+/// --tp-overlap at tp 1, --cp-kind at cp 1. Every problem is reported.
 void check_flags_fit(const PlanFlags& f, const ModelDesc& model, const Plan& plan);
 /// The `shardplan predict` arguments that reproduce a plan (search rows print it).
 std::string plan_arguments(const Plan& p, const std::string& framework);

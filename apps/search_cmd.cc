@@ -12,6 +12,7 @@
 #include "modeler/io/atomic_write.h"
 #include "modeler/io/emit.h"
 #include "modeler/io/model_io.h"
+#include "modeler/io/plan_json.h"
 #include "modeler/io/search_json.h"
 
 namespace shardplan::cli {
@@ -88,6 +89,7 @@ class SearchCommand final : public Command {
   CLI::App* setup(CLI::App& app) override {
     CLI::App* sub = app.add_subcommand("search", "search the fastest plans that fit, and why the others do not");
     add_search_flags(sub, &flags_, true);
+    add_compare_flag(sub, &flags_);
     sub->add_flag("--json", json_, "print the JSON report (schema_version 1)");
     sub->add_flag("--explain", explain_, "show the nearest misses and the fastest plan's exposed time");
     sub->add_option("--emit", emit_, "write the fastest plan as json, megatron, torchtitan, deepspeed or nemo");
@@ -101,6 +103,12 @@ class SearchCommand final : public Command {
     const Framework& fw = resolve_framework(flags_.framework);
     const SpaceRequest request = resolve_request(flags_);
     const std::vector<int> counts = resolve_gpu_counts(flags_.gpus);
+    check_search_flags_fit(flags_, model);
+    std::optional<io::PlanFile> compare;
+    if (!flags_.compare.empty()) {
+      if (counts.size() != 1) throw ConfigError("--compare needs a single --gpus value");
+      compare = io::load_plan_file(flags_.compare);  // read before the search: a bad file fails at once
+    }
     std::optional<io::EmitFormat> format;
     if (!emit_.empty()) {
       format = io::parse_emit_format(emit_);
@@ -120,6 +128,7 @@ class SearchCommand final : public Command {
       Progress progress("searching " + std::to_string(gpus) + " GPUs", flags_.quiet);
       SearchOptions opt = search_options(flags_);
       opt.cancel = InterruptGuard::flag();
+      opt.keep_fit_steps = compare.has_value();
       opt.progress = [&progress](uint64_t done, uint64_t total) { progress.update(done, total); };
       const auto t0 = std::chrono::steady_clock::now();
       results.push_back(search(model, systems.back(), fw, space, opt));
@@ -132,15 +141,22 @@ class SearchCommand final : public Command {
     }
 
     const System& first = systems.front();
+    std::optional<Comparison> comparison;
+    if (compare) comparison = compare_plan(*compare, flags_, model, first, fw, results.front());
     if (json_) {
       io::ReportContext ctx{"search", flags_.model, flags_.system.system.empty() ? flags_.system.gpu : flags_.system.system,
                             first.gpu.name, first.gpus, fw.name, first.provenance};
       std::vector<io::SearchPoint> points;
       for (size_t i = 0; i < counts.size(); ++i) points.push_back({counts[i], &results[i]});
-      std::cout << io::search_json(ctx, points).dump(2) << "\n";
+      nlohmann::json j = io::search_json(ctx, points);
+      if (comparison)
+        j["compare"] = io::compare_json(*compare, comparison->estimate, comparison->rank, comparison->fitting,
+                                        comparison->notes);
+      std::cout << j.dump(2) << "\n";
     } else {
       for (size_t i = 0; i < counts.size(); ++i) print(model, systems[i], fw, results[i], seconds[i], counts[i]);
       if (counts.size() > 1) print_gpu_front(counts, results);
+      if (comparison) std::cout << format_comparison(*comparison, results.front());
     }
 
     bool any = false;

@@ -11,11 +11,6 @@
 
 namespace shardplan::cli {
 
-namespace {
-
-
-}  // namespace
-
 void add_search_flags(CLI::App* app, SearchFlags* f, bool gpus_required) {
   app->add_option("--model", f->model, "model name from models/, a model YAML or a Hugging Face config.json")
       ->required();
@@ -60,6 +55,25 @@ void add_search_flags(CLI::App* app, SearchFlags* f, bool gpus_required) {
   app->add_option("--top", f->top, "plans to list (default 10)")->check(positive_number());
   app->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(positive_number());
   app->add_flag("--quiet", f->quiet, "no progress indicator");
+}
+
+void add_compare_flag(CLI::App* app, SearchFlags* f) {
+  app->add_option("--compare", f->compare,
+                  "evaluate the plan of this JSON file (search --emit json, predict --json, or a plan object; "
+                  "docs/plan-json.md) in this search's problem and show its rank and its difference to rank 1");
+}
+
+void check_search_flags_fit(const SearchFlags& f, const ModelDesc& model) {
+  if (model.moe) return;
+  std::vector<std::string> errors;
+  if (!f.ep.empty()) errors.push_back("--ep " + f.ep);
+  if (f.ep_overlap_option && f.ep_overlap_option->count() > 0)
+    errors.push_back(f.ep_overlap.value_or(false) ? "--ep-overlap" : "--no-ep-overlap");
+  std::string msg;
+  for (const std::string& e : errors)
+    msg += (msg.empty() ? "" : "\n") + e + " applies to mixture-of-experts models, and " + model.name +
+           " is dense (no experts)";
+  if (!msg.empty()) throw ConfigError(msg);
 }
 
 std::vector<int> resolve_gpu_counts(const std::string& text) {

@@ -6,6 +6,7 @@
 #include <limits>
 #include <set>
 
+#include "modeler/io/report_json.h"
 #include "modeler/io/yaml_reader.h"
 #include "modeler/problems.h"
 
@@ -303,6 +304,16 @@ json plan_file_json(const PlanFile& f, const std::vector<std::string>& overridde
               {"shardplan_version", f.shardplan_version.empty() ? json(nullptr) : json(f.shardplan_version)},
               {"overridden", overridden},
               {"predicted", predicted}};
+}
+
+json compare_json(const PlanFile& f, const Estimate& e, uint64_t rank, uint64_t fitting,
+                  const std::vector<std::string>& notes) {
+  json j = estimate_json(e);
+  j["file"] = f.file;
+  j["rank"] = rank > 0 ? json(rank) : json(nullptr);
+  j["fitting"] = fitting;
+  j["notes"] = notes;
+  return j;
 }
 
 PlanFile parse_plan_json(std::string_view text, const std::string& filename) {

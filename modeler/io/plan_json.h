@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "modeler/estimate.h"
 #include "modeler/plan.h"
 
 namespace shardplan::io {
@@ -68,6 +69,11 @@ struct PlanFile {
 /// What predict --json records of the plan file it read: {"file", "kind", "shardplan_version", "overridden": [flags],
 /// "predicted": {step_s, tokens_per_s_per_gpu, mfu, memory_bytes} or null}.
 nlohmann::json plan_file_json(const PlanFile& f, const std::vector<std::string>& overridden);
+
+/// search --json's "compare" object: {"file", "rank" (null when the plan does not fit), "fitting", "notes", and the
+/// plan's estimate as every result has it (plan, memory, time, throughput, feasible, problems)}.
+nlohmann::json compare_json(const PlanFile& f, const Estimate& e, uint64_t rank, uint64_t fitting,
+                            const std::vector<std::string>& notes);
 
 /// Parses a plan file's text; `filename` names it in errors ("plan.json:12: plan.tpp: unknown key ...").
 PlanFile parse_plan_json(std::string_view text, const std::string& filename);

@@ -101,6 +101,17 @@ json estimate_json(const Estimate& e) {
   return j;
 }
 
+json list_json(const std::string& kind, const std::vector<ListEntry>& rows) {
+  json items = json::array();
+  for (const ListEntry& r : rows) {
+    json item{{"name", r.name}, {"description", r.description}};
+    for (const auto& [k, v] : r.numbers) item[k] = v;
+    for (const auto& [k, v] : r.strings) item[k] = v;
+    items.push_back(std::move(item));
+  }
+  return json{{"schema_version", 1}, {"kind", kind}, {"items", items}};
+}
+
 json predict_json(const ReportContext& ctx, const Estimate& e) {
   json j = estimate_json(e);
   j["schema_version"] = 1;
