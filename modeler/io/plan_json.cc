@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "modeler/io/report_json.h"
@@ -112,10 +113,17 @@ class ObjectReader {
   }
 
   void finish() const {
+    // predict's flag spellings, for plan objects written by hand.
+    static const std::map<std::string, std::string> flag_names = {
+        {"mbs", "micro_batch"},       {"gbs", "global_batch"},        {"seq", "seq_len"},
+        {"sp", "sequence_parallel"},  {"tp_overlap", "tp_comm_overlap"}, {"ep_overlap", "ep_comm_overlap"},
+        {"uneven_pp", "uneven_pipeline"}, {"cp-kind", "cp_kind"},     {"recompute-layers", "recompute_layers"}};
     std::vector<std::string> known(known_.begin(), known_.end());
     for (const auto& [key, value] : obj_.items()) {
       if (known_.count(key)) continue;
-      const std::string near = closest_match(key, known);
+      const auto alias = flag_names.find(key);
+      const std::string near =
+          alias != flag_names.end() && known_.count(alias->second) ? alias->second : closest_match(key, known);
       fail(key, "unknown key" + (near.empty() ? "" : ", did you mean '" + near + "'?"));
     }
   }
