@@ -97,8 +97,8 @@ std::vector<std::string> apply_plan_file(const io::PlanFile& file, const CLI::Ap
   auto fill_bool = [&](const char* flag, const char* negation, const char* key, bool* dst,
                        const std::optional<bool>& src) {
     if (!src) return;
-    if (given(flag) || given(negation)) {
-      overridden.push_back(given(flag) ? flag : negation);
+    if (given(flag) || given(negation)) {  // one option: its value tells which spelling was given
+      overridden.push_back(*dst ? flag : negation);
       return;
     }
     *dst = *src;
