@@ -92,7 +92,7 @@ class SearchCommand final : public Command {
     add_compare_flag(sub, &flags_);
     sub->add_flag("--json", json_, "print the JSON report (schema_version 1)");
     sub->add_flag("--explain", explain_, "show the nearest misses and the fastest plan's exposed time");
-    sub->add_option("--emit", emit_, "write the fastest plan as json, megatron, torchtitan, deepspeed or nemo");
+    sub->add_option("--emit", emit_, "write the fastest plan as json, megatron, torchtitan, deepspeed or nemo (default: none)");
     sub->add_option("--out", out_, "file for --emit");
     sub->add_flag("--force", force_, "overwrite --out if it exists");
     return sub;
