@@ -6,7 +6,7 @@ WERROR ?= ON
 PKGS := cmake g++ make python3 libcli11-dev nlohmann-json3-dev libeigen3-dev libyaml-cpp-dev doctest-dev \
         libopenmpi-dev openmpi-bin libbenchmark-dev
 
-.PHONY: deps configure build test search bench clean
+.PHONY: deps configure build test search bench tables clean
 
 deps:
 	@missing=$$(for p in $(PKGS); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
@@ -27,6 +27,11 @@ test: build
 
 search: build
 	./$(BUILD)/shardplan search --model llama-3-70b --system dgx-h100 --gpus 256 --gbs 1024 --seq 8192 --top 10
+
+# Regenerates hwprofiles/tables/ (the measured GEMM, attention and scale-up collective tables of the shipped GPUs)
+# from hwprofiles/measured/ through `shardplan calibrate import-aic` and `calibrate fit --gpu-tables`.
+tables: build
+	calibrate/make_tables.sh ./$(BUILD)/shardplan hwprofiles/tables $(BUILD)/tables-raw
 
 bench: build
 	./$(BUILD)/bench/shardplan_bench

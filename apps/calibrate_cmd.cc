@@ -8,12 +8,15 @@
 #include <iostream>
 #include <sstream>
 
+#include "apps/calibrate_tables.h"
 #include "apps/command.h"
 #include "calibrate/fit.h"
 #include "calibrate/measurements.h"
 #include "calibrate/nccl_tests_log.h"
+#include "calibrate/plausibility.h"
 #include "calibrate/profile_writer.h"
 #include "calibrate/runner.h"
+#include "modeler/io/atomic_write.h"
 #include "modeler/io/system_io.h"
 #include "modeler/io/yaml_reader.h"
 #include "modeler/problems.h"
@@ -71,13 +74,28 @@ void print_report(const calibrate::Fit& fit, const System& base, std::ostream& o
   for (const auto& n : fit.gpu.notes) os << "  note: " << n << "\n";
 }
 
-/// Fits, writes, and checks that the written profile loads (an unloadable profile is a bug: exit 1).
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+/// The destination of a profile, checked before any reading or fitting.
+void check_profile_out(const std::string& out, bool force) {
+  if (out.empty() || out == "-")
+    throw ConfigError("--out: a calibrated profile needs a file name (the profile is named after it)");
+  io::check_destination(out, force);
+}
+
+/// Fits, refuses an implausible fit (calibrate/plausibility.h) unless `accept_anyway`, checks that the profile
+/// loads, and writes it. `reasons` holds the refusals found before fitting (GPU, hosts).
 int fit_and_write(const std::vector<Measurement>& rows, const std::vector<std::string>& contexts,
-                  const std::string& what, const std::string& base_name, const std::string& out, bool force) {
-  const System base = io::load_system(base_name, 0);
-  if (fs::exists(out) && !force) throw ConfigError(out + ": file exists; pass --force to overwrite it");
+                  const std::string& what, const System& base, const std::string& base_name, const std::string& out,
+                  bool force, std::vector<std::string> reasons, bool accept_anyway) {
   const std::string source = "calibration " + today() + " (" + what + ")";
   const calibrate::Fit fit = calibrate::fit_all(rows, base, source);
+  print_report(fit, base, std::cout);
+  for (auto& r : calibrate::implausible_fit(fit, base)) reasons.push_back(std::move(r));
   calibrate::ProfileSpec spec;
   spec.name = fs::path(out).stem().string();
   spec.inherits = inherits_ref(base_name);
@@ -85,14 +103,22 @@ int fit_and_write(const std::vector<Measurement>& rows, const std::vector<std::s
   spec.provenance = "calibrated " + today() + " from " + what + "; " + std::to_string(rows.size()) + " rows";
   for (const auto& c : contexts) spec.provenance += "; " + c;
   spec.provenance += "; residuals: " + residual_summary(fit, base);
+  if (!reasons.empty()) {
+    if (!accept_anyway)
+      throw ConfigError("calibration from " + what + " refused, " + out + " not written:\n  " + join(reasons, "\n  ") +
+                        "\nif the measurements are right, pass --accept-anyway (it is recorded in the profile's "
+                        "provenance)");
+    std::cerr << "warning: writing " << out << " despite (--accept-anyway):\n  " << join(reasons, "\n  ") << "\n";
+    spec.provenance += "; ACCEPTED WITH --accept-anyway DESPITE: " + join(reasons, "; ");
+  }
   const std::string text = calibrate::emit_profile(spec, base, fit);
   try {
     io::parse_cluster(text, out, 0);
   } catch (const ConfigError& e) {
-    throw std::logic_error(std::string("the fitted profile does not load: ") + e.what());
+    throw ConfigError("calibration from " + what + " gives a profile that does not load (" + e.what() + "); " + out +
+                      " not written");
   }
-  calibrate::write_file_atomic(out, text, force);
-  print_report(fit, base, std::cout);
+  io::write_file_atomic(out, text, force);
   std::cout << "wrote " << out << " (inherits " << base_name << ")\n";
   return 0;
 }
@@ -116,28 +142,56 @@ class CalibrateCommand final : public Command {
 
     fit_ = cmd_->add_subcommand("fit", "Fit cost tables from JSON lines and write a cluster profile");
     fit_->add_option("raw", inputs_, "JSON-lines files from `calibrate run`")->required()->check(CLI::ExistingFile);
-    fit_->add_option("--base", base_, "Cluster the profile inherits (name in hwprofiles/clusters or a path)")->required();
+    fit_->add_option("--base", base_, "Cluster the profile inherits (name in hwprofiles/clusters or a path)");
+    fit_->add_option("--gpu-tables", gpu_tables_,
+                     "Write the tables file of this GPU (hwprofiles/tables format: GEMM grids, attention, "
+                     "scale-up collectives) instead of a cluster profile");
     fit_->add_option("--out", out_, "Profile to write (YAML)")->required();
-    fit_->add_flag("--force", force_, "Overwrite --out if it exists");
+    fit_->add_flag("--force", force_, "Overwrite --out if it exists (a symbolic link is written through)");
+    fit_->add_flag("--accept-anyway", accept_anyway_,
+                   "Write the profile although a check refuses it (efficiency above line rate, large fit error, "
+                   "another GPU); recorded in its provenance");
+
+    aic_ = cmd_->add_subcommand("import-aic", "Convert NVIDIA AIConfigurator's measured kernels to JSON lines");
+    aic_->add_option("dir", aic_dir_, "Directory with gemm.csv, attention_prefill.csv, nccl.csv (e.g. hwprofiles/measured)")
+        ->required();
+    aic_->add_option("--gpu", aic_gpu_, "GPU profile the rows are for (e.g. h100-sxm5-80gb)")->required();
+    aic_->add_option("--aic-system", aic_system_, "AIC system name (default: the one of --gpu, e.g. h100_sxm)");
+    aic_->add_option("--out", aic_out_, "JSON-lines file to write")->required();
+    aic_->add_flag("--force", aic_force_, "Overwrite --out if it exists");
 
     import_ = cmd_->add_subcommand("import-nccl-tests", "Fit one tier from nccl-tests text logs");
     import_->add_option("logs", inputs_, "nccl-tests output files")->required()->check(CLI::ExistingFile);
     import_->add_option("--base", base_, "Cluster the profile inherits")->required();
-    import_->add_option("--tier", tier_, "Tier the logs measured (name from the base cluster, e.g. nvlink)")->required();
+    import_->add_option("--tier", tier_,
+                        "Tier the logs measured (name from the base cluster, e.g. nvlink); default: inferred from the "
+                        "hosts of the log's ranks");
     import_->add_option("--ranks", ranks_, "Rank count, for logs that list no devices");
     import_->add_option("--out", out_, "Profile to write (YAML)")->required();
-    import_->add_flag("--force", force_, "Overwrite --out if it exists");
+    import_->add_flag("--force", force_, "Overwrite --out if it exists (a symbolic link is written through)");
+    import_->add_flag("--accept-anyway", accept_anyway_,
+                      "Write the profile although a check refuses it (efficiency above line rate, large fit error, "
+                      "another GPU, hosts that do not match --tier); recorded in its provenance");
     return cmd_;
   }
 
   int run() override {
     if (run_->parsed()) return do_run();
-    if (fit_->parsed()) return do_fit();
+    if (aic_->parsed()) return import_aic(aic_dir_, aic_gpu_, aic_system_, aic_out_, aic_force_);
+    if (fit_->parsed()) {
+      if (!gpu_tables_.empty()) {
+        if (!base_.empty()) throw ConfigError("calibrate fit: --base and --gpu-tables exclude each other");
+        return fit_gpu_tables(inputs_, gpu_tables_, out_, force_);
+      }
+      if (base_.empty()) throw ConfigError("calibrate fit: --base is required (or --gpu-tables)");
+      return do_fit();
+    }
     return do_import();
   }
 
  private:
   int do_run() {
+    calibrate::check_append_target(out_);
     calibrate::RunOptions o;
     o.benchmarks = benchmarks_.empty() ? std::vector<std::string>{"gemm", "attention", "memory", "collectives"}
                                        : benchmarks_;
@@ -153,6 +207,9 @@ class CalibrateCommand final : public Command {
       if (!fs::exists(binary))
         throw ConfigError(binary + ": benchmark not built (the CUDA benchmarks need nvcc; the collectives need MPI)");
     }
+    if (const long long cut = calibrate::trim_partial_last_line(out_); cut > 0)
+      std::cerr << "calibrate run: " << out_ << " ended in a partial line (" << cut
+                << " bytes, cut by an interrupted run); removed it before appending\n";
     for (const auto& b : o.benchmarks) {
       const std::string command = calibrate::benchmark_command(b, o);
       std::cerr << "running: " << command << "\n";
@@ -169,47 +226,102 @@ class CalibrateCommand final : public Command {
   }
 
   int do_fit() {
+    check_profile_out(out_, force_);
+    const System base = io::load_system(base_, 0);
     std::vector<Measurement> rows;
     std::vector<std::string> contexts;
+    std::vector<calibrate::DeviceSeen> devices;
     std::string what;
     for (const auto& file : inputs_) {
       auto raw = calibrate::parse_jsonl(io::read_file(file), file);
       rows.insert(rows.end(), raw.rows.begin(), raw.rows.end());
       for (auto& c : raw.contexts)
         if (std::find(contexts.begin(), contexts.end(), c) == contexts.end()) contexts.push_back(c);
+      for (const auto& [gpu, where] : raw.gpus) devices.push_back({gpu, where});
       what += (what.empty() ? "" : ", ") + fs::path(file).filename().string();
     }
-    return fit_and_write(rows, contexts, what, base_, out_, force_);
+    return fit_and_write(rows, contexts, what, base, base_, out_, force_, calibrate::gpu_mismatches(devices, base),
+                         accept_anyway_);
   }
 
-  int do_import() {
-    const System base = io::load_system(base_, 0);
-    int tier = -1;
+  /// The tier index of --tier, or -1 when it is not given.
+  int given_tier(const System& base) const {
+    if (tier_.empty()) return -1;
     std::vector<std::string> names;
     for (size_t i = 0; i < base.tiers.size(); ++i) {
       names.push_back(base.tiers[i].name);
-      if (base.tiers[i].name == tier_) tier = static_cast<int>(i);
+      if (base.tiers[i].name == tier_) return static_cast<int>(i);
     }
-    if (tier < 0) {
-      const std::string near = io::closest_match(tier_, names);
-      std::string list;
-      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-      throw ConfigError("--tier: cluster '" + base_ + "' has no tier '" + tier_ + "' (tiers: " + list + ")" +
-                        (near.empty() ? "" : "; did you mean '" + near + "'?"));
-    }
+    const std::string near = io::closest_match(tier_, names);
+    throw ConfigError("--tier: cluster '" + base_ + "' has no tier '" + tier_ + "' (tiers: " + join(names, ", ") + ")" +
+                      (near.empty() ? "" : "; did you mean '" + near + "'?"));
+  }
+
+  int do_import() {
+    check_profile_out(out_, force_);
+    const System base = io::load_system(base_, 0);
+    const int given = given_tier(base);
     std::vector<Measurement> rows;
+    std::vector<calibrate::DeviceSeen> devices;
+    std::vector<std::string> reasons, tiers_used;
     std::string what;
     for (const auto& file : inputs_) {
       for (const auto& run : calibrate::parse_nccl_tests(io::read_file(file))) {
         calibrate::check_usable(run, file, ranks_);
+        const std::string where = file + ":" + std::to_string(run.line);
+        const int nranks = run.nranks > 0 ? run.nranks : ranks_;
+        const std::vector<std::string> hosts = calibrate::run_hosts(run);
+        const int inferred =
+            hosts.empty() ? -1 : calibrate::tier_for_hosts(base, nranks, static_cast<int>(hosts.size()));
+        const std::string placed =
+            std::to_string(nranks) + " ranks on " + std::to_string(hosts.size()) +
+            (hosts.size() == 1 ? " host (" : " hosts (") +
+            join(std::vector<std::string>(hosts.begin(), hosts.begin() + std::min<size_t>(hosts.size(), 4)), ", ") +
+            (hosts.size() > 4 ? ", ..." : "") + ")";
+        int tier = given;
+        if (given < 0) {
+          if (inferred < 0)
+            throw ConfigError(where + ": " + run.binary +
+                              " run: the log names no hosts, so its tier cannot be "
+                              "inferred; pass --tier NAME");
+          tier = inferred;
+          std::cout << where << ": " << run.binary << ", " << placed << ": tier "
+                    << base.tiers[static_cast<size_t>(tier)].name << " of " << base_
+                    << " (inferred; --tier overrides)\n";
+        } else if (inferred >= 0 && inferred != given) {
+          reasons.push_back(where + ": " + run.binary + " ran " + placed + ", a group that uses tier '" +
+                            base.tiers[static_cast<size_t>(inferred)].name + "' of " + base_ + ", not --tier '" +
+                            tier_ + "'");
+        }
+        if (!hosts.empty() && base.gpus_per_node > 0) {
+          // Ranks per host above the base's GPUs per node: the log is of another kind of node.
+          for (const std::string& h : hosts) {
+            const auto on_host =
+                std::count_if(run.ranks.begin(), run.ranks.end(), [&](const auto& r) { return r.host == h; });
+            if (on_host > base.gpus_per_node) {
+              reasons.push_back(where + ": " + std::to_string(on_host) + " ranks ran on host " + h +
+                                ", but a node of " + base_ + " has " + std::to_string(base.gpus_per_node) + " GPUs");
+              break;
+            }
+          }
+        }
+        const std::string tier_name = base.tiers[static_cast<size_t>(tier)].name;
+        if (std::find(tiers_used.begin(), tiers_used.end(), tier_name) == tiers_used.end())
+          tiers_used.push_back(tier_name);
+        std::vector<std::string> seen;
+        for (const auto& r : run.ranks)
+          if (!r.device.empty() && std::find(seen.begin(), seen.end(), r.device) == seen.end()) {
+            seen.push_back(r.device);
+            devices.push_back({r.device, where});
+          }
         for (const auto& r : run.rows) {
           if (r.bytes <= 0 || r.time_us <= 0) continue;
           Measurement m;
-          m.where = file + ":" + std::to_string(run.line);
+          m.where = where;
           m.bench = calibrate::Bench::collective;
           m.backend = "nccl-tests";
           m.collective = *run.collective;
-          m.nranks = run.nranks > 0 ? run.nranks : ranks_;
+          m.nranks = nranks;
           m.bytes = r.bytes;
           m.time_s = r.time_us * 1e-6;
           m.tier = tier;
@@ -219,7 +331,9 @@ class CalibrateCommand final : public Command {
       what += (what.empty() ? "" : ", ") + fs::path(file).filename().string();
     }
     if (rows.empty()) throw ConfigError("no nccl-tests data rows in " + what);
-    return fit_and_write(rows, {"nccl-tests logs for tier " + tier_}, what, base_, out_, force_);
+    for (auto& r : calibrate::gpu_mismatches(devices, base)) reasons.push_back(std::move(r));
+    return fit_and_write(rows, {"nccl-tests logs for tier " + join(tiers_used, ", ")}, what, base, base_, out_, force_,
+                         reasons, accept_anyway_);
   }
 
   static std::string self_dir() {
@@ -228,11 +342,13 @@ class CalibrateCommand final : public Command {
     return ec ? std::string(".") : exe.parent_path().string();
   }
 
-  CLI::App *cmd_ = nullptr, *run_ = nullptr, *fit_ = nullptr, *import_ = nullptr;
+  CLI::App *cmd_ = nullptr, *run_ = nullptr, *fit_ = nullptr, *import_ = nullptr, *aic_ = nullptr;
+  std::string gpu_tables_, aic_dir_, aic_gpu_, aic_system_, aic_out_;
+  bool aic_force_ = false;
   std::vector<std::string> benchmarks_, inputs_;
   std::string launcher_, backend_, bench_dir_, bench_args_, out_, base_, tier_;
   int ranks_ = 0;
-  bool force_ = false;
+  bool force_ = false, accept_anyway_ = false;
 };
 
 }  // namespace

@@ -8,8 +8,9 @@
 #include "apps/report_table.h"
 #include "modeler/evaluate.h"
 #include "modeler/io/model_io.h"
-#include "modeler/io/atomic_write.h"
+#include "modeler/io/output.h"
 #include "modeler/io/plan_json.h"
+#include "modeler/problems.h"
 #include "modeler/io/report_json.h"
 #include "modeler/io/trace_json.h"
 #include "modeler/timeline.h"
@@ -32,12 +33,20 @@ class PredictCommand final : public Command {
     add_system_flags(sub, &system_, false);
     add_plan_flags(sub, &plan_);
     sub->add_flag("--json", json_, "print the JSON report (schema_version 1)");
-    sub->add_option("--trace", trace_, "write the simulated step as Chrome/Perfetto trace JSON (ui.perfetto.dev)");
-    sub->add_flag("--force", force_, "overwrite the --trace file if it exists");
+    sub->add_option("--trace", trace_,
+                    "write the simulated step as Chrome/Perfetto trace JSON (ui.perfetto.dev) to FILE, or to standard "
+                    "output with '-' (the report then goes to stderr)");
+    sub->add_flag("--force", force_, "overwrite the --trace file if it exists (a symbolic link is written through)");
     return sub;
   }
 
   int run() override {
+    const io::Output trace(trace_, force_);  // no --trace: no trace; "-": standard output
+    const bool trace_stdout = !trace_.empty() && trace.to_stdout();
+    if (trace_stdout && json_)
+      throw ConfigError("--trace " + trace_ + " and --json would both write to standard output");
+    if (!trace_.empty()) trace.check();  // before any work
+    const io::ReportToStderr report_to_stderr(trace_stdout);
     std::optional<io::PlanFile> file;
     std::vector<std::string> overridden;
     if (!plan_file_.empty()) {
@@ -79,7 +88,7 @@ class PredictCommand final : public Command {
     }
     if (!trace_.empty() && !invalid) {
       const std::string title = model.name + " on " + std::to_string(sys.gpus) + " x " + sys.gpu.name;
-      io::write_file_atomic(trace_, io::trace_json(build_timeline(e), title).dump() + "\n", force_);
+      trace.write(io::trace_json(build_timeline(e), title).dump() + "\n");
     }
     if (!e.feasible()) {
       std::cerr << (invalid ? "invalid plan:\n" : "plan does not fit:\n") << join_problems(e.problems) << "\n";

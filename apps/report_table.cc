@@ -102,7 +102,7 @@ std::string format_time(const TimeBreakdown& t) {
 std::string format_throughput(const Estimate& e) {
   return "throughput: " + with_commas(e.tokens_per_s) + " tokens/s, " + with_commas(e.tokens_per_s_per_gpu) +
          " tokens/s/GPU, MFU " + fmt("%.1f", 100 * e.mfu) + "%, HFU " + fmt("%.1f", 100 * e.hfu) +
-         "% (of the dense bf16 peak, also for fp8 plans)\n";
+         "% (of the dense 16-bit peak, bf16 or else fp16, also for fp8 plans)\n";
 }
 
 }  // namespace shardplan::cli

@@ -9,7 +9,7 @@
 #include "apps/progress.h"
 #include "apps/report_table.h"
 #include "apps/search_flags.h"
-#include "modeler/io/atomic_write.h"
+#include "modeler/io/output.h"
 #include "modeler/io/emit.h"
 #include "modeler/io/model_io.h"
 #include "modeler/io/plan_json.h"
@@ -93,8 +93,9 @@ class SearchCommand final : public Command {
     sub->add_flag("--json", json_, "print the JSON report (schema_version 1)");
     sub->add_flag("--explain", explain_, "show the nearest misses and the fastest plan's exposed time");
     sub->add_option("--emit", emit_, "write the fastest plan as json, megatron, torchtitan, deepspeed or nemo (default: none)");
-    sub->add_option("--out", out_, "file for --emit");
-    sub->add_flag("--force", force_, "overwrite --out if it exists");
+    sub->add_option("--out", out_,
+                    "file for --emit (default, or '-': standard output, the report then goes to stderr)");
+    sub->add_flag("--force", force_, "overwrite --out if it exists (a symbolic link is written through)");
     return sub;
   }
 
@@ -110,13 +111,18 @@ class SearchCommand final : public Command {
       compare = io::load_plan_file(flags_.compare);  // read before the search: a bad file fails at once
     }
     std::optional<io::EmitFormat> format;
+    const io::Output emit_out(out_, force_);
     if (!emit_.empty()) {
       format = io::parse_emit_format(emit_);
-      if (out_.empty()) throw ConfigError("--emit " + emit_ + " needs --out FILE");
       if (counts.size() != 1) throw ConfigError("--emit needs a single --gpus value");
+      if (json_ && emit_out.to_stdout())
+        throw ConfigError("--emit " + emit_ + " and --json would both write to standard output; give --out FILE");
+      emit_out.check();  // before the search: a refusal must not cost a search
     } else if (!out_.empty()) {
       throw ConfigError("--out goes with --emit FORMAT");
     }
+    // The emitted file alone on standard output, so it can be piped or redirected; the report goes to stderr.
+    const io::ReportToStderr report_to_stderr(format && emit_out.to_stdout());
 
     InterruptGuard guard;
     std::vector<System> systems;
@@ -171,8 +177,9 @@ class SearchCommand final : public Command {
       io::EmitInput in{r.top.front(), systems.front(), flags_.model, fw.name, model.layers, model.moe.has_value()};
       const io::PlanInputs inputs = plan_inputs(flags_.model, flags_.system, counts.front(), fw.name);
       in.inputs = &inputs;
-      io::write_file_atomic(out_, io::emit_plan(*format, in), force_);
-      if (!json_) std::cout << "wrote " << io::to_string(*format) << " plan (rank 1) to " << out_ << "\n";
+      emit_out.write(io::emit_plan(*format, in));
+      if (!json_ && !emit_out.to_stdout())
+        std::cout << "wrote " << io::to_string(*format) << " plan (rank 1) to " << emit_out.path() << "\n";
     }
     return 0;
   }

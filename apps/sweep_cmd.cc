@@ -8,7 +8,7 @@
 #include "apps/progress.h"
 #include "apps/report_table.h"
 #include "apps/search_flags.h"
-#include "modeler/io/atomic_write.h"
+#include "modeler/io/output.h"
 #include "modeler/io/model_io.h"
 #include "modeler/io/sweep_report.h"
 
@@ -37,15 +37,32 @@ class SweepCommand final : public Command {
         ->required()
         ->check(CLI::IsMember({"gpus", "seq", "gbs", "gpu"}));
     sub->add_option("--values", values_, "comma-separated values (for gpus also a:b, powers of two)")->required();
-    sub->add_option("--out", out_, "write the points as CSV (.csv) or JSON (.json)");
-    sub->add_option("--svg", svg_, "write an SVG chart of tokens/s/GPU and MFU per point");
-    sub->add_flag("--force", force_, "overwrite existing output files");
+    sub->add_option("--out", out_,
+                    "write the points as CSV (.csv) or JSON (.json); '-' writes them to standard output (the table "
+                    "then goes to stderr)");
+    sub->add_option("--format", format_,
+                    "format of --out: csv or json (default: the --out name's extension; csv for '-')")
+        ->check(CLI::IsMember({"csv", "json"}));
+    sub->add_option("--svg", svg_, "write an SVG chart of tokens/s/GPU and MFU per point ('-': standard output)");
+    sub->add_flag("--force", force_, "overwrite existing output files (a symbolic link is written through)");
     return sub;
   }
 
   int run() override {
-    if (!out_.empty() && !ends_with(out_, ".csv") && !ends_with(out_, ".json"))
-      throw ConfigError("--out " + out_ + ": the name must end in .csv or .json");
+    if (!format_.empty() && out_.empty()) throw ConfigError("--format goes with --out FILE (or --out -)");
+    const io::Output points_out(out_, force_), svg_out(svg_, force_);  // omitted: not written; "-": stdout
+    const bool points_stdout = !out_.empty() && points_out.to_stdout(),
+               svg_stdout = !svg_.empty() && svg_out.to_stdout();
+    if (format_.empty() && !out_.empty() && !points_stdout) {
+      if (!ends_with(out_, ".csv") && !ends_with(out_, ".json"))
+        throw ConfigError("--out " + out_ + ": the name must end in .csv or .json (or give --format csv|json)");
+      format_ = ends_with(out_, ".csv") ? "csv" : "json";
+    }
+    if (format_.empty()) format_ = "csv";
+    if (points_stdout && svg_stdout) throw ConfigError("--out and --svg would both write to standard output");
+    if (!out_.empty()) points_out.check();  // before any search: a refusal must not cost a sweep
+    if (!svg_.empty()) svg_out.check();
+    const io::ReportToStderr report_to_stderr(points_stdout || svg_stdout);
     const std::vector<std::string> values =
         vary_ == "gpus" ? gpu_values() : split_commas(values_);
     if (values.empty()) throw ConfigError("--values: no value given");
@@ -89,11 +106,11 @@ class SweepCommand final : public Command {
     if (!out_.empty()) {
       io::ReportContext ctx{"sweep", flags_.model, flags_.system.system.empty() ? flags_.system.gpu : flags_.system.system,
                             "", 0, fw.name, ""};
-      const std::string text = ends_with(out_, ".csv") ? io::sweep_csv(vary_, points)
-                                                       : io::sweep_json(ctx, vary_, points).dump(2) + "\n";
-      io::write_file_atomic(out_, text, force_);
+      const std::string text =
+          format_ == "csv" ? io::sweep_csv(vary_, points) : io::sweep_json(ctx, vary_, points).dump(2) + "\n";
+      points_out.write(text);
     }
-    if (!svg_.empty()) io::write_file_atomic(svg_, io::sweep_svg(vary_, title, points), force_);
+    if (!svg_.empty()) svg_out.write(io::sweep_svg(vary_, title, points));
     for (const io::SweepPoint& pt : points)
       if (pt.best) return 0;
     std::cerr << "infeasible: no plan fits at any point\n";
@@ -129,7 +146,7 @@ class SweepCommand final : public Command {
   }
 
   SearchFlags flags_;
-  std::string vary_, values_, out_, svg_;
+  std::string vary_, values_, out_, format_, svg_;
   bool force_ = false;
 };
 

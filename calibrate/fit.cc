@@ -241,6 +241,11 @@ TierFit fit_tier(int index, const std::vector<const Measurement*>& rows, const S
     op.bytes = Bytes(m->bytes);
     op.group = m->nranks;
     op.stride = m->stride;
+    // A row whose source names its tier (import-nccl-tests) is predicted on that tier: with one rank per inner
+    // domain (e.g. one GPU per node for the network tier), not at the default stride that would place the group
+    // on the inner tier and make the residuals measure the wrong link.
+    if (m->tier == index && index > 0 && fitted.tier_for_group(op.group, op.stride) != index)
+      op.stride = std::max(1, fitted.tiers[static_cast<size_t>(index - 1)].domain_gpus);
     pred.push_back(collective_time(fitted, op).v);
   }
   f.res = residuals(pred, t);

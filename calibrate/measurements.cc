@@ -132,6 +132,8 @@ RawFile parse_jsonl(std::string_view text, const std::string& filename) {
     }
     if (!j.is_object()) fail(where, "not a JSON object");
     const std::string record = j.value("record", "");
+    if (const auto g = j.find("gpu"); record == "context" && g != j.end() && g->is_string())
+      out.gpus.emplace_back(g->get<std::string>(), where);
     if (record == "context") out.contexts.push_back(context_summary(j));
     else if (record == "result") out.rows.push_back(parse_row(j, where));
     else fail(where, "expected \"record\": \"context\" or \"result\"");

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "modeler/collectives_factors.h"
@@ -40,6 +41,7 @@ struct Measurement {
 struct RawFile {
   std::vector<Measurement> rows;
   std::vector<std::string> contexts;  // one-line summaries: "gemm on NVIDIA H200, driver 580.65, CUDA 13000, ..."
+  std::vector<std::pair<std::string, std::string>> gpus;  // each context's "gpu" and its "file:line", for checks
 };
 
 /// Parses JSON-lines text. Throws ConfigError "file:line: message" for a malformed line, an unknown benchmark, a

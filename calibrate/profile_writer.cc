@@ -1,17 +1,10 @@
 #include "calibrate/profile_writer.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
+#include <stdexcept>
 #include <vector>
-
-#include "modeler/problems.h"
 
 namespace shardplan::calibrate {
 namespace {
@@ -131,35 +124,6 @@ std::string emit_profile(const ProfileSpec& spec, const System& base, const Fit&
   out << YAML::EndMap;
   if (!out.good()) throw std::logic_error("YAML emitter: " + out.GetLastError());
   return std::string(out.c_str()) + "\n";
-}
-
-void write_file_atomic(const std::string& path, const std::string& content, bool force) {
-  namespace fs = std::filesystem;
-  if (fs::exists(path) && !force) throw ConfigError(path + ": file exists; pass --force to overwrite it");
-  const fs::path target(path);
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmpl = (dir / ("." + target.filename().string() + ".tmpXXXXXX")).string();
-  const int fd = mkstemp(tmpl.data());
-  if (fd < 0) throw ConfigError(path + ": cannot create a file in " + dir.string() + ": " + std::strerror(errno));
-  const char* p = content.data();
-  size_t left = content.size();
-  bool ok = true;
-  while (ok && left > 0) {
-    const ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) {
-      p += n;
-      left -= static_cast<size_t>(n);
-    }
-  }
-  ok = ok && ::fchmod(fd, 0644) == 0 && ::fsync(fd) == 0;  // mkstemp creates 0600; profiles are shared files
-  ok = ::close(fd) == 0 && ok;
-  if (!ok || std::rename(tmpl.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(tmpl.c_str());
-    throw ConfigError(path + ": write failed: " + why);
-  }
 }
 
 }  // namespace shardplan::calibrate

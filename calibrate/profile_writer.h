@@ -1,5 +1,5 @@
-// Writing a calibrated cluster profile: YAML through yaml-cpp's Emitter (never hand-assembled text), to a temp
-// file in the target directory renamed over the target, so a reader never sees half a profile.
+// Writing a calibrated cluster profile: YAML through yaml-cpp's Emitter (never hand-assembled text). The file is
+// written by the one atomic writer of every output, io::write_file_atomic (modeler/io/atomic_write.h).
 //
 // The profile inherits the base cluster and overrides only what was measured:
 //   schema_version, kind: cluster, name, inherits, provenance,
@@ -23,9 +23,5 @@ struct ProfileSpec {
 };
 
 std::string emit_profile(const ProfileSpec& spec, const System& base, const Fit& fit);
-
-/// Writes `content` to `path` atomically. Throws ConfigError when `path` exists and `force` is false, or when the
-/// directory is not writable.
-void write_file_atomic(const std::string& path, const std::string& content, bool force);
 
 }  // namespace shardplan::calibrate

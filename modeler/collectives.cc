@@ -21,7 +21,10 @@ double latency_steps(Collective c, int n, bool scale_out) {
 namespace {
 
 BytesPerSec achieved_bw(const Tier& tier, Collective c, Bytes size) {
-  const Curve& curve = (c == Collective::send_recv && !tier.p2p_eff.empty()) ? tier.p2p_eff : tier.busbw_eff;
+  const Curve& own = tier.busbw_eff_by[static_cast<int>(c)];
+  const Curve& curve = !own.empty() ? own
+                       : (c == Collective::send_recv && !tier.p2p_eff.empty()) ? tier.p2p_eff
+                                                                              : tier.busbw_eff;
   const double eff = curve.empty() ? 1.0 : curve.at(size.v);
   return tier.bw_per_gpu * (eff / tier.oversubscription);
 }

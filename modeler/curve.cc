@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "modeler/problems.h"
 
@@ -22,6 +23,31 @@ double Curve::at(double xq) const {
   const size_t i = static_cast<size_t>(hi - x.begin());
   const double t = (std::log(xq) - std::log(x[i - 1])) / (std::log(x[i]) - std::log(x[i - 1]));
   return y[i - 1] + t * (y[i] - y[i - 1]);
+}
+
+namespace {
+
+/// Lower index and weight of the upper neighbour of xq on an increasing axis, clamped to the ends.
+std::pair<size_t, double> axis_position(const std::vector<double>& axis, double xq) {
+  if (axis.size() == 1 || xq <= axis.front()) return {0, 0.0};
+  if (xq >= axis.back()) return {axis.size() - 2, 1.0};
+  const size_t i = static_cast<size_t>(std::upper_bound(axis.begin(), axis.end(), xq) - axis.begin()) - 1;
+  return {i, (std::log(xq) - std::log(axis[i])) / (std::log(axis[i + 1]) - std::log(axis[i]))};
+}
+
+}  // namespace
+
+double Grid3::at(double mq, double nq, double kq) const {
+  SHARDPLAN_CHECK(!values.empty() && values.size() == m.size() * n.size() * k.size());
+  const auto [i, ti] = axis_position(m, mq);
+  const auto [j, tj] = axis_position(n, nq);
+  const auto [l, tl] = axis_position(k, kq);
+  const size_t nn = n.size(), nk = k.size();
+  const size_t di = m.size() > 1 ? 1 : 0, dj = nn > 1 ? 1 : 0, dl = nk > 1 ? 1 : 0;
+  const auto v = [&](size_t a, size_t b, size_t c) { return values[(a * nn + b) * nk + c]; };
+  const auto along_k = [&](size_t a, size_t b) { return v(a, b, l) + tl * (v(a, b, l + dl) - v(a, b, l)); };
+  const auto along_n = [&](size_t a) { return along_k(a, j) + tj * (along_k(a, j + dj) - along_k(a, j)); };
+  return along_n(i) + ti * (along_n(i + di) - along_n(i));
 }
 
 Curve Curve::constant(double value, std::string src) {

@@ -25,4 +25,17 @@ struct Curve {
   static Curve constant(double y, std::string source);
 };
 
+/// y(m, n, k) on a measured grid, interpolated trilinearly in (log m, log n, log k) and clamped to the grid at
+/// every edge: a GEMM table indexed by shape rather than by FLOPs alone, so effects of one dimension (a short m,
+/// a narrow n, the reduction depth k) and the fall of efficiency at the largest sizes are kept as measured.
+/// Axes positive and strictly increasing; values[(i * n.size() + j) * k.size() + l] is the point (m[i], n[j], k[l]).
+struct Grid3 {
+  std::vector<double> m, n, k;
+  std::vector<double> values;
+  std::string source;
+
+  bool empty() const { return values.empty(); }
+  double at(double mq, double nq, double kq) const;
+};
+
 }  // namespace shardplan

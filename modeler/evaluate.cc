@@ -70,6 +70,10 @@ void validate_basics(const Context& ctx, Problems* problems) {
                                                              "(--recompute-layers)"});
   }
   validate_recompute_modules(ctx, problems);
+  // Attention, the LM head of narrow-precision recipes and the MFU denominator run at the 16-bit peak.
+  if (s.gpu.peak_for(s.gpu.sixteen_bit()).v <= 0)
+    problems->push_back({"precision_unsupported", s.gpu.name + " states neither a bf16 nor an fp16 peak; attention "
+                                                               "and the LM head need a 16-bit peak"});
   if (s.gpu.peak_for(p.precision).v <= 0)
     problems->push_back({"precision_unsupported", std::string("precision ") + to_string(p.precision) + " is not supported by " +
                                                       s.gpu.name + " (no dense peak in its profile)"});
@@ -161,7 +165,8 @@ Estimate evaluate(const ModelDesc& model, const System& system, const Plan& plan
   e.tokens_per_s = tokens_per_step / step.v;
   e.tokens_per_s_per_gpu = e.tokens_per_s / system.gpus;
   e.model_flops_per_token = required_flops_per_token(ctx, sh, layer);
-  const double peak = system.gpu.peak_for(Dtype::bf16).v * system.gpus;
+  // The dense 16-bit peak (bf16, or fp16 on a GPU without bf16), also for fp8 and fp4 plans.
+  const double peak = system.gpu.peak_for(system.gpu.sixteen_bit()).v * system.gpus;
   e.mfu = e.model_flops_per_token * e.tokens_per_s / peak;
   // Recompute FLOPs per token: one rank's per-layer recompute FLOPs x all layers x the tp x cp ranks that share
   // a micro-batch (tp or tsp, x cp), over the micro-batch's tokens.

@@ -50,6 +50,20 @@ const Curve& gemm_curve(const Gpu& gpu, Dtype dtype) {
 }
 }  // namespace
 
+const Grid3* gemm_grid(const Gpu& gpu, Dtype dtype) {
+  const Grid3& own = gpu.eff.gemm_grid[static_cast<int>(dtype)];
+  if (!own.empty()) return &own;
+  // A dtype with its own FLOPs table keeps it; one with neither falls back to bf16's, grid first (system.h).
+  if (!gpu.eff.gemm[static_cast<int>(dtype)].empty()) return nullptr;
+  const Grid3& bf16 = gpu.eff.gemm_grid[static_cast<int>(Dtype::bf16)];
+  return bf16.empty() ? nullptr : &bf16;
+}
+
+double gemm_shape_efficiency(const Gpu& gpu, Dtype dtype, double m, double n, double k) {
+  if (const Grid3* g = gemm_grid(gpu, dtype)) return g->at(m, n, k);
+  return gemm_efficiency(gpu, dtype, 2.0 * m * n * k, k) * wave_efficiency(gpu, m, n);
+}
+
 double gemm_efficiency(const Gpu& gpu, Dtype dtype, double flops) {
   const Curve& c = gemm_curve(gpu, dtype);
   return c.empty() ? 1.0 : c.at(flops);
@@ -73,7 +87,7 @@ Seconds gemm_time(const Gpu& gpu, Dtype dtype, double m, double n, double k) {
     throw ConfigError("gpu '" + gpu.name + "' states no " + kDtypeNames[static_cast<int>(dtype)] + " peak");
   const Flops flops(2.0 * m * n * k);
   const Bytes bytes = gemm_bytes(dtype, m, n, k);
-  const Seconds compute = flops / (peak * (gemm_efficiency(gpu, dtype, flops.v, k) * wave_efficiency(gpu, m, n)));
+  const Seconds compute = flops / (peak * gemm_shape_efficiency(gpu, dtype, m, n, k));
   const Seconds memory = gpu.hbm_bw.v > 0 ? bytes / (gpu.hbm_bw * memory_efficiency(gpu, bytes.v)) : Seconds(0);
   return gpu.eff.kernel_overhead + std::max(compute, memory);
 }

@@ -1,12 +1,20 @@
 // Time of one GEMM on one GPU: the formula the cost model predicts with and calibration inverts, in one place so
 // that a profile fitted from measured GEMMs reproduces those measurements when predicted.
 //
-//   t = kernel_overhead + max(flops / (peak * min(eff_gemm(flops) * f_k(k), top) * wave_eff(m, n)),
-//                             bytes / (hbm_bw * eff_memory(bytes)))
+//   t = kernel_overhead + max(flops / (peak * eff(m, n, k)), bytes / (hbm_bw * eff_memory(bytes)))
+//   eff(m, n, k) = grid(m, n, k)                                   where the profile has a measured GEMM grid
+//                = min(eff_gemm(flops) * f_k(k), top) * wave_eff(m, n)   otherwise
 //
 // flops = 2mnk; bytes = A (m x k) + B (k x n) in the input dtype plus C (m x n) in the output dtype (at least
 // 16-bit: fp8/fp4 GEMMs write bf16). f_k is the GPU's reduction-depth factor (1 when the profile has none), top
-// the largest value of the eff_gemm table. wave_eff models tile quantization: the output is cut into tiles, tiles are
+// the largest value of the eff_gemm table. The grid (hwprofiles/tables/, fitted from measured GEMMs of every shape
+// on its axes) holds tile and wave quantisation and the depth effect as measured, so nothing is applied on top.
+//
+// Backward GEMMs use the same table: for y[m,n] = x[m,k] W^T the data gradient dx = dy W is an m x k GEMM of depth
+// n and the weight gradient dW = dy^T x an n x k GEMM of depth m (layer_cost.cc passes those dimensions). The
+// measured tables are forward (inference) GEMMs, y = x W^T with W stored [n, k]; a backward GEMM is looked up by its
+// own (m, n, k) after transposition, i.e. as if cuBLAS ran it in the forward layout. The layouts differ (NN/TN
+// instead of TN), which the data cannot show; cuBLAS picks kernels per layout, so this is an assumption. wave_eff models tile quantization: the output is cut into tiles, tiles are
 // scheduled in waves of one tile per SM, and a partial last wave leaves SMs idle.
 #pragma once
 
@@ -31,6 +39,13 @@ Bytes gemm_bytes(Dtype dtype, double m, double n, double k);
 
 /// Predicted time of one m x n x k GEMM. Throws ConfigError when the GPU states no peak for `dtype`.
 Seconds gemm_time(const Gpu& gpu, Dtype dtype, double m, double n, double k);
+
+/// The measured GEMM grid for `dtype`: its own, else (for a dtype with no FLOPs table of its own either) bf16's;
+/// nullptr when the profile has none, and the FLOPs table applies.
+const Grid3* gemm_grid(const Gpu& gpu, Dtype dtype);
+/// Efficiency of one m x n x k GEMM as gemm_time divides by it: the grid's value, or the FLOPs table times the
+/// depth factor times the wave model.
+double gemm_shape_efficiency(const Gpu& gpu, Dtype dtype, double m, double n, double k);
 
 /// Efficiency lookups with the documented fallbacks: a dtype without its own GEMM curve uses bf16's; a missing
 /// curve means 1 (the peak), so an uncalibrated GPU is at worst optimistic, never silently zero.

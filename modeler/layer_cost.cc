@@ -18,6 +18,13 @@ constexpr double kAttentionBwdRatio = 2.5;
 
 Dtype gemm_dtype(const Plan& p) { return p.precision == Dtype::fp32 ? Dtype::tf32 : p.precision; }
 
+/// GEMMs that stay in 16 bits in 8- and 4-bit recipes (attention's products, the LM head): the plan's 16-bit
+/// precision, or the GPU's 16-bit format when the plan's precision is narrower.
+Dtype sixteen_bit_gemm(const Context& ctx) {
+  const Dtype p = ctx.plan.precision;
+  return p == Dtype::fp8 || p == Dtype::fp4 ? ctx.system.gpu.sixteen_bit() : p;
+}
+
 /// Forward and backward (data + weight gradient) time of one linear layer y[m,n] = x[m,k] W[k,n].
 struct Linear {
   Seconds fwd, bwd;
@@ -39,7 +46,7 @@ Seconds attention_time(const Context& ctx, double flops, bool backward) {
   const Curve& table = backward ? g.eff.attention_bwd[k] : g.eff.attention_fwd[k];
   const double eff = table.empty() ? 0.5 : table.at(flops);
   // Attention runs in 16 bits even in fp8 recipes (TE and torchao keep attention in bf16 by default).
-  return g.eff.kernel_overhead + Flops(flops) / (g.sustained_peak(Dtype::bf16) * eff);
+  return g.eff.kernel_overhead + Flops(flops) / (g.sustained_peak(g.sixteen_bit()) * eff);
 }
 
 /// Unfused attention (materialized scores), Megatron-LM's CoreAttention: QK^T as a batched GEMM over the full
@@ -51,7 +58,7 @@ struct Materialized {
 };
 Materialized materialized_attention(const Context& ctx, const Sharding& sh, bool dropout) {
   const Gpu& g = ctx.system.gpu;
-  const Dtype d = ctx.plan.precision == Dtype::fp8 ? Dtype::bf16 : ctx.plan.precision;
+  const Dtype d = sixteen_bit_gemm(ctx);
   const double rows = sh.batch * sh.heads * sh.seq_q, hd = ctx.model.head_dim, skv = sh.seq_kv;
   const double scores = rows * skv;  // elements of the score tensor
   Materialized a;
@@ -124,8 +131,11 @@ Seconds grouped_gemm_time(const Context& ctx, double groups, double m, double n,
   const GemmTile tile = gemm_tile(g);
   const double rows = groups * std::ceil(m / tile.m) * tile.m;  // tile rows of all groups stacked
   const Flops flops(2.0 * m * n * k * groups);
-  const Seconds compute =
-      flops / (g.sustained_peak(d) * (gemm_efficiency(g, d, 2.0 * m * n * k, k) * wave_efficiency(g, rows, n)));
+  // With a measured grid, the per-expert shape's value (its own wave quantisation included: conservative for
+  // the combined tiles, never crediting the small problems with a large GEMM's rate).
+  const Grid3* grid = gemm_grid(g, d);
+  const double eff = grid ? grid->at(m, n, k) : gemm_efficiency(g, d, 2.0 * m * n * k, k) * wave_efficiency(g, rows, n);
+  const Seconds compute = flops / (g.sustained_peak(d) * eff);
   const Bytes bytes = gemm_bytes(d, m, n, k) * groups;
   const Seconds memory = g.hbm_bw.v > 0 ? bytes / (g.hbm_bw * memory_efficiency(g, bytes.v)) : Seconds(0);
   return g.eff.kernel_overhead + std::max(compute, memory);
@@ -460,7 +470,7 @@ LayerCost head_cost(const Context& ctx, const Sharding& sh) {
   const Seconds first_fwd = memory_time(g, embed), first_bwd = memory_time(g, embed * 2.0);
   // LM head GEMM over the local vocabulary (always 16-bit: fp8 recipes keep the output layer in bf16) and the
   // cross-entropy over [T x V_local] logits, whose HBM traffic per logit is the framework's trait.
-  const Dtype d = ctx.plan.precision == Dtype::fp8 ? Dtype::bf16 : ctx.plan.precision;
+  const Dtype d = sixteen_bit_gemm(ctx);
   const Seconds head_fwd = gemm_time(g, d, T, sh.vocab, m.hidden);
   const Seconds head_bwd = gemm_time(g, d, T, m.hidden, sh.vocab) + gemm_time(g, d, m.hidden, sh.vocab, T);
   const Seconds ce = memory_time(g, Bytes(T * sh.vocab * ctx.framework.loss_traffic_per_logit(ctx.plan.tp)));

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "modeler/collectives_factors.h"
 #include "modeler/curve.h"
 #include "modeler/units.h"
 
@@ -30,6 +31,11 @@ inline constexpr std::array<const char*, kNumAttentionKernels> kAttentionKernelN
 struct ComputeEfficiency {
   /// GEMM: achieved fraction of the dense peak vs FLOPs of one GEMM (2mnk), per dtype. Empty: use bf16's.
   std::array<Curve, kNumDtypes> gemm;
+  /// GEMM: achieved fraction of the dense peak on a measured (m, n, k) grid, per dtype (hwprofiles/tables/, written
+  /// by `calibrate fit --gpu-tables`). Where present it is the whole GEMM table of that dtype: it already holds the
+  /// shape's tile and wave quantisation and its reduction-depth effect as measured, so `gemm`, `gemm_k` and the
+  /// wave model are not applied on top (gemm_model.h).
+  std::array<Grid3, kNumDtypes> gemm_grid;
   /// GEMM: factor on that efficiency vs the reduction depth k, at equal FLOPs: a short k amortises each output
   /// tile's prologue and epilogue over fewer main-loop steps. Empty: 1 (no shape dependence beyond FLOPs).
   Curve gemm_k;
@@ -59,6 +65,9 @@ struct Gpu {
   std::vector<std::string> sources;
 
   FlopsPerSec peak_for(Dtype d) const { return peak[static_cast<int>(d)]; }
+  /// The 16-bit format attention, the LM head of fp8 recipes and the MFU denominator use: bf16 where the GPU has
+  /// it, else fp16 (V100, and any fp16-only profile). Its peak is 0 only for a GPU with neither.
+  Dtype sixteen_bit() const { return peak_for(Dtype::bf16).v > 0 ? Dtype::bf16 : Dtype::fp16; }
   /// The datasheet peak at the sustained clock: what compute-bound kernel times divide by.
   FlopsPerSec sustained_peak(Dtype d) const { return peak_for(d) * clock_scale; }
 };
@@ -81,6 +90,10 @@ struct Tier {
   Curve busbw_eff;
   /// Fraction reached by a single-GPU pair (send/recv) vs message bytes. Empty: use busbw_eff.
   Curve p2p_eff;
+  /// Per-collective busbw fraction vs message bytes, indexed by Collective (collectives_factors.h): NVLink
+  /// SHARP all-reduce and the ring all-gather of the same switch reach different fractions of the line rate.
+  /// Empty entries use busbw_eff.
+  std::array<Curve, kNumCollectives> busbw_eff_by;
   std::vector<std::string> sources;
 };
 

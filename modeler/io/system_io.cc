@@ -3,6 +3,7 @@
 #include <optional>
 #include <sstream>
 
+#include "modeler/io/gpu_tables_io.h"
 #include "modeler/io/paths.h"
 #include "modeler/io/yaml_reader.h"
 
@@ -130,10 +131,35 @@ void throw_if_any(const Problems& problems) {
   if (!problems.empty()) throw ConfigError(join_problems(problems));
 }
 
-GpuProfile read_gpu(const YAML::Node& doc, const std::string& file, const std::string& path) {
+std::string resolve_from(const YAML::Node& ref, const std::string& file, const std::string& key,
+                         const std::string& dir, const std::string& what);
+
+/// Applies the GPU file's `tables:` (hwprofiles/tables/<name>.yaml) to the profile, except the tables that
+/// `overrides` (a cluster's gpu_overrides) states itself: a calibrated curve replaces the shipped measurement.
+void apply_tables(const YAML::Node& ref, const std::string& file, const YAML::Node& overrides, GpuProfile* p) {
+  const std::string tables_file = resolve_from(ref, file, "tables", "hwprofiles/tables", "GPU tables");
+  const ComputeEfficiency before = p->gpu.eff;
+  apply_gpu_tables(read_file(tables_file), tables_file, p);
+  if (!overrides.IsDefined() || !overrides.IsMap()) return;
+  const YAML::Node eff = overrides["efficiency"];
+  if (!eff.IsDefined() || !eff.IsMap()) return;
+  const YAML::Node gemm = eff["gemm"];
+  for (int d = 0; d < kNumDtypes; ++d)
+    if (gemm.IsDefined() && gemm.IsMap() && gemm[kDtypeNames[static_cast<size_t>(d)]].IsDefined())
+      p->gpu.eff.gemm_grid[static_cast<size_t>(d)] = Grid3{};
+  const YAML::Node attn = eff["attention"];
+  for (int k = 0; k < kNumAttentionKernels; ++k)
+    if (attn.IsDefined() && attn.IsMap() && attn[kAttentionKernelNames[static_cast<size_t>(k)]].IsDefined()) {
+      p->gpu.eff.attention_fwd[static_cast<size_t>(k)] = before.attention_fwd[static_cast<size_t>(k)];
+      p->gpu.eff.attention_bwd[static_cast<size_t>(k)] = before.attention_bwd[static_cast<size_t>(k)];
+    }
+}
+
+GpuProfile read_gpu(const YAML::Node& doc, const std::string& file, const std::string& path,
+                    const YAML::Node& overrides = YAML::Node()) {
   reject_unknown(doc, file, path, {"schema_version", "kind", "name", "sources", "peak_tflops", "hbm_capacity_gib",
                                    "hbm_bw_gbps", "l2_mib", "sm_count", "host_link_gbps", "tdp_w", "efficiency", "node",
-                                   "scale_out", "host_memory_gib_per_gpu"});
+                                   "scale_out", "host_memory_gib_per_gpu", "tables"});
   MapReader r(doc, file, path);
   Problems problems;
   GpuProfile p;
@@ -211,7 +237,9 @@ GpuProfile read_gpu(const YAML::Node& doc, const std::string& file, const std::s
   const YAML::Node out = required_node(r, "scale_out");
   p.node.scale_out = read_tier(out, file, r.key_path("scale_out"), problems);
   p.node.host_memory_per_gpu = GiB(r.positive("host_memory_gib_per_gpu"));
+  const YAML::Node tables = r.opt_node("tables");
   r.finish();
+  if (tables.IsDefined() && !tables.IsNull()) apply_tables(tables, file, overrides, &p);
 
   if (p.node.scale_up.domain_gpus == 0)
     problems.push_back({"tier", where(up, file) + node.key_path("scale_up") +
@@ -282,7 +310,7 @@ System read_cluster(const YAML::Node& doc, const std::string& file, int gpus) {
   const YAML::Node overrides = r.opt_node("gpu_overrides");
   if (overrides.IsDefined() && !overrides.IsNull()) {
     if (!overrides.IsMap()) r.fail("gpu_overrides", "expected a mapping (keys of the GPU profile to replace)");
-    profile = read_gpu(merged(overrides, gpu_doc), file, "gpu_overrides");
+    profile = read_gpu(merged(overrides, gpu_doc), file, "gpu_overrides", overrides);
   }
   s.gpu = profile.gpu;
 

@@ -31,6 +31,7 @@ System apply_calibration(System base, const System& calibrated) {
         t.latency = c.latency;
         t.busbw_eff = c.busbw_eff;
         t.p2p_eff = c.p2p_eff;
+        t.busbw_eff_by = c.busbw_eff_by;
       }
   base.provenance = calibrated.provenance;
   return base;

@@ -23,10 +23,23 @@ expect_usage_error "--min-bytes (4096) must be at least 1 and at most --max-byte
 rows=$(grep -c '"record":"result"' "$work/raw.jsonl")
 echo "measured $rows rows"
 test "$rows" -gt 20
-"$shardplan" calibrate fit "$work/raw.jsonl" --base dgx-h100 --out "$work/p.yaml"
+# Host buffers are not the base's H100s, and the flat MPI ring on shared cores is not what the predictor models:
+# the fit is refused (exit 2) with both reasons, and nothing is written (issue 12: calibration refuses the
+# impossible).
+set +e
+"$shardplan" calibrate fit "$work/raw.jsonl" --base dgx-h100 --out "$work/p.yaml" > "$work/refused.txt" 2>&1
+rc=$?
+set -e
+test "$rc" -eq 2 || { echo "host-buffer fit into dgx-h100: exit $rc, want 2" >&2; exit 1; }
+grep -qF "raw.jsonl:1: measured on 'none (host buffers)' (not a GPU)" "$work/refused.txt"
+grep -qF "pass --accept-anyway" "$work/refused.txt"
+test ! -e "$work/p.yaml"
+# --accept-anyway writes it, and says so in the provenance.
+"$shardplan" calibrate fit "$work/raw.jsonl" --base dgx-h100 --out "$work/p.yaml" --accept-anyway
 grep -q '^inherits: dgx-h100' "$work/p.yaml"
+grep -q 'ACCEPTED WITH --accept-anyway DESPITE' "$work/p.yaml"
 # A second fit to the same file must refuse to overwrite it (exit 2) and leave it intact.
-if "$shardplan" calibrate fit "$work/raw.jsonl" --base dgx-h100 --out "$work/p.yaml" 2> "$work/err.txt"; then
+if "$shardplan" calibrate fit "$work/raw.jsonl" --base dgx-h100 --out "$work/p.yaml" --accept-anyway 2> "$work/err.txt"; then
   echo "overwrote without --force" >&2
   exit 1
 fi

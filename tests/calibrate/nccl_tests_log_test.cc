@@ -114,3 +114,92 @@ TEST_CASE("unusable runs: unknown collective, no device list") {
 }
 
 }
+
+TEST_SUITE("calibrate.nccl_tests_log") {
+
+namespace {
+std::string captured(const std::string& name) {
+  return io::read_file(SHARDPLAN_SOURCE_DIR "/tests/data/nccl_tests_captured/" + name);
+}
+}  // namespace
+
+TEST_CASE("mpirun --tag-output prefixes, interleaved NCCL INFO lines of other ranks, CRLF line ends") {
+  const auto runs = parse_nccl_tests(captured("tagged_crlf.log"));
+  REQUIRE(runs.size() == 1);
+  const NcclTestsRun& r = runs[0];
+  CHECK(r.binary == "all_reduce_perf");
+  CHECK(r.stream == "1,0");
+  CHECK(r.nranks == 2);
+  REQUIRE(r.ranks.size() == 2);
+  CHECK(r.ranks[1].host == "node-b");
+  CHECK(r.ranks[1].device == "NVIDIA H100 80GB HBM3");  // no '\r' left
+  CHECK(run_hosts(r) == std::vector<std::string>{"node-a", "node-b"});
+  CHECK(r.rows.size() == 11);
+  CHECK(r.rows.front().bytes == 1024);
+  CHECK(r.rows.back().bytes == 1073741824.0);
+  CHECK(r.failure.empty());
+  CHECK_NOTHROW(check_usable(r, "tagged_crlf.log"));
+}
+
+TEST_CASE("srun --label prefixes, two runs in one file") {
+  const auto runs = parse_nccl_tests(captured("srun_label.log"));
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].collective == Collective::all_reduce);
+  CHECK(runs[1].collective == Collective::all_gather);
+  for (const auto& r : runs) {
+    CHECK(r.stream == "task 0");
+    CHECK(r.nranks == 2);
+    CHECK(r.rows.size() == 11);
+  }
+}
+
+TEST_CASE("several processes' runs interleaved line by line are read one process at a time") {
+  const auto runs = parse_nccl_tests(captured("independent_ranks.log"));
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].stream == "1,0");
+  CHECK(runs[1].stream == "1,1");
+  for (const auto& r : runs) {
+    CHECK(r.nranks == 1);
+    CHECK(r.rows.size() == 6);
+  }
+  CHECK_THROWS_WITH_AS(check_usable(runs[1], "ind.log"),
+                       "ind.log:6: all_reduce_perf run: ran on a single rank, and a collective needs two or more "
+                       "(nccl-tests built without MPI=1 and started by mpirun runs one independent 1-GPU test per "
+                       "process; rebuild it with MPI=1)",
+                       ConfigError);
+}
+
+TEST_CASE("prefix forms: PRRTE's [job,rank]: and [job,rank][host:pid], MPICH's [rank], srun's padded task ids") {
+  const std::string body =
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20\n"
+      "# Using devices\n"
+      "#  Rank  0 Group  0 Pid   1 on a device  0 [0000:04:00] NVIDIA H100 80GB HBM3\n"
+      "#  Rank  1 Group  0 Pid   2 on b device  0 [0000:04:00] NVIDIA H100 80GB HBM3\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
+      "#wrong\n"
+      "           8             2     float     sum      -1    13.50    0.00    0.00      0"
+      "    13.40    0.00    0.00      0\n";
+  for (const std::string prefix : {"[1,0]:", "[1,0][nodea:1234]<stdout>: ", "[0] ", " 0: ", "12: "}) {
+    CAPTURE(prefix);
+    std::string text = "all_reduce_perf\n";
+    std::istringstream in(body);
+    for (std::string line; std::getline(in, line);) text += prefix + line + "\n";
+    const auto runs = parse_nccl_tests(text);
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].nranks == 2);
+    CHECK(runs[0].rows.size() == 1);
+    CHECK(runs[0].ranks[0].host == "a");
+  }
+}
+
+TEST_CASE("long words and odd lines do not crash the reader (was: std::regex stack overflow)") {
+  const std::string word(30000, 'a');
+  CHECK(parse_nccl_tests(word + "\n").empty());
+  CHECK(parse_nccl_tests(word + "_perf\n").empty());  // a 30,000-letter "binary name" is not one
+  std::string perfs;
+  for (int i = 0; i < 6000; ++i) perfs += "a_perf";
+  CHECK(parse_nccl_tests(perfs + "\n# nThread 1\n").size() == 1);
+  CHECK(parse_nccl_tests(std::string(100000, '[') + "\n" + std::string(100000, ' ') + "1:\n").empty());
+}
+
+}

@@ -3,8 +3,6 @@
 #include <doctest/doctest.h>
 #include <yaml-cpp/yaml.h>
 
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "modeler/io/yaml_reader.h"
@@ -12,7 +10,6 @@
 
 using namespace shardplan;
 using namespace shardplan::calibrate;
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -32,13 +29,6 @@ System base_system() {
   ib.bw_per_gpu = GBps(50);
   s.tiers = {nv, ib};
   return s;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 }  // namespace
@@ -74,25 +64,6 @@ TEST_CASE("the profile inherits the base, overrides what was fitted and keeps ev
   CHECK(doc["tiers"][1]["latency_us"].as<double>() == doctest::Approx(3.4));  // copied unchanged
   CHECK(doc["tiers"][1]["domain_gpus"].as<int>() == 0);
   CHECK(doc["tiers"][1]["busbw_eff"]["source"].as<std::string>() == "nccl-tests#212");
-}
-
-TEST_CASE("writes atomically and refuses to overwrite without force") {
-  const fs::path dir = fs::temp_directory_path() / "shardplan_writer_test";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const std::string path = (dir / "p.yaml").string();
-  write_file_atomic(path, "a: 1\n", false);
-  CHECK(slurp(path) == "a: 1\n");
-  CHECK_THROWS_WITH_AS(write_file_atomic(path, "a: 2\n", false), (path + ": file exists; pass --force to overwrite it").c_str(),
-                       ConfigError);
-  CHECK(slurp(path) == "a: 1\n");
-  write_file_atomic(path, "a: 2\n", true);
-  CHECK(slurp(path) == "a: 2\n");
-  int files = 0;
-  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++files;
-  CHECK(files == 1);  // no temp file left behind
-  CHECK_THROWS_AS(write_file_atomic((dir / "missing" / "p.yaml").string(), "x", false), ConfigError);
-  fs::remove_all(dir);
 }
 
 }

@@ -53,7 +53,7 @@ expect 0 "sdp0.5/forward" -- "$BIN" "${S[@]}" --allow sdp --pp 1 --tp 1 --top 50
 expect 2 "no supported framework implements" -- "$BIN" "${S[@]}" --allow sdp --pp 1 --tp 1 --top 1 --emit megatron --out "$tmp/sdp.sh"
 expect 0 "wrote json plan" -- "$BIN" "${S[@]}" --allow sdp --pp 1 --tp 1 --top 1 --emit json --out "$tmp/sdp.json"
 expect 2 "did you mean 'megatron'" -- "$BIN" "${S[@]}" --emit megatorn --out "$tmp/x"
-expect 2 "needs --out FILE" -- "$BIN" "${S[@]}" --emit json
+expect 0 '"schema_version"' -- "$BIN" "${S[@]}" --emit json  # no --out: standard output (tests/cli/output_cli_test.sh)
 expect 0 "selective:core_attn+mlp " -- "$BIN" "${S[@]}" --recompute selective --recompute-modules core_attn+mlp \
   --tp 1 --pp 1 --top 100
 expect 2 "--recompute-modules needs selective among the --recompute options" -- "$BIN" "${S[@]}" --recompute full \

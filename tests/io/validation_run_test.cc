@@ -185,6 +185,7 @@ TEST_CASE("run_validation with a calibrated system: only runs on its GPU take it
   System slow = standard_system(load_gpu_profile("h100-sxm5-80gb"), StandardSystemOptions{});
   for (Curve& c : slow.gpu.eff.gemm)
     if (!c.empty()) c = Curve::constant(0.01, "test");
+  for (Grid3& g : slow.gpu.eff.gemm_grid) g = Grid3{};  // a calibrated GEMM curve replaces the shipped grid
   CHECK(run_validation(runs, &slow).results.at(0).predicted_tokens_per_s_per_gpu < plain);
   slow.gpu.name = "other-gpu";
   CHECK(run_validation(runs, &slow).results.at(0).predicted_tokens_per_s_per_gpu == doctest::Approx(plain));

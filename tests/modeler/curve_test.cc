@@ -62,3 +62,22 @@ TEST_CASE("a single point is a constant, whatever the policy") {
   CHECK(c.at(1e12) == doctest::Approx(0.75));
   CHECK(c.source == "datasheet");
 }
+
+TEST_SUITE("grid3") {
+
+TEST_CASE("a grid returns its points, interpolates in log space per axis and clamps at every edge") {
+  Grid3 g;
+  g.m = {1, 4};
+  g.n = {10};
+  g.k = {2, 8};
+  g.values = {0.1, 0.3,   // m = 1: k = 2, 8
+              0.5, 0.9};  // m = 4
+  CHECK(g.at(1, 10, 2) == doctest::Approx(0.1));
+  CHECK(g.at(4, 10, 8) == doctest::Approx(0.9));
+  CHECK(g.at(2, 10, 2) == doctest::Approx(0.3));   // log-midpoint of m: (0.1 + 0.5) / 2
+  CHECK(g.at(2, 10, 4) == doctest::Approx(0.45));  // both midpoints: mean of the four corners
+  CHECK(g.at(0.5, 99, 1) == doctest::Approx(0.1)); // below m and k, above the single n: clamped
+  CHECK(g.at(100, 1, 100) == doctest::Approx(0.9));
+}
+
+}

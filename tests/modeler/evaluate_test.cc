@@ -195,3 +195,42 @@ TEST_CASE("check_invariants rejects physically impossible estimates") {
 }
 
 }
+
+TEST_SUITE("evaluate 16-bit peak") {
+
+TEST_CASE("an fp16-only GPU (V100-like) predicts an fp16 plan under every framework; MFU divides by fp16") {
+  test::Setup su(eight_layers(), test::plan_of(2, 2, 2, 1, 1, 16, 128));
+  Gpu& g = su.system.gpu;
+  g.peak[static_cast<int>(Dtype::fp16)] = g.peak[static_cast<int>(Dtype::bf16)];
+  g.peak[static_cast<int>(Dtype::bf16)] = FlopsPerSec(0);
+  su.plan.precision = Dtype::fp16;
+  CHECK(g.sixteen_bit() == Dtype::fp16);
+  for (const std::string& name : framework_names()) {
+    CAPTURE(name);
+    const Framework* f = find_framework(name);
+    REQUIRE(f != nullptr);
+    const Estimate e = evaluate(su.model, su.system, su.plan, *f);
+    REQUIRE(e.feasible());
+    CHECK(e.time.compute.v > 0);
+    CHECK(e.mfu == doctest::Approx(e.model_flops_per_token * e.tokens_per_s / (8 * test::kPeak)));
+  }
+  // A bf16 plan on it is a plan problem (exit 2 at the CLI), not an internal error.
+  su.plan.precision = Dtype::bf16;
+  const Estimate bf16 = run(su);
+  REQUIRE(bf16.problems.size() == 1);
+  CHECK(bf16.problems[0].code == "precision_unsupported");
+}
+
+TEST_CASE("a GPU with no 16-bit peak at all: every plan is a plan problem naming what is missing") {
+  test::Setup su(eight_layers(), test::plan_of(2, 2, 2, 1, 1, 16, 128));
+  Gpu& g = su.system.gpu;
+  g.peak[static_cast<int>(Dtype::fp8)] = g.peak[static_cast<int>(Dtype::bf16)];
+  g.peak[static_cast<int>(Dtype::bf16)] = FlopsPerSec(0);
+  su.plan.precision = Dtype::fp8;
+  const Estimate e = run(su);
+  REQUIRE(e.problems.size() == 1);
+  CHECK(e.problems[0].message ==
+        "synthetic states neither a bf16 nor an fp16 peak; attention and the LM head need a 16-bit peak");
+}
+
+}

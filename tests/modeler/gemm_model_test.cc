@@ -139,3 +139,28 @@ TEST_CASE("efficiency fallbacks: missing curves mean the peak; kernel overhead a
 }
 
 }
+
+TEST_SUITE("gemm_model grid") {
+
+TEST_CASE("a measured grid is the whole GEMM table of its dtype: no wave model or depth factor on top") {
+  Gpu g = test::synthetic_gpu();
+  g.sm_count = 4;                                     // the wave model would cut 384 x 256 to 0.75
+  g.eff.gemm_k = Curve::constant(0.5, "test");        // and the depth factor would halve it
+  Grid3 grid;
+  grid.m = {256, 1024};
+  grid.n = {256};
+  grid.k = {8192};
+  grid.values = {0.4, 0.8};
+  g.eff.gemm_grid[static_cast<int>(Dtype::bf16)] = grid;
+  CHECK(gemm_shape_efficiency(g, Dtype::bf16, 512, 256, 8192) == doctest::Approx(0.6));
+  CHECK(gemm_time(g, Dtype::bf16, 512, 256, 8192).v == doctest::Approx(2.0 * 512 * 256 * 8192 / (test::kPeak * 0.6)));
+  // fp8 has neither a grid nor a curve of its own: it falls back to bf16's grid, at its own peak.
+  g.peak[static_cast<int>(Dtype::fp8)] = FlopsPerSec(2 * test::kPeak);
+  CHECK(gemm_grid(g, Dtype::fp8) == &g.eff.gemm_grid[static_cast<int>(Dtype::bf16)]);
+  // A dtype with its own FLOPs curve keeps it rather than borrowing bf16's grid.
+  g.eff.gemm[static_cast<int>(Dtype::fp8)] = Curve::constant(0.3, "test");
+  CHECK(gemm_grid(g, Dtype::fp8) == nullptr);
+  CHECK(gemm_shape_efficiency(g, Dtype::fp8, 384, 256, 8192) == doctest::Approx(0.3 * 0.5 * 0.75));
+}
+
+}
