@@ -8,6 +8,7 @@
 #include "calibrate/measurements.h"
 #include "calibrate/profile_writer.h"
 #include "calibrate/tables_writer.h"
+#include "modeler/io/atomic_write.h"
 #include "modeler/io/gpu_tables_io.h"
 #include "modeler/io/paths.h"
 #include "modeler/io/system_io.h"
@@ -33,6 +34,7 @@ std::string read_csv(const std::string& dir, const std::string& stem, std::strin
 
 int import_aic(const std::string& dir, const std::string& gpu, const std::string& aic_system_name,
                const std::string& out, bool force) {
+  io::check_destination(out, force);  // before any reading (modeler/io/atomic_write.h)
   if (!fs::is_directory(dir)) throw ConfigError(dir + ": not a directory (expected an AIC export: gemm.csv, ...)");
   std::string system = aic_system_name;
   if (system.empty()) {
@@ -53,8 +55,7 @@ int import_aic(const std::string& dir, const std::string& gpu, const std::string
   const calibrate::AicImport imp = calibrate::import_aic(t, system, kernel);
   std::string text;
   for (const auto& line : imp.lines) text += line + "\n";
-  if (fs::exists(out) && !force) throw ConfigError(out + ": file exists; pass --force to overwrite it");
-  calibrate::write_file_atomic(out, text, force);
+  io::write_file_atomic(out, text, force);
   std::cout << "wrote " << out << ": " << imp.gemm << " GEMM, " << imp.attention << " attention, "
             << imp.collectives << " collective rows of AIC system " << system << "\n";
   return 0;
@@ -64,7 +65,7 @@ int fit_gpu_tables(const std::vector<std::string>& inputs, const std::string& gp
                    bool force) {
   const io::GpuProfile profile = io::load_gpu_profile(gpu);
   const System base = io::standard_system(profile, {});
-  if (fs::exists(out) && !force) throw ConfigError(out + ": file exists; pass --force to overwrite it");
+  io::check_destination(out, force);  // before any reading or fitting
   std::vector<calibrate::Measurement> rows;
   std::vector<std::string> contexts;
   std::string what;
@@ -91,7 +92,7 @@ int fit_gpu_tables(const std::vector<std::string>& inputs, const std::string& gp
   } catch (const ConfigError& e) {
     throw std::logic_error(std::string("the fitted tables do not load: ") + e.what());
   }
-  calibrate::write_file_atomic(out, text, force);
+  io::write_file_atomic(out, text, force);
   for (const auto& [what_fit, r] : fit.res)
     std::printf("  %s: %d rows, median %.1f%%, max %.1f%%\n", what_fit.c_str(), r.rows, 100 * r.median_rel,
                 100 * r.max_rel);

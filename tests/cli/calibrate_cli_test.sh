@@ -66,6 +66,12 @@ expect 2 "which does not exist" -- "$BIN" "${I[@]}" "$D/tagged_crlf.log" --base 
 expect 2 "a calibrated profile needs a file name" -- "$BIN" "${I[@]}" "$D/tagged_crlf.log" --base dgx-h100 --out -
 expect 2 "is a directory" -- "$BIN" "${I[@]}" "$D/tagged_crlf.log" --base dgx-h100 --out "$tmp" --force
 
+# The AIC import and the GPU-tables fit check their destinations first too (one writer for every file).
+expect 2 "$tmp/exists.yaml: file exists; pass --force" -- "$BIN" calibrate import-aic "$SRC/hwprofiles/measured" \
+  --gpu h100-sxm5-80gb --out "$tmp/exists.yaml"
+expect 2 "which does not exist" -- "$BIN" calibrate import-aic "$SRC/hwprofiles/measured" --gpu h100-sxm5-80gb \
+  --out "$tmp/dangling.yaml" --force
+
 # calibrate fit: JSON lines of another GPU are refused, naming the file and line of the context record.
 {
   echo '{"record":"context","benchmark":"memory","backend":"cuda","gpu":"NVIDIA H100 80GB HBM3"}'
