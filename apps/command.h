@@ -24,5 +24,6 @@ std::unique_ptr<Command> make_sweep_command();
 std::unique_ptr<Command> make_calibrate_command();
 std::unique_ptr<Command> make_profile_command();
 std::unique_ptr<Command> make_list_command();
+std::unique_ptr<Command> make_serve_command();
 
 }  // namespace shardplan::cli

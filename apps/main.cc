@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   commands.push_back(cli::make_calibrate_command());
   commands.push_back(cli::make_profile_command());
   commands.push_back(cli::make_list_command());
+  commands.push_back(cli::make_serve_command());
   std::vector<CLI::App*> subs;
   for (auto& c : commands) subs.push_back(c->setup(app));
   try {

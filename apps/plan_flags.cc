@@ -180,6 +180,7 @@ Plan resolve_plan(const PlanFlags& f, const System& sys) {
     p.recompute_modules = parse_recompute_modules_flag("--recompute-modules", *f.recompute_modules);
   }
   p.precision = parse_precision(f.precision);
+  if (f.precision == "mxfp8") p.fp8_recipe = Fp8Recipe::mxfp8;  // its quantization kernels (precision_recipe.h)
   return p;
 }
 

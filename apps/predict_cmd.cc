@@ -13,6 +13,7 @@
 #include "modeler/problems.h"
 #include "modeler/io/report_json.h"
 #include "modeler/io/trace_json.h"
+#include "modeler/io/validation_record_io.h"
 #include "modeler/timeline.h"
 
 namespace shardplan::cli {
@@ -62,6 +63,8 @@ class PredictCommand final : public Command {
     check_flags_fit(plan_, model, plan);
     const Estimate e = evaluate(model, sys, plan, fw);
     const bool invalid = e.time.compute.v <= 0;
+    // How far to trust the number: the validation record of the nearest published runs.
+    const io::RecordQuote record = io::quote_record(io::load_shipped_record(), sys.gpu.name, fw.name);
     if (json_) {
       io::ReportContext ctx{"predict", model_, system_.system.empty() ? system_.gpu : system_.system, sys.gpu.name,
                             sys.gpus, fw.name, sys.provenance};
@@ -69,6 +72,7 @@ class PredictCommand final : public Command {
       j["model"] = io::model_json(model);
       j["inputs"] = io::inputs_json(plan_inputs(model_, system_, sys.gpus, fw.name));
       if (file) j["plan_file"] = io::plan_file_json(*file, overridden);
+      j["validation_record"] = io::record_json(record);
       std::cout << j.dump(2) << "\n";
     } else {
       std::cout << "shardplan predict: " << model.name << " on " << sys.name << " (" << sys.gpus << " x "
@@ -82,7 +86,8 @@ class PredictCommand final : public Command {
       }
       std::cout << format_model(model) << "\n" << format_plan(plan, model.moe.has_value());
       if (!invalid) {
-        std::cout << "\n" << format_memory(e.memory) << "\n" << format_time(e.time) << "\n" << format_throughput(e);
+        std::cout << "\n" << format_memory(e.memory) << "\n" << format_time(e.time) << "\n" << format_throughput(e)
+                  << "trust: " << record.text << "\n";
         if (file && file->predicted) std::cout << "against the file: " << compare_with_file(*file->predicted, e) << "\n";
       }
     }

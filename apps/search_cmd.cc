@@ -14,6 +14,7 @@
 #include "modeler/io/model_io.h"
 #include "modeler/io/plan_json.h"
 #include "modeler/io/search_json.h"
+#include "modeler/io/validation_record_io.h"
 
 namespace shardplan::cli {
 
@@ -149,6 +150,8 @@ class SearchCommand final : public Command {
     const System& first = systems.front();
     std::optional<Comparison> comparison;
     if (compare) comparison = compare_plan(*compare, flags_, model, first, fw, results.front());
+    // How far to trust the ranked throughputs: the validation record of the nearest published runs.
+    record_ = io::quote_record(io::load_shipped_record(), first.gpu.name, fw.name);
     if (json_) {
       io::ReportContext ctx{"search", flags_.model, flags_.system.system.empty() ? flags_.system.gpu : flags_.system.system,
                             first.gpu.name, first.gpus, fw.name, first.provenance};
@@ -158,6 +161,7 @@ class SearchCommand final : public Command {
       if (comparison)
         j["compare"] = io::compare_json(*compare, comparison->estimate, comparison->rank, comparison->fitting,
                                         comparison->notes);
+      j["validation_record"] = io::record_json(record_);
       std::cout << j.dump(2) << "\n";
     } else {
       for (size_t i = 0; i < counts.size(); ++i) print(model, systems[i], fw, results[i], seconds[i], counts[i]);
@@ -192,7 +196,7 @@ class SearchCommand final : public Command {
               << "searched " << with_commas(static_cast<double>(r.evaluated)) << " plans in " << fmt("%.2f", secs)
               << " s: " << with_commas(static_cast<double>(r.feasible)) << " fit"
               << (flags_.headroom_gib > 0 ? " with " + fmt("%.1f", flags_.headroom_gib) + " GiB headroom" : "") << "\n";
-    if (!r.top.empty()) std::cout << table(r.top, flags_, gpus);
+    if (!r.top.empty()) std::cout << table(r.top, flags_, gpus) << "trust: " << record_.text << "\n";
     std::cout << rejections(r);
     if (r.pareto.size() > 1) {
       std::cout << "pareto front, step time vs memory headroom:\n";
@@ -230,6 +234,7 @@ class SearchCommand final : public Command {
 
   SearchFlags flags_;
   bool json_ = false, explain_ = false, force_ = false;
+  io::RecordQuote record_;
   std::string emit_, out_;
 };
 

@@ -9,6 +9,8 @@
 #include "modeler/io/report_json.h"
 #include "modeler/io/system_io.h"
 #include "modeler/io/validation_run.h"
+#include "modeler/io/validation_record_io.h"
+#include "modeler/io/atomic_write.h"
 
 namespace shardplan::cli {
 
@@ -32,6 +34,10 @@ class ValidateCommand final : public Command {
                   "null plan fields the run's framework sets by default (torchtitan's pipeline micro-batch: local "
                   "batch / pp) take that default, not the fastest setting that fits");
     sub->add_flag("--json", json_, "print a JSON report");
+    sub->add_option("--write-record", record_,
+                    "also write the validation record (MAPE and bias by GPU generation x framework) that predict and "
+                    "search quote; the shipped one is hwprofiles/validation_record.yaml");
+    sub->add_flag("--force", force_, "overwrite the --write-record file if it exists");
     return sub;
   }
 
@@ -41,6 +47,11 @@ class ValidateCommand final : public Command {
     if (!system_.empty()) calibrated = io::load_system(system_, 0);
     const io::ValidationReport rep =
         io::run_validation(runs, calibrated ? &*calibrated : nullptr, framework_defaults_);
+    if (!record_.empty()) {
+      if (!system_.empty() || framework_defaults_)
+        throw ConfigError("--write-record records the plain validation: drop --system and --framework-defaults");
+      io::write_file_atomic(record_, io::record_yaml(io::record_from_report(rep, runs_)), force_);
+    }
     if (json_) {
       print_json(rep);
     } else {
@@ -51,14 +62,15 @@ class ValidateCommand final : public Command {
 
  private:
   void print_table(const io::ValidationReport& rep) const {
-    std::printf("%-52s %-28s %12s %12s %8s  %s\n", "run", "source", "measured", "predicted", "error", "plan fields chosen");
-    std::printf("%-52s %-28s %12s %12s %8s\n", "", "", "(tok/s/GPU)", "(tok/s/GPU)", "(%)");
+    std::printf("%-52s %-28s %12s %12s %8s %17s  %s\n", "run", "source", "measured", "predicted", "error",
+                "bracket", "unstated fields: value used (why)");
+    std::printf("%-52s %-28s %12s %12s %8s %17s\n", "", "", "(tok/s/GPU)", "(tok/s/GPU)", "(%)", "(worst..best %)");
     for (const io::RunResult& r : rep.results) {
       const io::PublishedRun& run = *r.run;
       const std::string src = io::source_label(run.source).substr(0, 28);
       if (r.skipped) {
-        std::printf("%-52s %-28s %12.1f %12s %8s  skipped: %s\n", run.id.c_str(), src.c_str(),
-                    run.measured_tokens_per_s_per_gpu, "-", "-", r.skip_reason.c_str());
+        std::printf("%-52s %-28s %12.1f %12s %8s %17s  skipped: %s\n", run.id.c_str(), src.c_str(),
+                    run.measured_tokens_per_s_per_gpu, "-", "-", "-", r.skip_reason.c_str());
         continue;
       }
       std::string chosen = join(r.resolution.chosen);
@@ -66,18 +78,26 @@ class ValidateCommand final : public Command {
       if (r.memory_error_pct)
         chosen += " | memory " + fmt("%.1f", *r.predicted_memory_gib) + " vs " +
                   fmt("%.1f", *run.measured_peak_memory_gib) + " GiB (" + fmt("%+.1f", *r.memory_error_pct) + "%)";
-      std::printf("%-52s %-28s %12.1f %12.1f %+8.1f  %s\n", run.id.c_str(), src.c_str(),
-                  run.measured_tokens_per_s_per_gpu, r.predicted_tokens_per_s_per_gpu, r.error_pct, chosen.c_str());
+      const std::string bracket = fmt("%+.1f", r.worst_error_pct) + ".." + fmt("%+.1f", r.best_error_pct);
+      std::printf("%-52s %-28s %12.1f %12.1f %+8.1f %17s  %s\n", run.id.c_str(), src.c_str(),
+                  run.measured_tokens_per_s_per_gpu, r.predicted_tokens_per_s_per_gpu, r.error_pct, bracket.c_str(),
+                  chosen.c_str());
     }
     if (framework_defaults_)
       std::printf("\n(--framework-defaults: null fields the framework sets by default took that default)\n");
-    std::printf("\nthroughput MAPE by source\n");
-    for (const auto& [name, g] : rep.by_source) std::printf("  %-60s %4d runs  %6.1f%%\n", name.c_str(), g.runs, g.mape);
-    std::printf("throughput MAPE by framework\n");
-    for (const auto& [name, g] : rep.by_framework) std::printf("  %-60s %4d runs  %6.1f%%\n", name.c_str(), g.runs, g.mape);
-    if (!rep.by_moe_model.empty()) std::printf("throughput MAPE by model, mixture-of-experts runs\n");
-    for (const auto& [name, g] : rep.by_moe_model)
-      std::printf("  %-60s %4d runs  %6.1f%%\n", name.c_str(), g.runs, g.mape);
+    auto table = [](const char* title, const std::map<std::string, io::GroupStats>& groups) {
+      if (groups.empty()) return;
+      std::printf("throughput MAPE and bias by %s\n", title);
+      for (const auto& [name, g] : groups)
+        std::printf("  %-60s %4d runs  %6.1f%%  bias %+6.1f%%\n", name.c_str(), g.runs, g.mape, g.bias);
+    };
+    std::printf("\n");
+    table("source", rep.by_source);
+    table("framework", rep.by_framework);
+    table("GPU", rep.by_gpu);
+    table("precision", rep.by_precision);
+    table("GPU generation x framework (the record predict and search quote)", rep.by_generation_framework);
+    table("model, mixture-of-experts runs", rep.by_moe_model);
     int skipped = 0;
     for (const auto& r : rep.results) skipped += r.skipped ? 1 : 0;
     if (skipped) std::printf("skipped: %d runs (reasons in the table)\n", skipped);
@@ -95,14 +115,28 @@ class ValidateCommand final : public Command {
     j["context"]["framework_defaults"] = framework_defaults_;
     nlohmann::json rows = nlohmann::json::array();
     for (const io::RunResult& r : rep.results) {
-      nlohmann::json row{{"id", r.run->id}, {"source", r.run->source}, {"framework", r.run->framework},
-                         {"measured_tokens_per_s_per_gpu", r.run->measured_tokens_per_s_per_gpu}, {"skipped", r.skipped}};
+      nlohmann::json row{{"id", r.run->id},
+                         {"source", r.run->source},
+                         {"framework", r.run->framework},
+                         {"measured_tokens_per_s_per_gpu", r.run->measured_tokens_per_s_per_gpu},
+                         {"skipped", r.skipped}};
       if (r.skipped) {
         row["skip_reason"] = r.skip_reason;
       } else {
         row["predicted_tokens_per_s_per_gpu"] = r.predicted_tokens_per_s_per_gpu;
         row["error_pct"] = r.error_pct;
         row["chosen"] = r.resolution.chosen;
+        nlohmann::json unstated = nlohmann::json::array();
+        for (const Choice& c : r.resolution.choices)
+          unstated.push_back({{"field", c.field}, {"value", c.value}, {"why", c.why}});
+        row["unstated"] = unstated;
+        const Bracket& b = r.resolution.bracket;
+        row["bracket"] = {{"settings", b.settings},
+                          {"best_tokens_per_s_per_gpu", b.best_tokens_per_s_per_gpu},
+                          {"worst_tokens_per_s_per_gpu", b.worst_tokens_per_s_per_gpu},
+                          {"best_error_pct", r.best_error_pct},
+                          {"worst_error_pct", r.worst_error_pct}};
+        row["profile"] = r.framework;
         row["estimate"] = io::estimate_json(r.resolution.estimate);
         if (r.memory_error_pct) {
           row["measured_peak_memory_gib"] = *r.run->measured_peak_memory_gib;
@@ -115,20 +149,26 @@ class ValidateCommand final : public Command {
     j["runs"] = rows;
     auto groups = [](const std::map<std::string, io::GroupStats>& m) {
       nlohmann::json g;
-      for (const auto& [k, v] : m) g[k] = {{"runs", v.runs}, {"mape_pct", v.mape}};
+      for (const auto& [k, v] : m) g[k] = {{"runs", v.runs}, {"mape_pct", v.mape}, {"bias_pct", v.bias}};
       return g;
     };
-    j["summary"] = {{"throughput", {{"runs", rep.throughput.runs}, {"mape_pct", rep.throughput.mape}}},
-                    {"memory", {{"runs", rep.memory.runs}, {"mape_pct", rep.memory.mape}}},
-                    {"by_source", groups(rep.by_source)},
-                    {"by_framework", groups(rep.by_framework)},
-                    {"by_moe_model", groups(rep.by_moe_model)}};
+    j["summary"] = {
+        {"throughput",
+         {{"runs", rep.throughput.runs}, {"mape_pct", rep.throughput.mape}, {"bias_pct", rep.throughput.bias}}},
+        {"memory", {{"runs", rep.memory.runs}, {"mape_pct", rep.memory.mape}, {"bias_pct", rep.memory.bias}}},
+        {"by_source", groups(rep.by_source)},
+        {"by_framework", groups(rep.by_framework)},
+        {"by_moe_model", groups(rep.by_moe_model)},
+        {"by_gpu", groups(rep.by_gpu)},
+        {"by_precision", groups(rep.by_precision)},
+        {"by_generation_framework", groups(rep.by_generation_framework)}};
     std::cout << j.dump(2) << "\n";
   }
 
   std::string runs_;
   std::string system_;
-  bool json_ = false, framework_defaults_ = false;
+  std::string record_;
+  bool json_ = false, framework_defaults_ = false, force_ = false;
 };
 
 }  // namespace

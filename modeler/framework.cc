@@ -28,7 +28,6 @@ Framework megatron() {
   f.offers_block_recompute = true;  // --recompute-method block --recompute-num-layers N
   // --recompute-granularity selective --recompute-modules (Megatron-Core TransformerConfig.recompute_modules)
   f.offers_recompute_modules = true;
-  f.fp8_cast_passes = 1.0;  // TE: one fused cast+transpose of each GEMM input per fp8 linear
   // TE Linear/LayerNormLinear save the quantized input (column-wise fp8 data only) for the wgrad GEMM
   // (transformer_engine/pytorch/module/linear.py forward: "saved_inputmat = inputmat" after
   // update_usage(rowwise_usage=False, columnwise_usage=True)).
@@ -40,7 +39,11 @@ Framework megatron() {
   f.cross_entropy_bytes_per_logit = 52.0;
   // bf16 logits and the fp32 copy the vocab-parallel loss works in place on (exp, divide): 6 bytes per logit.
   f.logits_bytes_per_logit = 6.0;
+  // Megatron-Core TransformerConfig.fp8_recipe defaults to "delayed" (megatron/core/transformer/transformer_config.py);
+  // --fp8-param-gather and --tp-comm-overlap are off unless asked for.
+  f.fp8_recipe = Fp8Recipe::delayed;
   f.sources = {"Megatron-LM arguments.py (--overlap-grad-reduce, --overlap-param-gather, accumulate fp32 grads)",
+               "Megatron-Core transformer_config.py (fp8_recipe default delayed)",
                "Transformer Engine docs: fused attention (cuDNN), LayerNormLinear, fp8 cast-transpose"};
   return f;
 }
@@ -60,6 +63,33 @@ Framework nemo() {
   f.fused_moe_permutation = true;
   f.sources.push_back("NeMo performance recipes: Megatron-Core with TE, distributed optimizer, overlap on");
   f.sources.push_back("NeMo scripts/performance and Megatron-Bridge scripts/performance: grad_reduce_in_fp32 = False");
+  // Megatron-Bridge performance recipes (25.x): fp8 means current (tensorwise) scaling with parameters gathered in
+  // fp8 (scripts/performance/utils/precision.py maps fp8_cs to training/mixed_precision.py
+  // bf16_with_fp8_current_scaling_mixed: fp8_recipe tensorwise, fp8_param_gather True); the dense Llama recipes
+  // overlap TP communication (recipes/llama/h100/llama3.py CommOverlapConfig(tp_comm_overlap=True) with
+  // userbuffers configs) and scripts/performance/utils/overrides.py turns it on whenever tp > 1.
+  f.fp8_recipe = Fp8Recipe::tensorwise;
+  f.fp8_param_gather = true;
+  f.recipe_tp_comm_overlap = true;
+  f.description = "Megatron-Bridge performance recipes (NeMo 25.x): Megatron-Core, bf16 grads, fp8 current scaling";
+  f.sources.push_back(
+      "Megatron-Bridge training/mixed_precision.py, scripts/performance/utils/{precision,overrides}.py");
+  return f;
+}
+
+Framework nemo_2024() {
+  Framework f = nemo();
+  f.name = "nemo-2024";
+  f.description = "NeMo 24.x performance recipes: Megatron-Core, bf16 grads, fp8 delayed scaling, TP overlap";
+  // NeMo 24.07 (commit 8e3d65dcfe): fp8 through Transformer Engine's DelayedScaling (examples/nlp/
+  // language_modeling/conf/megatron_gpt_config.yaml: fp8_amax_history_len 1024, amax_compute_algo max,
+  // reduce_amax), weights gathered in bf16; its performance recipes overlap TP communication
+  // (nemo/collections/llm/recipes/llama3_70b.py performance mode: tp_comm_overlap=True).
+  f.fp8_recipe = Fp8Recipe::delayed;
+  f.fp8_param_gather = false;
+  f.recipe_tp_comm_overlap = true;
+  f.sources.push_back(
+      "NVIDIA/NeMo 8e3d65dcfe megatron_gpt_config.yaml (fp8 delayed scaling), llm/recipes/llama3_70b.py");
   return f;
 }
 
@@ -118,7 +148,6 @@ Framework torchtitan() {
   // experimental.pipeline_parallel_microbatches (default None) or the pipeline degree. Later releases replaced it
   // by parallelism.pipeline_parallel_microbatch_size (default 1); a plan with a micro-batch is unaffected.
   f.pp_microbatches_default_to_pp = true;
-  f.fp8_cast_passes = 2.0;  // torchao Float8Linear dynamic scaling: amax pass + cast pass per input
   // torchao casts input and weight to float8 inside each forward, before torch._scaled_mm (torchtitan
   // docs/float8.md), so no whole-model fp8 weight copy persists; under activation checkpointing the cast weight
   // is recomputed with the layer.
@@ -156,7 +185,16 @@ Framework torchtitan() {
   // or true (3). No optimizer-only sharding.
   f.zero_stages = {0, 2, 3};
   f.offers_tp_overlap = true;  // parallelism.enable_async_tensor_parallel (torch.compile + symmetric memory)
-  f.sources = {"pytorch/torchtitan docs/fsdp.md (FSDP2 MixedPrecisionPolicy, reshard_after_forward)",
+  // torchao Float8Linear, tensor-wise dynamic scaling (torchtitan 9dec370 docs/float8.md; config_manager.py
+  // float8.scaling_type_* default "dynamic"); docs/float8.md launches with --float8.enable_fsdp_float8_all_gather
+  // and train_configs/llama3_405b.toml sets it. training.compile is a store_true flag (eager by default).
+  f.fp8_library = Fp8Library::torchao;
+  f.fp8_recipe = Fp8Recipe::tensorwise;
+  f.fp8_param_gather = true;
+  f.offers_compile = true;
+  f.compiled_by_default = false;
+  f.sources = {"pytorch/torchtitan 9dec370 docs/float8.md, config_manager.py (float8, training.compile)",
+               "pytorch/torchtitan docs/fsdp.md (FSDP2 MixedPrecisionPolicy, reshard_after_forward)",
                "PyTorch SDPA backends (flash = FlashAttention-2)", "pytorch/ao float8 README (dynamic scaling)",
                "torch FSDPParam.to_accumulated_grad_if_needed; torch.distributed.pipelining backward_maybe_with_nosync",
                "torchtitan 9dec370 pipeline_parallel.py (n_microbatches defaults to the pipeline degree)"};
@@ -201,7 +239,7 @@ Framework other() {
 
 const std::vector<Framework>& registry() {
   static const std::vector<Framework> all = {megatron(),    nemo(),        torchtitan(),          llm_foundry(),
-                                             megatron_deepspeed(), other(), megatron_legacy()};
+                                             megatron_deepspeed(), other(), megatron_legacy(), nemo_2024()};
   return all;
 }
 
@@ -217,6 +255,44 @@ std::vector<std::string> framework_names() {
   std::vector<std::string> names;
   for (const Framework& f : registry()) names.push_back(f.name);
   return names;
+}
+
+namespace {
+/// The leading number of a version string ("core_r0.8.0" -> 0, "v3.0" -> 3, "24.07" -> 24); -1 if none.
+int major_version(const std::string& v) {
+  size_t i = 0;
+  while (i < v.size() && !(v[i] >= '0' && v[i] <= '9')) ++i;
+  if (i == v.size()) return -1;
+  int n = 0;
+  for (; i < v.size() && v[i] >= '0' && v[i] <= '9'; ++i) n = n * 10 + (v[i] - '0');
+  return n;
+}
+int year_of(const std::string& date) { return date.size() >= 4 ? major_version(date.substr(0, 4)) : -1; }
+}  // namespace
+
+const Framework* select_framework(const std::string& name, const std::string& version, const std::string& date) {
+  const int major = major_version(version), year = year_of(date);
+  if (name == "megatron-lm") {
+    // Releases v1.x-v3.x (2019-2022) predate Megatron-Core (core_r0.x, 2023-) and its FlashAttention and
+    // Transformer Engine integration; "core_r" / "core_v" releases are the current profile.
+    const bool core = version.rfind("core", 0) == 0;
+    if (!version.empty() ? (!core && major >= 1 && major <= 3) : (year > 0 && year < 2023))
+      return find_framework("megatron-lm-legacy");
+  }
+  if (name == "nemo") {
+    // NeMo containers are named YY.MM: 24.x and earlier ran NeMo's own recipes (delayed fp8 scaling); 25.x the
+    // Megatron-Bridge performance recipes.
+    if (!version.empty() ? (major > 0 && major <= 24) : (year > 0 && year <= 2024)) return find_framework("nemo-2024");
+  }
+  return find_framework(name);
+}
+
+Framework compiled(const Framework& f) {
+  if (!f.offers_compile) return f;
+  Framework c = f;
+  c.fused_elementwise = true;
+  c.unfused_passes_per_norm = 1.0;
+  return c;
 }
 
 namespace {
@@ -259,7 +335,6 @@ std::vector<FrameworkTrait> framework_traits(const Framework& f) {
       {"loss_parallel_cross_entropy_bytes_per_logit", text(f.loss_parallel_cross_entropy_bytes_per_logit)},
       {"loss_parallel_logits_bytes_per_logit", text(f.loss_parallel_logits_bytes_per_logit)},
       {"fused_moe_permutation", text(f.fused_moe_permutation)},
-      {"fp8_cast_passes", text(f.fp8_cast_passes)},
       {"fp8_caches_weights", text(f.fp8_caches_weights)},
       {"fp8_saves_linear_inputs", text(f.fp8_saves_linear_inputs)},
       {"cp_merge_bytes (forward first, later; backward first, later)",
@@ -267,6 +342,12 @@ std::vector<FrameworkTrait> framework_traits(const Framework& f) {
            text(cp.backward_step)},
       {"cp_allgather_runs_ring_loop", text(f.cp_allgather_runs_ring_loop)},
       {"cp_grad_kv_bytes", text(f.cp_grad_kv_bytes)},
+      {"fp8_library", f.fp8_library == Fp8Library::torchao ? "torchao" : "transformer_engine"},
+      {"fp8_recipe", to_string(f.fp8_recipe)},
+      {"fp8_param_gather", text(f.fp8_param_gather)},
+      {"recipe_tp_comm_overlap", text(f.recipe_tp_comm_overlap)},
+      {"offers_compile", text(f.offers_compile)},
+      {"compiled_by_default", text(f.compiled_by_default)},
   };
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "modeler/plan.h"
 #include "modeler/system.h"
 
 namespace shardplan {
@@ -30,6 +31,9 @@ struct CpMergeBytes {
   double forward_first = 4, forward_step = 6;
   double backward_first = 4, backward_step = 6;
 };
+
+/// The library whose kernels quantize fp8 GEMM operands (precision_recipe.h).
+enum class Fp8Library { transformer_engine, torchao };
 
 struct Framework {
   std::string name;
@@ -104,8 +108,6 @@ struct Framework {
   /// source token reads it once and writes its top-k copies, the un-permutation reads the k rows and writes their
   /// weighted sum. Otherwise PyTorch index_select / scatter_add read and write every token-expert pair's row.
   bool fused_moe_permutation = false;
-  /// fp8 GEMMs: extra memory passes per linear layer to cast inputs (quantize + amax), per the recipe.
-  double fp8_cast_passes = 1.0;
   /// fp8 GEMMs: every linear keeps an fp8 copy of its weight for the whole step (Transformer Engine's per-module
   /// fp8 weight workspaces, reused across micro-batches), 1 byte per parameter; otherwise the weight is cast
   /// inside each forward call and lives only as that layer's saved tensor.
@@ -121,12 +123,35 @@ struct Framework {
   bool cp_allgather_runs_ring_loop = false;
   /// Bytes per element of the dK/dV partial sums passed around the ring in backward (TE: bf16; PyTorch: fp32).
   double cp_grad_kv_bytes = 2.0;
+  // Recipe traits: what the framework's published (performance) recipes turn on by default. `validate` takes them
+  // for the settings a published run leaves null; a plan given to predict or search states its own.
+  /// fp8 linears' quantization kernels: Transformer Engine's fused cast-transpose or torchao's Float8Linear.
+  Fp8Library fp8_library = Fp8Library::transformer_engine;
+  /// The scaling recipe of its fp8 recipes, and whether they gather ZeRO/FSDP parameters in fp8.
+  Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
+  bool fp8_param_gather = false;
+  /// Its performance recipes overlap TP communication with the GEMMs whenever tp > 1.
+  bool recipe_tp_comm_overlap = false;
+  /// torch.compile is offered (it then fuses the eager elementwise kernels: fused_elementwise), and whether a
+  /// run compiles when its configuration does not say.
+  bool offers_compile = false;
+  bool compiled_by_default = false;
   std::vector<std::string> sources;
 };
 
 /// The built-in profiles: megatron-lm, nemo, torchtitan, llm-foundry, megatron-deepspeed, other, and
 /// megatron-lm-legacy (Megatron-LM before FlashAttention, 2021-2022).
 const Framework* find_framework(const std::string& name);
+
+/// The profile of framework `name` at `version` (as the framework spells its releases, "" if unknown) or, without
+/// one, at `date` ("YYYY" or "YYYY-MM", "" if unknown): behaviour that changed between releases lives in separate
+/// profiles (megatron-lm-legacy before Megatron-Core and FlashAttention; nemo-2024 for NeMo 24.x with delayed
+/// scaling). Without version and date the current profile. Null for an unknown name.
+const Framework* select_framework(const std::string& name, const std::string& version, const std::string& date);
+
+/// `f` as torch.compile runs it: Inductor fuses the elementwise chains of each block (norms, activations, RoPE,
+/// residual adds) into single kernels, one read and one write per tensor. `f` itself when it offers no compile.
+Framework compiled(const Framework& f);
 std::vector<std::string> framework_names();
 
 /// One trait as `shardplan profile framework` shows it: the field's name and its value as text.

@@ -6,6 +6,7 @@
 
 #include "modeler/gemm_model.h"
 #include "modeler/memory_model.h"
+#include "modeler/precision_recipe.h"
 
 namespace shardplan {
 
@@ -266,6 +267,8 @@ struct MlpCost {
   Gemms gemms;
   Seconds mem_fwd;
   double linear_input_elems = 0;
+  double linear_output_elems = 0;  // elements of its linear layers' outputs (the gradients an fp8 recipe casts)
+  double linear_weight_elems = 0;  // elements of its linear layers' weights on this rank
   Seconds moe_fwd, moe_bwd;  // the MoE layers' part of the above, averaged over all layers
 };
 
@@ -285,6 +288,8 @@ MlpCost dense_mlp(const Context& ctx, const Sharding& sh, double ffn) {
   // The up projection's input is cast before sequence parallelism's all-gather (norm tokens), the down
   // projection's after it.
   c.linear_input_elems = sh.norm_tokens * m.hidden + tokens * ffn;
+  c.linear_output_elems = tokens * ((m.gated_mlp ? 2.0 : 1.0) * ffn + m.hidden);
+  c.linear_weight_elems = (m.gated_mlp ? 3.0 : 2.0) * m.hidden * ffn;
   return c;
 }
 
@@ -315,6 +320,8 @@ MlpCost moe_mlp(const Context& ctx, const Sharding& sh) {
   // The experts' grouped linears (TE GroupedLinear) cast every token-expert pair's input; the router stays in
   // 16 bits.
   c.linear_input_elems += pairs * (h + sh.expert_ffn);
+  c.linear_output_elems += pairs * ((m.gated_mlp ? 2.0 : 1.0) * sh.expert_ffn + h);
+  c.linear_weight_elems += sh.local_experts * (m.gated_mlp ? 3.0 : 2.0) * h * sh.expert_ffn;
   return c;
 }
 
@@ -345,6 +352,8 @@ MlpCost mlp_cost(const MlpParts& parts, const Sharding& sh) {
   c.gemms.flops_fwd = dense.gemms.flops_fwd * (1.0 - moe) + routed.gemms.flops_fwd * moe;
   c.mem_fwd = dense.mem_fwd * (1.0 - moe) + routed.mem_fwd * moe;
   c.linear_input_elems = dense.linear_input_elems * (1.0 - moe) + routed.linear_input_elems * moe;
+  c.linear_output_elems = dense.linear_output_elems * (1.0 - moe) + routed.linear_output_elems * moe;
+  c.linear_weight_elems = dense.linear_weight_elems * (1.0 - moe) + routed.linear_weight_elems * moe;
   // Elementwise backward traffic is twice the forward's (layer_cost below).
   c.moe_fwd = (routed.gemms.fwd + routed.mem_fwd) * moe;
   c.moe_bwd = (routed.gemms.bwd * sh.backward_fraction + routed.mem_fwd * 2.0) * moe;
@@ -387,6 +396,39 @@ PassCost module_recompute(const Context& ctx, const Sharding& sh, const Attentio
   return r;
 }
 
+/// One layer's quantization kernels under the plan's fp8/fp4 recipe, forward and backward.
+struct QuantizeTimes {
+  Seconds fwd, bwd;
+};
+
+QuantizeTimes quantize_times(const Context& ctx, const Sharding& sh, const Gemms& proj, const MlpCost& mlp) {
+  const ModelDesc& m = ctx.model;
+  const Framework& fw = ctx.framework;
+  const Gpu& g = ctx.system.gpu;
+  const double T = sh.tokens, h = m.hidden;
+  const RecipeKernels k = recipe_kernels(effective_fp8_recipe(ctx.plan, fw), fw);
+  // Attention projections: QKV and output inputs (the QKV input before sequence parallelism's all-gather, as
+  // the existing cast convention), their outputs, and their weights (FLOPs / 2T: every projection sees T rows).
+  const double attn_in = sh.norm_tokens * h + T * sh.heads * m.head_dim;
+  const double attn_out = m.mla ? attn_in : T * (sh.heads + 2.0 * sh.kv_heads) * m.head_dim + T * h;
+  const double attn_w = T > 0 ? proj.flops_fwd / (2.0 * T) : 0.0;
+  constexpr double kLinears = 4.0;  // QKV, output projection, MLP up and down: one quantization each
+  auto pass = [&](const QuantizeCost& q, double elems) {
+    return memory_time(g, Bytes(elems * q.bytes_per_elem / (kLinears * q.kernels))) * (kLinears * q.kernels);
+  };
+  QuantizeTimes t;
+  t.fwd = pass(k.activation, attn_in + mlp.linear_input_elems);
+  t.bwd = pass(k.gradient, attn_out + mlp.linear_output_elems);
+  // Weights: with parameters kept in the recipe's dtype (fp8 param gather) only the column-wise copy is made (a
+  // read and write of the 1-byte data); otherwise the recipe's full quantization. Transformer Engine quantizes
+  // them once per step and reuses them (fp8_caches_weights); torchao casts in every forward.
+  const bool fp8_params = ctx.plan.fp8_param_gather.value_or(fw.fp8_param_gather);
+  const QuantizeCost w = fp8_params ? QuantizeCost{2.0, 1} : k.weight;
+  const double per_mb = fw.fp8_caches_weights ? 1.0 / std::max(1, ctx.plan.num_microbatches()) : 1.0;
+  t.fwd += pass(w, attn_w + mlp.linear_weight_elems) * per_mb;
+  return t;
+}
+
 }  // namespace
 
 LayerCost layer_cost(const Context& ctx, const Sharding& sh) {
@@ -409,17 +451,17 @@ LayerCost layer_cost(const Context& ctx, const Sharding& sh) {
   const bool rotary = m.position == PositionKind::rope;
   Seconds mem_fwd = 2.0 * memory_time(g, norm) + 2.0 * memory_time(g, residual) + mlp.mem_fwd;
   if (rotary) mem_fwd += memory_time(g, rope);
-  if (ctx.plan.precision == Dtype::fp8) {
-    // Casting each linear's input to fp8 (with amax) per the framework's recipe: the QKV and output projections'
-    // inputs and the MLP's (dense up and down, or every expert's).
-    const double attn_inputs = Tn * h + T * sh.heads * d;
-    const double per_pass = (kAct + 1.0) * fw.fp8_cast_passes;
-    mem_fwd += 2.0 * memory_time(g, Bytes(attn_inputs * per_pass / 2.0)) +
-               2.0 * memory_time(g, Bytes(mlp.linear_input_elems * per_pass / 2.0));
-  }
   // Backward of elementwise kernels reads the saved input and the incoming gradient and writes one gradient:
   // about twice the forward traffic.
-  const Seconds mem_bwd = mem_fwd * 2.0;
+  Seconds mem_bwd = mem_fwd * 2.0;
+  if (quantized_gemms(ctx.plan)) {
+    // The recipe's quantization kernels (precision_recipe.h): each linear's input in forward, its output gradient
+    // in backward, and its weight. The QKV and output projections' inputs and outputs, then the MLP's (dense or
+    // every expert's); MLA's projections are counted by their inputs for both.
+    const QuantizeTimes q = quantize_times(ctx, sh, proj, mlp);
+    mem_fwd += q.fwd;
+    mem_bwd += q.bwd;
+  }
   // SDP's backward masking runs the GEMMs' backward only for the held parameters (techniques.md section 2).
   const double bwd_frac = sh.backward_fraction;
   const double gemm_flops = proj.flops_fwd + mlp.gemms.flops_fwd;

@@ -1,5 +1,6 @@
 #include "modeler/memory_model.h"
 
+#include "modeler/precision_recipe.h"
 #include "modeler/stage_params.h"
 
 #include <algorithm>
@@ -130,8 +131,11 @@ MemoryBreakdown memory_breakdown(const Context& ctx, const Sharding& sh, const S
   // their fp8 copy) are the compute copy, sharded as ZeRO shards weights. Routed experts are sharded over the
   // expert-data-parallel group (Megatron-Core's expert distributed-optimizer buffers), everything else over dp x cp.
   const bool gathered = fw.fsdp_unsharded_param_bytes > 0 && p.zero == 2;
+  // With fp8 all-gather (torchao enable_fsdp_float8_all_gather) the unsharded copy is the gathered fp8 data
+  // (precision_recipe.h); the embedding, not a Float8Linear, is counted so too (a small share of any model).
+  const double unsharded = std::min(fw.fsdp_unsharded_param_bytes, param_gather_bytes(p, fw));
   auto per_param = [&](double weight_shard, double gradient_shard) {
-    return gathered ? fw.state.weights / gradient_shard + fw.fsdp_unsharded_param_bytes + fp8_copy
+    return gathered ? fw.state.weights / gradient_shard + unsharded + fp8_copy
                     : (fw.state.weights + fp8_copy) / weight_shard;
   };
   mem.weights = Bytes(params.dense() * per_param(sh.dp_shard_weights, sh.dp_shard_gradients) +

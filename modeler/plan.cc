@@ -19,6 +19,18 @@ const char* to_string(SdpGranularity g) { return g == SdpGranularity::block ? "b
 
 const char* to_string(Dtype d) { return kDtypeNames[static_cast<int>(d)]; }
 
+namespace {
+constexpr const char* kFp8RecipeNames[] = {"delayed", "tensorwise", "blockwise", "mxfp8", "nvfp4"};
+}  // namespace
+
+const char* to_string(Fp8Recipe r) { return kFp8RecipeNames[static_cast<int>(r)]; }
+
+std::optional<Fp8Recipe> parse_fp8_recipe(const std::string& text) {
+  for (int i = 0; i < 5; ++i)
+    if (text == kFp8RecipeNames[i]) return static_cast<Fp8Recipe>(i);
+  return std::nullopt;
+}
+
 std::string recompute_modules_string(unsigned modules) {
   std::string out;
   for (const RecomputeModuleName& m : kRecomputeModuleNames)

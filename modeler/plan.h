@@ -38,6 +38,12 @@ enum class CpKind { ring, allgather };
 /// and whether whole blocks (layers) or neurons (heads, MLP columns) are dropped.
 enum class SdpMask { forward, backward };
 enum class SdpGranularity { block, neuron };
+/// Low-precision GEMM recipes, by Transformer Engine's names (transformer_engine/common/recipe/__init__.py):
+/// delayed (DelayedScaling: per-tensor scale from an amax history), tensorwise (Float8CurrentScaling, torchao's
+/// dynamic tensorwise scaling: the scale from the tensor's own amax), blockwise (Float8BlockScaling: 1x128
+/// activation and 128x128 weight blocks, DeepSeek-V3's), mxfp8 (MXFP8BlockScaling: 1x32 blocks, E8M0 scales),
+/// nvfp4 (NVFP4BlockScaling: fp4 with 1x16 blocks of E4M3 scales and a per-tensor scale).
+enum class Fp8Recipe { delayed, tensorwise, blockwise, mxfp8, nvfp4 };
 
 struct Plan {
   int tp = 1;    // tensor parallel
@@ -77,6 +83,11 @@ struct Plan {
   /// With selective recompute (Megatron's meaning): the modules recomputed, RecomputeModule bits.
   unsigned recompute_modules = kRecomputeCoreAttn;
   Dtype precision = Dtype::bf16;  // GEMM precision; fp8 keeps bf16 master weights and fp32 optimizer states
+  /// The scaling recipe of fp8/fp4 GEMMs; unset: the framework's (Framework::fp8_recipe; nvfp4 for fp4 GEMMs).
+  std::optional<Fp8Recipe> fp8_recipe;
+  /// ZeRO/FSDP parameters gathered in the recipe's dtype (Megatron fp8_param_gather, torchao
+  /// enable_fsdp_float8_all_gather); unset: the framework's default (Framework::fp8_param_gather).
+  std::optional<bool> fp8_param_gather;
 
   int gpus() const { return tp * tsp * pp * cp * dp; }
   /// Ranks that split one micro-batch's layer inside a pipeline stage (tp or tsp innermost, then cp): the stride
@@ -93,6 +104,9 @@ const char* to_string(CpKind k);
 const char* to_string(Dtype d);
 const char* to_string(SdpMask m);
 const char* to_string(SdpGranularity g);
+const char* to_string(Fp8Recipe r);
+/// Parses a recipe name as to_string spells it; nullopt when unknown.
+std::optional<Fp8Recipe> parse_fp8_recipe(const std::string& text);
 /// "core_attn+mlp": the modules in kRecomputeModuleNames order, joined by '+'.
 std::string recompute_modules_string(unsigned modules);
 /// Parses module names separated by '+' or ','; nullopt when a name is unknown (`*unknown` gets it) or none given.

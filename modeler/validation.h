@@ -1,5 +1,8 @@
 // Validation against published, measured runs: a run's plan may leave fields unknown (null in the
-// published-runs file); those take the fastest setting that fits, as the run's authors would have tuned them.
+// published-runs file). Plan fields take the fastest setting that fits, as the run's authors would have tuned them
+// (design.md); software settings a framework's published recipes turn on by default (TP overlap, the fp8 recipe,
+// fp8 parameter gathers, torch.compile, block recompute) take that default. Either way the resolution says which
+// value it used and why, and brackets the prediction over every setting the source leaves open.
 #pragma once
 
 #include <optional>
@@ -13,26 +16,50 @@
 
 namespace shardplan {
 
-/// A plan with some fields unknown.
+/// A plan with some fields unknown (nullopt: the source does not say).
 struct OpenPlan {
   Plan plan;  // known fields; unknown ones are placeholders
   std::optional<int> micro_batch;
   std::optional<bool> sequence_parallel;
   std::optional<Recompute> recompute;
+  // Settings the framework's recipes decide when the source is silent (Framework recipe traits).
+  std::optional<bool> tp_comm_overlap;
+  std::optional<int> recompute_num_layers;  // full recompute of this many layers per chunk; 0: every layer
+  std::optional<Fp8Recipe> fp8_recipe;
+  std::optional<bool> fp8_param_gather;
+  std::optional<bool> compiled;
+};
+
+/// The value used for one unknown field and the rule that chose it.
+struct Choice {
+  std::string field;  // "mbs", "sp", "recompute", "tp_overlap", "recompute_layers", "fp8_recipe", ...
+  std::string value;
+  std::string why;  // "fastest that fits", "recipe default", "pp micro-batches"
+};
+
+/// The spread of the prediction over every completion of the unknown fields (those that fit, or all valid ones
+/// when none fits): a row whose source leaves much open has a wide bracket.
+struct Bracket {
+  double best_tokens_per_s_per_gpu = 0, worst_tokens_per_s_per_gpu = 0;
+  int settings = 0;  // completions bracketed
 };
 
 struct Resolution {
   Estimate estimate;
-  std::vector<std::string> chosen;  // "mbs=2", "sp=on", "recompute=selective" for each unknown field
-  int candidates = 0;               // plans evaluated
-  bool fits = true;                 // false when no candidate fits (the fastest is reported anyway)
+  std::vector<Choice> choices;      // one per unknown field that matters for the plan
+  std::vector<std::string> chosen;  // the same as text: "mbs=2 (fastest that fits)"
+  Bracket bracket;
+  int candidates = 0;  // plans evaluated
+  bool fits = true;    // false when no candidate fits (the fastest is reported anyway)
 };
 
 /// Evaluates every completion of the unknown fields (micro-batch: divisors of gbs/dp up to 16; sequence
-/// parallelism on/off when tp > 1; recompute none/selective/full) and returns the fastest that fits, the rule of
-/// design.md's published-runs contract. Settings the published-runs schema has no field for (TP and MoE all-to-all
-/// overlap) keep the software's default: off. With `framework_defaults`, an unknown field the framework sets itself
-/// when its user does not takes that default instead (torchtitan's pipeline micro-batch, gbs / dp / pp).
+/// parallelism on/off when tp > 1; recompute none/selective/full; and, where the framework offers them, TP overlap
+/// on/off at tp > 1, block recompute of 1..chunk-1 layers under full recompute, the fp8 recipes the GPU runs, fp8
+/// parameter gathers on/off under ZeRO, compiled/eager). Returns the fastest completion that fits among those
+/// taking the framework's recipe defaults (fw's recipe traits; every layer for block recompute), and the bracket
+/// over all of them. With `framework_defaults`, an unknown micro-batch the framework sets itself takes that
+/// default (torchtitan's pipeline micro-batch, gbs / dp / pp).
 Resolution fastest_fitting(const ModelDesc& model, const System& system, const OpenPlan& open, const Framework& fw,
                            bool framework_defaults = false);
 

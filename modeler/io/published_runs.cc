@@ -1,5 +1,7 @@
 #include "modeler/io/published_runs.h"
 
+#include <algorithm>
+
 #include "modeler/io/yaml_reader.h"
 #include "modeler/plan.h"
 
@@ -82,8 +84,20 @@ PublishedRun read_run(const YAML::Node& node, const std::string& file) {
   run.source = top.string("source");
   run.url = top.opt_string("url").value_or("");
   run.trust = top.opt_string("trust").value_or("");
-  run.framework = top.choice("framework", {"megatron-lm", "nemo", "torchtitan", "llm-foundry", "megatron-deepspeed", "other"});
+  run.framework =
+      top.choice("framework", {"megatron-lm", "nemo", "torchtitan", "llm-foundry", "megatron-deepspeed", "other"});
   run.notes = top.opt_string("notes").value_or("");
+  run.framework_version = top.opt_string("framework_version").value_or("");
+  run.date = top.opt_string("date").value_or("");
+  if (!run.date.empty()) {
+    const std::string& d = run.date;
+    const bool digits4 =
+        d.size() >= 4 && std::all_of(d.begin(), d.begin() + 4, [](char c) { return c >= '0' && c <= '9'; });
+    const bool ok = digits4 && (d.size() == 4 || (d.size() == 7 && d[4] == '-' && d[5] >= '0' && d[5] <= '1' &&
+                                                   d[6] >= '0' && d[6] <= '9'));
+    if (!ok) top.fail("date", "expected YYYY or YYYY-MM, got '" + d + "'");
+  }
+  run.plan.compiled = top.opt_boolean("compiled");
 
   int seq_len = 0;
   MapReader model = top.map("model");
@@ -100,6 +114,20 @@ PublishedRun read_run(const YAML::Node& node, const std::string& file) {
 
   Plan& p = run.plan.plan;
   p.precision = read_precision(top);
+  run.precision_name = node["precision"].Scalar();
+  // precision mxfp8 states its recipe; fp8_recipe states any (null: not stated).
+  if (node["precision"] && node["precision"].IsScalar() && node["precision"].Scalar() == "mxfp8")
+    run.plan.fp8_recipe = Fp8Recipe::mxfp8;
+  if (const auto name = top.opt_choice("fp8_recipe", {"delayed", "tensorwise", "blockwise", "mxfp8", "nvfp4"})) {
+    if (p.precision != Dtype::fp8 && p.precision != Dtype::fp4)
+      top.fail("fp8_recipe", "fp8_recipe '" + *name + "' needs precision fp8, mxfp8 or nvfp4");
+    const Fp8Recipe recipe = *parse_fp8_recipe(*name);
+    if ((recipe == Fp8Recipe::nvfp4) != (p.precision == Dtype::fp4))
+      top.fail("fp8_recipe", "fp8_recipe '" + *name + "' does not match precision");
+    if (run.plan.fp8_recipe && *run.plan.fp8_recipe != recipe)
+      top.fail("fp8_recipe", "fp8_recipe '" + *name + "' contradicts precision mxfp8");
+    run.plan.fp8_recipe = recipe;
+  }
   p.seq_len = seq_len;
   MapReader plan = top.map("plan");
   p.tp = plan.positive_int("tp");
@@ -113,10 +141,15 @@ PublishedRun read_run(const YAML::Node& node, const std::string& file) {
   p.zero = plan.opt_int("zero", 0, 3).value_or(0);
   run.plan.sequence_parallel = plan.opt_boolean("sequence_parallel");
   run.plan.micro_batch = plan.opt_positive_int("micro_batch");
+  run.plan.tp_comm_overlap = plan.opt_boolean("tp_comm_overlap");
+  run.plan.recompute_num_layers = plan.opt_int("recompute_num_layers", 0, 1 << 20);
+  run.plan.fp8_param_gather = plan.opt_boolean("fsdp_fp8_all_gather");
   p.global_batch = plan.positive_int("global_batch");
   if (const auto rc = plan.opt_choice("recompute", {"none", "selective", "full"})) {
     run.plan.recompute = *rc == "none" ? Recompute::none : *rc == "selective" ? Recompute::selective : Recompute::full;
   }
+  if (run.plan.recompute_num_layers && run.plan.recompute && *run.plan.recompute != Recompute::full)
+    plan.fail("recompute_num_layers", "recompute_num_layers needs recompute full (or null)");
   plan.finish();
 
   MapReader meas = top.map("measured");

@@ -14,6 +14,11 @@ namespace shardplan::io {
 
 struct PublishedRun {
   std::string id, source, url, trust, framework, notes;
+  /// What the source states about its software (optional keys; empty or unset: not stated): the release
+  /// (framework_version, as the framework names it), the publication date ("YYYY" or "YYYY-MM"), and whether the
+  /// model ran under torch.compile. The fp8 recipe and the recipe-decided plan settings live in `plan`.
+  std::string framework_version, date;
+  std::string precision_name;  // the precision key as written (bf16, fp16, fp8, mxfp8, nvfp4, fp32)
   int line = 0;  // line of the entry in its file, for messages
   ModelDesc model;
   bool moe = false;  // the run trains a mixture-of-experts model (model.moe not null)

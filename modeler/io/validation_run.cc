@@ -17,10 +17,23 @@ std::string source_label(const std::string& source) {
 
 namespace {
 
-void add(GroupStats* g, double abs_err_pct) {
-  g->mape = (g->mape * g->runs + abs_err_pct) / (g->runs + 1);
+void add(GroupStats* g, double err_pct) {
+  g->mape = (g->mape * g->runs + std::fabs(err_pct)) / (g->runs + 1);
+  g->bias = (g->bias * g->runs + err_pct) / (g->runs + 1);
   ++g->runs;
 }
+
+Bracket merge_brackets(const Resolution& a, const Resolution& b) {
+  if (a.bracket.settings == 0 || (b.fits && !a.fits)) return b.bracket;
+  if (b.bracket.settings == 0 || (a.fits && !b.fits)) return a.bracket;
+  Bracket m;
+  m.best_tokens_per_s_per_gpu = std::max(a.bracket.best_tokens_per_s_per_gpu, b.bracket.best_tokens_per_s_per_gpu);
+  m.worst_tokens_per_s_per_gpu = std::min(a.bracket.worst_tokens_per_s_per_gpu, b.bracket.worst_tokens_per_s_per_gpu);
+  m.settings = a.bracket.settings + b.bracket.settings;
+  return m;
+}
+
+
 }  // namespace
 
 System apply_calibration(System base, const System& calibrated) {
@@ -37,20 +50,10 @@ System apply_calibration(System base, const System& calibrated) {
   return base;
 }
 
-/// The framework profile a run used. The schema names the software, not its version: Megatron-LM runs published
-/// before 2023 (Narayanan et al. 2021, Korthikanti et al. 2022) predate FlashAttention in Megatron-LM, so a
-/// megatron-lm run whose source cites a paper ("et al. YYYY" or "et al. (YYYY)") from before 2023 uses the megatron-lm-legacy profile.
+/// The framework profile a run used: by the release it states or, without one, its publication date
+/// (select_framework), never by the wording of its source.
 const Framework* framework_for(const PublishedRun& run) {
-  const std::string cite = "et al. ";
-  size_t at = run.source.find(cite);
-  if (at != std::string::npos) at += cite.size();
-  if (at != std::string::npos && at < run.source.size() && run.source[at] == '(') ++at;  // "et al. (2022)"
-  if (run.framework == "megatron-lm" && at != std::string::npos && run.source.size() >= at + 4) {
-    const std::string y = run.source.substr(at, 4);
-    const bool year = std::all_of(y.begin(), y.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (year && std::stoi(y) < 2023) return find_framework("megatron-lm-legacy");
-  }
-  return find_framework(run.framework);
+  return select_framework(run.framework, run.framework_version, run.date);
 }
 
 System run_system(const GpuProfile& gpu, const PublishedRun& run) {
@@ -92,8 +95,12 @@ ValidationReport run_validation(const std::vector<PublishedRun>& runs, const Sys
       const bool a_valid = a.time.compute.v > 0, b_valid = b.time.compute.v > 0;
       const bool take = a_valid && (!b_valid || (r1.fits && !r.resolution.fits) ||
                                     (r1.fits == r.resolution.fits && a.time.step() < b.time.step()));
+      // The bracket spans both etp settings (only the fitting side when one of them does not fit).
+      const Bracket both = merge_brackets(r.resolution, r1);
       if (take) r.resolution = std::move(r1);
-      r.resolution.chosen.push_back("etp=" + std::to_string(r.resolution.estimate.plan.etp));
+      r.resolution.bracket = both;
+      r.resolution.chosen.push_back("etp=" + std::to_string(r.resolution.estimate.plan.etp) + " (fastest that fits)");
+      r.resolution.choices.push_back({"etp", std::to_string(r.resolution.estimate.plan.etp), "fastest that fits"});
     }
     const Estimate& e = r.resolution.estimate;
     if (e.time.compute.v <= 0) {
@@ -103,17 +110,26 @@ ValidationReport run_validation(const std::vector<PublishedRun>& runs, const Sys
       continue;
     }
     r.predicted_tokens_per_s_per_gpu = e.tokens_per_s_per_gpu;
-    r.error_pct = 100.0 * (e.tokens_per_s_per_gpu - run.measured_tokens_per_s_per_gpu) / run.measured_tokens_per_s_per_gpu;
-    const double abs_err = std::fabs(r.error_pct);
-    add(&report.throughput, abs_err);
-    add(&report.by_source[source_label(run.source)], abs_err);
-    add(&report.by_framework[run.framework], abs_err);
-    if (run.moe) add(&report.by_moe_model[run.model.name.empty() ? run.id : run.model.name], abs_err);
+    r.error_pct =
+        100.0 * (e.tokens_per_s_per_gpu - run.measured_tokens_per_s_per_gpu) / run.measured_tokens_per_s_per_gpu;
+    const double measured = run.measured_tokens_per_s_per_gpu;
+    const Bracket& b = r.resolution.bracket;
+    r.best_error_pct = b.settings ? 100.0 * (b.best_tokens_per_s_per_gpu - measured) / measured : r.error_pct;
+    r.worst_error_pct = b.settings ? 100.0 * (b.worst_tokens_per_s_per_gpu - measured) / measured : r.error_pct;
+    const double err = r.error_pct;
+    add(&report.throughput, err);
+    add(&report.by_source[source_label(run.source)], err);
+    add(&report.by_framework[run.framework], err);
+    add(&report.by_gpu[run.gpu], err);
+    add(&report.by_precision[run.precision_name], err);
+    add(&report.by_generation_framework[gpu_generation(run.gpu) + " " + framework_family(fw->name)], err);
+    if (run.moe) add(&report.by_moe_model[run.model.name.empty() ? run.id : run.model.name], err);
     if (run.measured_peak_memory_gib) {
       // Frameworks report torch.cuda.max_memory_reserved(): the allocator's peak, without the CUDA context.
       r.predicted_memory_gib = to_GiB(e.memory.allocator_reserved());
-      r.memory_error_pct = 100.0 * (*r.predicted_memory_gib - *run.measured_peak_memory_gib) / *run.measured_peak_memory_gib;
-      add(&report.memory, std::fabs(*r.memory_error_pct));
+      r.memory_error_pct =
+          100.0 * (*r.predicted_memory_gib - *run.measured_peak_memory_gib) / *run.measured_peak_memory_gib;
+      add(&report.memory, *r.memory_error_pct);
     }
     report.results.push_back(std::move(r));
   }

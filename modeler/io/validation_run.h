@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "modeler/io/published_runs.h"
+#include "modeler/validation_record.h"
 
 namespace shardplan::io {
 
@@ -17,18 +18,24 @@ struct RunResult {
   Resolution resolution;
   double predicted_tokens_per_s_per_gpu = 0;
   double error_pct = 0;  // (predicted - measured) / measured x 100
+  /// The bracket over the settings the source leaves open, as errors (best: the fastest completion).
+  double best_error_pct = 0, worst_error_pct = 0;
   std::optional<double> predicted_memory_gib, memory_error_pct;
 };
 
 struct GroupStats {
   int runs = 0;
   double mape = 0;
+  double bias = 0;  // mean signed error in percent (+: predicted faster than measured)
 };
 
 struct ValidationReport {
   std::vector<RunResult> results;
   std::map<std::string, GroupStats> by_source, by_framework;
   std::map<std::string, GroupStats> by_moe_model;  // mixture-of-experts runs, by model name
+  std::map<std::string, GroupStats> by_gpu, by_precision;
+  /// By GPU generation x framework profile family ("H100 megatron-lm"): the groups predict and search quote.
+  std::map<std::string, GroupStats> by_generation_framework;
   GroupStats throughput, memory;
 };
 

@@ -113,4 +113,54 @@ TEST_CASE("bad moe / mla keys and values are named with file, line and key path"
                        "runs.yaml:21: unknown key 'r1.model.mla.v_dim'", ConfigError);
 }
 
+TEST_CASE("optional recipe keys: absent or null is 'not stated', stated values are kept") {
+  const PublishedRun plain = parse_published_runs(run_yaml("null", "null"), "runs.yaml").at(0);
+  CHECK(plain.framework_version.empty());
+  CHECK(plain.date.empty());
+  CHECK_FALSE(plain.plan.compiled.has_value());
+  CHECK_FALSE(plain.plan.tp_comm_overlap.has_value());
+  CHECK_FALSE(plain.plan.recompute_num_layers.has_value());
+  CHECK_FALSE(plain.plan.fp8_recipe.has_value());
+  CHECK_FALSE(plain.plan.fp8_param_gather.has_value());
+  std::string text = run_yaml("null", "null");
+  auto put = [&text](const std::string& after, const std::string& keys) {
+    text.insert(text.find('\n', text.find(after)) + 1, keys);
+  };
+  put("  framework: nemo",
+      "  framework_version: '25.09'\n  date: 2025-09\n  compiled: null\n  fp8_recipe: blockwise\n");
+  put("    global_batch: 8", "    tp_comm_overlap: true\n    recompute: full\n    recompute_num_layers: 2\n"
+                            "    fsdp_fp8_all_gather: false\n");
+  text.replace(text.find("precision: bf16"), 15, "precision: fp8");
+  const PublishedRun r = parse_published_runs(text, "runs.yaml").at(0);
+  CHECK(r.framework_version == "25.09");
+  CHECK(r.date == "2025-09");
+  CHECK_FALSE(r.plan.compiled.has_value());
+  CHECK(*r.plan.fp8_recipe == Fp8Recipe::blockwise);
+  CHECK(*r.plan.tp_comm_overlap);
+  CHECK(*r.plan.recompute_num_layers == 2);
+  CHECK_FALSE(*r.plan.fp8_param_gather);
+  CHECK(r.precision_name == "fp8");
+}
+
+TEST_CASE("precision mxfp8 states its recipe; bad recipe keys name the file, line and key") {
+  std::string text = run_yaml("null", "null");
+  text.replace(text.find("precision: bf16"), 15, "precision: mxfp8");
+  CHECK(*parse_published_runs(text, "runs.yaml").at(0).plan.fp8_recipe == Fp8Recipe::mxfp8);
+  const std::string bf16 = run_yaml("null", "null");
+  std::string bad = bf16;
+  bad.insert(bad.find("  model:"), "  fp8_recipe: tensorwise\n");
+  CHECK_THROWS_WITH_AS(parse_published_runs(bad, "runs.yaml"),
+                       "runs.yaml:4: r1.fp8_recipe: fp8_recipe 'tensorwise' needs precision fp8, mxfp8 or nvfp4",
+                       ConfigError);
+  bad = bf16;
+  bad.insert(bad.find("  model:"), "  date: last year\n");
+  CHECK_THROWS_WITH_AS(parse_published_runs(bad, "runs.yaml"),
+                       "runs.yaml:4: r1.date: expected YYYY or YYYY-MM, got 'last year'", ConfigError);
+  bad = bf16;
+  bad.insert(bad.find("    global_batch"), "    recompute: selective\n    recompute_num_layers: 1\n");
+  CHECK_THROWS_WITH_AS(
+      parse_published_runs(bad, "runs.yaml"),
+      "runs.yaml:28: r1.plan.recompute_num_layers: recompute_num_layers needs recompute full (or null)", ConfigError);
+}
+
 }

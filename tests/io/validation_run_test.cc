@@ -63,10 +63,19 @@ TEST_CASE("run_validation: unknown plan fields are chosen and reported; error si
   for (const RunResult& r : rep.results) {
     CAPTURE(r.run->id);
     CHECK_FALSE(r.skipped);
-    REQUIRE(r.resolution.chosen.size() == 3);  // mbs, sp (tp > 1), recompute
+    // mbs, sp (tp > 1), recompute by the fastest that fits; TP overlap (both profiles offer it at tp 2) by the
+    // recipe default: on for nemo's performance recipes, off for Megatron-LM's own defaults.
+    REQUIRE(r.resolution.chosen.size() >= 4);
     CHECK(r.resolution.chosen[0].rfind("mbs=", 0) == 0);
     CHECK(r.resolution.chosen[1].rfind("sp=", 0) == 0);
     CHECK(r.resolution.chosen[2].rfind("recompute=", 0) == 0);
+    CHECK(r.resolution.chosen[3] ==
+          std::string("tp_overlap=") + (r.run->framework == "nemo" ? "on" : "off") + " (recipe default)");
+    CHECK(r.resolution.choices[0].why == "fastest that fits");
+    CHECK(r.resolution.choices[3].why == "recipe default");
+    CHECK(r.resolution.bracket.settings > 1);
+    CHECK(r.worst_error_pct <= r.error_pct);
+    CHECK(r.best_error_pct >= r.error_pct);
     CHECK(r.resolution.candidates > 1);
     CHECK(r.predicted_tokens_per_s_per_gpu > 0);
     const double measured = r.run->measured_tokens_per_s_per_gpu;
@@ -126,23 +135,36 @@ TEST_CASE("run_validation: an invalid plan is skipped with its problems, not cou
   CHECK(rep.by_source.empty());
 }
 
-TEST_CASE("framework era: Megatron-LM runs citing a year before 2023 use megatron-lm-legacy") {
-  const auto runs = parse(run_yaml("a", "Narayanan et al. 2021 (arXiv:2104.04473) Table 1", "megatron-lm", 2, 1000) +
-                          run_yaml("b", "Korthikanti et al. (2022)", "megatron-lm", 2, 1000) +
-                          run_yaml("c", "Megatron-Core r0.8.0 README (2024)", "megatron-lm", 2, 1000) +
-                          run_yaml("d", "Megatron-LM README, 1024 GPUs", "megatron-lm", 2, 1000) +
-                          run_yaml("e", "Some paper 2021", "nemo", 2, 1000) +
-                          run_yaml("f", "arXiv:2205.05198", "megatron-lm", 2, 1000));
+TEST_CASE("framework era: the profile follows the stated release or date, never the source's wording") {
+  auto with = [](std::string run, const std::string& keys) {
+    const std::string at = "  framework: ";
+    const size_t line_end = run.find('\n', run.find(at));
+    return run.insert(line_end + 1, keys);
+  };
+  const auto runs =
+      parse(with(run_yaml("a", "Narayanan et al. 2021 (arXiv:2104.04473) Table 1", "megatron-lm", 2, 1000),
+                 "  date: 2021-04\n") +
+            with(run_yaml("b", "Some README", "megatron-lm", 2, 1000), "  framework_version: v3.0\n") +
+            with(run_yaml("c", "Korthikanti et al. 2022", "megatron-lm", 2, 1000),
+                 "  framework_version: core_r0.8.0\n  date: 2022-05\n") +
+            run_yaml("d", "Narayanan et al. 2021", "megatron-lm", 2, 1000) +
+            with(run_yaml("e", "NeMo table", "nemo", 2, 1000), "  framework_version: '24.07'\n") +
+            with(run_yaml("f", "Bridge table", "nemo", 2, 1000), "  framework_version: '25.09'\n"));
   const ValidationReport rep = run_validation(runs);
   REQUIRE(rep.results.size() == 6);
-  CHECK(rep.results[0].framework == "megatron-lm-legacy");
-  CHECK(rep.results[1].framework == "megatron-lm-legacy");
-  CHECK(rep.results[2].framework == "megatron-lm");
-  CHECK(rep.results[3].framework == "megatron-lm");  // 1024 is not a year
-  CHECK(rep.results[4].framework == "nemo");         // the rule is Megatron-LM's only
-  CHECK(rep.results[5].framework == "megatron-lm");  // arXiv numbers are not years
+  CHECK(rep.results[0].framework == "megatron-lm-legacy");  // dated before 2023
+  CHECK(rep.results[1].framework == "megatron-lm-legacy");  // a pre-Megatron-Core release
+  CHECK(rep.results[2].framework == "megatron-lm");         // a stated release wins over the date
+  CHECK(rep.results[3].framework == "megatron-lm");         // nothing stated: the current profile
+  CHECK(rep.results[4].framework == "nemo-2024");
+  CHECK(rep.results[5].framework == "nemo");
+  CHECK(rep.by_generation_framework.at("H100 megatron-lm").runs == 4);  // legacy runs group with megatron-lm
+  CHECK(rep.by_generation_framework.at("H100 nemo").runs == 2);
+  CHECK(rep.by_gpu.at("h100-sxm5-80gb").runs == 6);
+  CHECK(rep.by_precision.at("bf16").runs == 6);
   // Groups are by the file's framework name, not the profile.
-  CHECK(rep.by_framework.at("megatron-lm").runs == 5);
+  CHECK(rep.by_framework.at("megatron-lm").runs == 4);
+  CHECK(rep.by_framework.at("nemo").runs == 2);
 }
 
 TEST_CASE("apply_calibration: GPU efficiency and same-named tier tables, base topology kept") {

@@ -19,7 +19,6 @@ void check_same_traits(const Framework& a, const Framework& b) {
   CHECK(a.state.weights == b.state.weights);
   CHECK(a.state.gradients == b.state.gradients);
   CHECK(a.state.optimizer == b.state.optimizer);
-  CHECK(a.fp8_cast_passes == b.fp8_cast_passes);
   CHECK(a.fp8_saves_linear_inputs == b.fp8_saves_linear_inputs);
   CHECK(a.fp8_caches_weights == b.fp8_caches_weights);
   CHECK(a.fsdp_unsharded_param_bytes == b.fsdp_unsharded_param_bytes);
@@ -32,7 +31,8 @@ TEST_SUITE("framework") {
 
 TEST_CASE("the built-in profiles cover the published-runs framework names, each found by its name") {
   const std::vector<std::string> names = framework_names();
-  for (const std::string published : {"megatron-lm", "nemo", "torchtitan", "llm-foundry", "megatron-deepspeed", "other"}) {
+  for (const std::string published :
+       {"megatron-lm", "nemo", "torchtitan", "llm-foundry", "megatron-deepspeed", "other"}) {
     CAPTURE(published);
     CHECK(std::find(names.begin(), names.end(), published) != names.end());
   }
@@ -44,7 +44,6 @@ TEST_CASE("the built-in profiles cover the published-runs framework names, each 
     CHECK_FALSE(f->sources.empty());  // every trait names its source
     CHECK_FALSE(f->description.empty());
     CHECK(f->unfused_passes_per_norm >= 1.0);
-    CHECK(f->fp8_cast_passes >= 1.0);
   }
   CHECK(find_framework("megatron") == nullptr);
   CHECK(find_framework("") == nullptr);
@@ -127,6 +126,40 @@ TEST_CASE("framework_traits lists every trait once, with its value as text") {
   const std::vector<FrameworkTrait> megatron = framework_traits(*find_framework("megatron-lm"));
   CHECK(value(megatron, "attention") == "flash3");
   CHECK(value(megatron, "offers_recompute_modules") == "yes");
+}
+
+TEST_CASE("select_framework: profiles keyed by the stated release, else the date, else the current one") {
+  CHECK(select_framework("megatron-lm", "v3.0", "")->name == "megatron-lm-legacy");
+  CHECK(select_framework("megatron-lm", "v2.5", "2024-01")->name == "megatron-lm-legacy");  // the release wins
+  CHECK(select_framework("megatron-lm", "core_r0.8.0", "2021")->name == "megatron-lm");
+  CHECK(select_framework("megatron-lm", "", "2022-05")->name == "megatron-lm-legacy");
+  CHECK(select_framework("megatron-lm", "", "2023-01")->name == "megatron-lm");
+  CHECK(select_framework("megatron-lm", "", "")->name == "megatron-lm");
+  CHECK(select_framework("nemo", "24.07", "")->name == "nemo-2024");
+  CHECK(select_framework("nemo", "25.09", "")->name == "nemo");
+  CHECK(select_framework("nemo", "", "2024-07")->name == "nemo-2024");
+  CHECK(select_framework("torchtitan", "9dec370", "2024-12")->name == "torchtitan");
+  CHECK(select_framework("no-such", "", "") == nullptr);
+}
+
+TEST_CASE("recipe traits: what the published recipes turn on") {
+  const Framework& bridge = *find_framework("nemo");
+  CHECK(bridge.recipe_tp_comm_overlap);
+  CHECK(bridge.fp8_recipe == Fp8Recipe::tensorwise);
+  CHECK(bridge.fp8_param_gather);
+  const Framework& nemo24 = *find_framework("nemo-2024");
+  CHECK(nemo24.fp8_recipe == Fp8Recipe::delayed);
+  CHECK_FALSE(nemo24.fp8_param_gather);
+  CHECK_FALSE(find_framework("megatron-lm")->recipe_tp_comm_overlap);  // Megatron-LM's own default: off
+  const Framework& titan = *find_framework("torchtitan");
+  CHECK(titan.offers_compile);
+  CHECK_FALSE(titan.compiled_by_default);
+  const Framework c = compiled(titan);
+  CHECK(c.fused_elementwise);
+  CHECK(c.unfused_passes_per_norm == 1.0);
+  CHECK(compiled(*find_framework("megatron-lm")).fused_elementwise == find_framework("megatron-lm")->fused_elementwise);
+  const Framework& foundry = *find_framework("llm-foundry");
+  CHECK(compiled(foundry).fused_elementwise == foundry.fused_elementwise);  // no compile offered: unchanged
 }
 
 }

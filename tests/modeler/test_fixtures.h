@@ -171,7 +171,6 @@ inline Framework synthetic_framework() {
   f.offers_recompute_modules = true;
   f.loss_parallel_cross_entropy_bytes_per_logit = 0;
   f.loss_parallel_logits_bytes_per_logit = 0;
-  f.fp8_cast_passes = 1.0;
   f.cp_merge = CpMergeBytes{};  // Transformer Engine's ring merges
   f.fused_moe_permutation = false;
   f.cp_allgather_runs_ring_loop = false;

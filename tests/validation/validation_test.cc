@@ -8,9 +8,13 @@
 //    without saying why in the commit.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <string>
 
+#include "modeler/io/validation_record_io.h"
 #include "modeler/io/validation_run.h"
 
 using namespace shardplan;
@@ -96,7 +100,14 @@ TEST_CASE("throughput MAPE per group") {
   // GEMMs run at ~0.80 of peak in AIC's short CUDA-graph bursts at boost clock, where the table they replace held
   // a >= 3 s sustained torch.matmul at 0.737 (the A100 sustains ~1305 of its 1410 MHz at its power limit,
   // NVIDIA HPL figure); AIC has no sustained measurement of the A100 to use instead.
-  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 11.5, kGuardDense = 14.0, kGuardMoe = 17.5;
+  // Issue 10's recipe-aware validation then ran the features the sources state or their recipes turn on (the
+  // Megatron-LM README's --tp-comm-overlap; NeMo's and Megatron-Bridge's TP overlap for tp > 1 and their fp8
+  // recipes; torchtitan's torch.compile and AsyncTP) and each recipe's quantization kernels (cast, amax,
+  // transposed copies of inputs, gradients and weights): Megatron-based 11.2 -> 13.0%, all dense 13.6 -> 15.1%,
+  // MoE 16.8 -> 17.9%. The guards rise for the reason the issue names: exposed TP communication that the runs
+  // did not have had been cancelling optimistic H100 rates (H100 bias +20%; the Megatron-LM README rows go from
+  // -1..-12% to +6..+24% once their stated overlap is on).
+  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 13.5, kGuardDense = 15.6, kGuardMoe = 18.4;
   const io::GroupStats e = group(moe);
   report_target("Korthikanti", k, 5.0, kGuardKorthikanti);
   report_target("Megatron-based", m, 12.0, kGuardMegatron);
@@ -115,8 +126,11 @@ TEST_CASE("memory MAPE on runs with a measured peak") {
   // 11.3% until FSDP's sharded fp32 master + gathered bf16 copy, pipelining's deferred fp32 gradients, torchao's
   // uncached fp8 weights, the interleaved warm-up cap and DTensor's loss_parallel peak were modelled: 7.8%; then
   // op-level selective checkpointing's re-materialised layer: 7.2%.
-  // The measured tables then changed which open plans are fastest-that-fit: 6.5%.
-  constexpr double kGuardMemory = 7.0;
+  // The measured tables then changed which open plans are fastest-that-fit: 6.5%. torchao's fp8 FSDP all-gather
+  // keeps the gathered copy in fp8 (1 byte, not bf16; torchtitan docs/float8.md): 7.1% here, where the 405B
+  // pipeline rows take mbs 1 (fastest that fits), and 6.0 -> 5.1% with --framework-defaults (their pp
+  // micro-batches), below.
+  constexpr double kGuardMemory = 7.5;
   report_target("memory", mem, 12.0, kGuardMemory);
   CHECK(mem.runs >= 12);
   CHECK(mem.mape <= kGuardMemory);
@@ -124,10 +138,17 @@ TEST_CASE("memory MAPE on runs with a measured peak") {
 
 TEST_CASE("with framework defaults: torchtitan's pipelined rows run its pp micro-batches") {
   // torchtitan 9dec370 splits each rank's batch into pp micro-batches when none is set; the 405B PP rows leave
-  // it open. Their memory and throughput with that default (5.5% and 24.4% when this guard was set).
+  // it open. Their memory and throughput with that default (5.5% and 24.4% when this guard was set; then 5.1% and
+  // 33.9% once the rows ran what the benchmark states: torch.compile (fused elementwise kernels), AsyncTP, and
+  // torchao's tensorwise fp8 with its amax/cast kernels and fp8 FSDP gathers. The async-TP row is predicted 36%
+  // fast where measured AsyncTP gains 5.7% over plain 2D: the overlap model hides more than torchtitan's does).
   const io::ValidationReport& rep = report_with_framework_defaults();
   // With the measured tables (hwprofiles/tables/, the H100 80 GB's standing for the 96 GB part): torchtitan 19.4%.
-  constexpr double kGuardMemory = 6.0, kGuardTorchtitan = 20.5;
+  // Then 25.4% once the rows run what the benchmark states (issue 10): torch.compile (fused elementwise kernels)
+  // and AsyncTP, plus torchao's tensorwise fp8 amax/cast kernels and fp8 FSDP gathers. The AsyncTP row predicts
+  // ~30% faster than plain 2D where the measured gain is 5.7%: the TP overlap model hides more than torchtitan's
+  // async TP does (tensor_parallel.cc's layer window), left for the overlap model's owner.
+  constexpr double kGuardMemory = 5.5, kGuardTorchtitan = 26.0;
   report_target("memory, fw dflt", rep.memory, 12.0, kGuardMemory);
   CHECK(rep.memory.mape <= kGuardMemory);
   CHECK(rep.by_framework.at("torchtitan").mape <= kGuardTorchtitan);
@@ -136,4 +157,52 @@ TEST_CASE("with framework defaults: torchtitan's pipelined rows run its pp micro
   for (const io::RunResult& r : rep.results)
     for (const std::string& c : r.resolution.chosen) defaulted += c.find("(pp micro-batches)") != std::string::npos;
   CHECK(defaulted == 6);
+}
+
+TEST_CASE("issue 10 targets, per GPU family and precision (printed; guards on what is measured now)") {
+  // Targets: all dense <= 10%, Megatron-based <= 8%, Korthikanti <= 4%, fp8 rows <= 10%, |bias| <= 5% per GPU
+  // family (A100, H100, Blackwell), memory <= 6%. Guards: the figures when this test was set, plus 0.5.
+  std::map<std::string, io::GroupStats> family;
+  io::GroupStats fp8;
+  for (const io::RunResult& r : report().results) {
+    if (r.skipped) continue;
+    const std::string gen = gpu_generation(r.run->gpu);
+    io::GroupStats* gs[] = {&family[gen],
+                            r.run->precision_name == "bf16" || r.run->precision_name == "fp16" ? nullptr : &fp8};
+    for (io::GroupStats* g : gs) {
+      if (!g) continue;
+      g->mape = (g->mape * g->runs + std::abs(r.error_pct)) / (g->runs + 1);
+      g->bias = (g->bias * g->runs + r.error_pct) / (g->runs + 1);
+      ++g->runs;
+    }
+  }
+  const std::map<std::string, double> guard_mape = {{"A100", 7.2}, {"H100", 22.1}, {"Blackwell", 16.0}};
+  for (const auto& [gen, g] : family) {
+    std::printf("validation: %-10s %5.1f%% bias %+5.1f%% over %3d runs (target |bias| 5.0%%: %s)\n", gen.c_str(),
+                g.mape, g.bias, g.runs, std::abs(g.bias) <= 5.0 ? "met" : "NOT met");
+    CAPTURE(gen);
+    if (guard_mape.count(gen)) CHECK(g.mape <= guard_mape.at(gen));
+  }
+  report_target("fp8 rows", fp8, 10.0, 20.8);
+  CHECK(fp8.mape <= 20.8);
+}
+
+TEST_CASE("the shipped validation record is what validate produces now") {
+  // predict and search quote hwprofiles/validation_record.yaml; when the model or its tables change, regenerate it
+  // with the command in the file (io::kRecordCommand).
+  const std::optional<ValidationRecord> shipped = io::load_shipped_record();
+  REQUIRE(shipped.has_value());
+  const ValidationRecord fresh = io::record_from_report(report(), "tests/validation/published_runs.yaml");
+  INFO("regenerate with: ", io::kRecordCommand);
+  REQUIRE(shipped->groups.size() == fresh.groups.size());
+  for (size_t i = 0; i < fresh.groups.size(); ++i) {
+    const RecordGroup &a = shipped->groups[i], &b = fresh.groups[i];
+    CAPTURE(b.generation);
+    CAPTURE(b.framework);
+    CHECK(a.generation == b.generation);
+    CHECK(a.framework == b.framework);
+    CHECK(a.runs == b.runs);
+    CHECK(std::fabs(a.mape_pct - b.mape_pct) < 0.051);
+    CHECK(std::fabs(a.bias_pct - b.bias_pct) < 0.051);
+  }
 }

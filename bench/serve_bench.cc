@@ -1,0 +1,79 @@
+// Serving speed targets (issue 15): one serving evaluation <= 10 us; serve search for Llama-3.1-70B on 32 H200
+// <= 1 s; a placement of ~400 tensors <= 50 ms.
+#include <benchmark/benchmark.h>
+
+#include "modeler/io/model_io.h"
+#include "modeler/io/serving_host_io.h"
+#include "modeler/io/system_io.h"
+#include "modeler/serving/offload.h"
+#include "modeler/serving/serve_predict.h"
+#include "modeler/serving/serve_search.h"
+
+using namespace shardplan;
+
+namespace {
+
+// One aggregated prediction of Llama-3-70B, fp8, tp 4 on H100 (two step evaluations and the memory rule).
+void BM_ServeEvaluation(benchmark::State& state) {
+  const ModelDesc m = io::load_model("llama-3-70b", true);
+  serving::Precision p;
+  p.weights = serving::WeightFormat::fp8;
+  p.kv_bytes = 1;
+  const serving::ServingModel sm = serving::make_serving_model(m, p);
+  io::StandardSystemOptions so;
+  so.gpus = 8;
+  const System sys = io::standard_system(io::load_gpu_profile("h100-sxm5-80gb"), so);
+  serving::ServeInputs in;
+  in.model = &sm;
+  in.system = &sys;
+  in.engine = serving::Engine::trtllm;
+  in.plan.agg.tp = 4;
+  in.plan.agg.moe_tp = 4;
+  in.workload.concurrency = 64;
+  for (auto _ : state) benchmark::DoNotOptimize(serving::serve_predict(in));
+}
+BENCHMARK(BM_ServeEvaluation)->Unit(benchmark::kMicrosecond);
+
+// Tensor placement of Mixtral-8x22B Q4_K_M (56 blocks x (4 attention + 2 expert tensors + KV) + output = 393
+// items) on a 24 GB GPU, both phases, greedy + pairwise improvement from two starts.
+void BM_TensorPlacement(benchmark::State& state) {
+  const ModelDesc m = io::load_model("mixtral-8x22b", true);
+  serving::Precision p;
+  p.weights = p.moe_weights = serving::WeightFormat::q4_k_m;
+  const serving::ServingModel sm = serving::make_serving_model(m, p);
+  const io::GpuProfile gpu = io::load_gpu_profile("rtx-4090");
+  serving::OffloadSetup s;
+  s.model = &sm;
+  s.gpu = &gpu.gpu;
+  s.host = io::load_host("desktop-ddr5-5600-2ch-pcie4");
+  s.vram = GiB(22);
+  const auto items = serving::offload_items(s);
+  state.counters["items"] = static_cast<double>(items.size());
+  for (auto _ : state) benchmark::DoNotOptimize(serving::tensor_placement(items, s));
+}
+BENCHMARK(BM_TensorPlacement)->Unit(benchmark::kMillisecond);
+
+// serve search for Llama-3-70B (Llama-3.1-70B's architecture) fp8 on 32 H200 under TTFT/TPOT targets.
+void BM_ServeSearch(benchmark::State& state) {
+  const ModelDesc m = io::load_model("llama-3-70b", true);
+  serving::Precision p;
+  p.weights = serving::WeightFormat::fp8;
+  p.kv_bytes = 1;
+  const serving::ServingModel sm = serving::make_serving_model(m, p);
+  io::StandardSystemOptions so;
+  so.gpus = 32;
+  const System sys = io::standard_system(io::load_gpu_profile("h200-sxm-141gb"), so);
+  serving::ServeInputs in;
+  in.model = &sm;
+  in.system = &sys;
+  in.engine = serving::Engine::trtllm;
+  in.workload.input_len = 2048;
+  in.workload.output_len = 512;
+  serving::ServeSearchSpace space;
+  space.gpus = 32;
+  const serving::SearchTargets t{1000, 30};
+  for (auto _ : state) benchmark::DoNotOptimize(serving::serve_search(in, space, t));
+}
+BENCHMARK(BM_ServeSearch)->Unit(benchmark::kMillisecond);
+
+}  // namespace

@@ -1,0 +1,19 @@
+// JSON for serve predict (schema_version 1; consumers ignore unknown keys).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "modeler/serving/serve_predict.h"
+
+namespace shardplan::io {
+
+struct ServeJsonContext {
+  std::string model, system, engine, weights, kv;
+};
+
+nlohmann::json serve_predict_json(const ServeJsonContext& ctx, const serving::ServeInputs& in,
+                                  const serving::ServePrediction& p);
+
+}  // namespace shardplan::io

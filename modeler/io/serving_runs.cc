@@ -1,0 +1,223 @@
+#include "modeler/io/serving_runs.h"
+
+#include <algorithm>
+
+#include "modeler/io/model_io.h"
+#include "modeler/io/yaml_reader.h"
+#include "modeler/serving/formats.h"
+
+namespace shardplan::io {
+
+namespace {
+
+const std::vector<std::string> kWeightNames = {"bf16", "fp16", "fp8", "fp8_block", "mxfp8", "nvfp4", "mxfp4",
+                                               "int8_wo", "int4_wo", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q4_0",
+                                               "q3_k_m", "q2_k"};
+
+std::string dir_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+ModelDesc read_inline_model(MapReader& r) {
+  ModelDesc m;
+  m.name = r.opt_string("name").value_or("");
+  m.layers = r.positive_int("layers");
+  m.hidden = r.positive_int("hidden");
+  m.heads = r.positive_int("heads");
+  m.kv_heads = r.opt_positive_int("kv_heads").value_or(m.heads);
+  m.head_dim = r.opt_positive_int("head_dim").value_or(m.hidden / m.heads);
+  m.vocab = r.positive_int("vocab");
+  m.gated_mlp = r.boolean("gated_mlp");
+  m.tied_embeddings = r.boolean("tied_embeddings");
+  if (auto e = r.opt_map("moe")) {
+    MoeDesc d;
+    d.experts = e->positive_int("experts");
+    d.top_k = e->positive_int("top_k");
+    d.expert_ffn_hidden = e->positive_int("expert_ffn_hidden");
+    d.shared_experts = e->opt_int("shared_experts", 0, 64).value_or(0);
+    d.dense_layers = e->opt_int("dense_layers", 0, m.layers).value_or(0);
+    if (d.top_k > d.experts) e->fail("top_k", "top_k exceeds experts");
+    e->finish();
+    m.moe = d;
+  }
+  // ffn_hidden is the dense MLP width: required unless every layer is an MoE layer.
+  const auto ffn = r.opt_positive_int("ffn_hidden");
+  if (ffn) m.ffn_hidden = *ffn;
+  else if (!m.moe || m.moe->dense_layers > 0) r.fail("ffn_hidden", "required for a model with dense MLP layers");
+  else m.ffn_hidden = m.moe->expert_ffn_hidden;
+  if (auto a = r.opt_map("mla")) {
+    MlaDesc d;
+    d.q_lora_rank = a->opt_int("q_lora_rank", 0, 1 << 20).value_or(0);
+    d.kv_lora_rank = a->positive_int("kv_lora_rank");
+    d.qk_nope_head_dim = a->positive_int("qk_nope_head_dim");
+    d.qk_rope_head_dim = a->positive_int("qk_rope_head_dim");
+    d.v_head_dim = a->positive_int("v_head_dim");
+    a->finish();
+    m.mla = d;
+  }
+  if (auto s = r.opt_map("sliding_window")) {
+    m.sliding_window = s->positive_int("window");
+    // N sliding layers then one full layer: full attention every N + 1 layers.
+    m.full_attention_every = s->positive_int("sliding_layers_per_full") + 1;
+    s->finish();
+  }
+  m.attention_sinks = r.opt_boolean("attention_sinks").value_or(false);
+  // Gated-MLP rows are Llama-family (RMSNorm, RoPE); the others (OPT) LayerNorm with learned positions.
+  m.norm = m.gated_mlp ? NormKind::rmsnorm : NormKind::layernorm;
+  m.position = m.gated_mlp ? PositionKind::rope : PositionKind::learned;
+  m.linear_bias = !m.gated_mlp;
+  if (m.heads % m.kv_heads != 0) r.fail("kv_heads", "heads not divisible by kv_heads");
+  r.finish();
+  return m;
+}
+
+serving::WorkerPlan read_worker(MapReader& r, bool stage) {
+  serving::WorkerPlan w;
+  if (stage) w.workers = r.positive_int("workers");
+  w.tp = r.opt_positive_int("tp").value_or(1);
+  w.pp = r.opt_positive_int("pp").value_or(1);
+  w.attention_dp = r.opt_positive_int("attention_dp").value_or(1);
+  w.moe_tp = r.opt_positive_int("moe_tp").value_or(w.tp * w.attention_dp);
+  w.moe_ep = r.opt_positive_int("moe_ep").value_or(1);
+  if (r.has("moe_tp") && !r.has("moe_ep")) w.moe_ep = w.tp * w.attention_dp / w.moe_tp;
+  if (!r.has("moe_tp") && r.has("moe_ep")) w.moe_tp = std::max(1, w.tp * w.attention_dp / w.moe_ep);
+  const auto b = r.opt_positive_int(stage ? "batch" : "max_batch");
+  if (b) w.batch = *b;
+  return w;
+}
+
+ServingRun read_run(const YAML::Node& node, const std::string& file) {
+  ServingRun run;
+  run.line = node.Mark().line + 1;
+  MapReader r0(node, file, "");
+  run.id = r0.string("id");
+  // Unknown top-level keys first: a misspelled required key reads as a suggestion, not as "missing".
+  const std::vector<std::string> known = {"id", "source", "url", "trust", "notes", "engine", "engine_version",
+                                          "model", "weights_precision", "moe_weights_precision", "weights_gib",
+                                          "kv_precision", "system", "plan", "workload", "measured"};
+  for (const auto& kv : node) {
+    const std::string key = kv.first.as<std::string>();
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    const std::string near = closest_match(key, known);
+    throw ConfigError(where(kv.first, file) + "unknown key '" + run.id + "." + key + "'" +
+                      (near.empty() ? "" : ", did you mean '" + near + "'?"));
+  }
+  MapReader r(node, file, run.id);
+  r.string("id");
+  run.source = r.string("source");
+  run.url = r.opt_string("url").value_or("");
+  run.trust = r.choice("trust", {"high", "medium", "low"});
+  run.notes = r.opt_string("notes").value_or("");
+  run.engine = r.choice("engine", {"trtllm", "vllm", "sglang", "llama.cpp", "ik_llama.cpp", "flexgen",
+                                   "hf-accelerate", "other"});
+  run.engine_version = r.opt_string("engine_version");
+  {
+    MapReader m = r.map("model");
+    if (m.has("hf_config")) {
+      run.model_name = m.opt_string("name").value_or("");
+      const std::string path = dir_of(file) + "/" + m.string("hf_config");
+      run.model = parse_hf_config(read_file(path), path, true);
+      m.finish();
+    } else {
+      run.model = read_inline_model(m);
+      run.model_name = run.model.name;
+    }
+  }
+  run.weights_precision = r.choice("weights_precision", kWeightNames);
+  run.moe_weights_precision = r.opt_choice("moe_weights_precision", kWeightNames).value_or(run.weights_precision);
+  run.weights_gib = r.opt_positive("weights_gib");
+  run.kv_precision = r.opt_choice("kv_precision", {"bf16", "fp16", "fp8", "q8_0", "q4_0"});
+  {
+    MapReader s = r.map("system");
+    run.gpu = s.string("gpu");
+    run.gpus = s.positive_int("gpus");
+    run.gpus_per_node = s.opt_positive_int("gpus_per_node");
+    if (auto h = s.opt_map("host")) {
+      ServingHost host;
+      host.cpu = h->opt_string("cpu").value_or("");
+      host.cores = h->opt_positive_int("cores");
+      host.memory_gib = h->opt_positive("memory_gib");
+      host.memory_bw_gbps = h->opt_positive("memory_bw_gbps");
+      host.pcie_gen = h->opt_int("pcie_gen", 1, 7);
+      host.pcie_lanes = h->opt_int("pcie_lanes", 1, 32);
+      h->finish();
+      run.host = host;
+    }
+    s.finish();
+  }
+  {
+    MapReader p = r.map("plan");
+    const std::string mode = p.choice("mode", {"aggregated", "disaggregated"});
+    if (mode == "aggregated") {
+      run.mode = serving::Mode::aggregated;
+      run.agg = read_worker(p, false);
+    } else {
+      run.mode = serving::Mode::disaggregated;
+      MapReader pf = p.map("prefill");
+      run.prefill = read_worker(pf, true);
+      pf.finish();
+      MapReader dc = p.map("decode");
+      run.decode = read_worker(dc, true);
+      dc.finish();
+    }
+    if (auto o = p.opt_map("offload")) {
+      ServingOffload off;
+      off.gpu_layers = o->opt_int("gpu_layers", 0, 100000);
+      off.n_cpu_moe = o->opt_int("n_cpu_moe", 0, 100000);
+      const YAML::Node ot = o->opt_node("tensor_overrides");
+      if (ot && ot.IsSequence())
+        for (const auto& x : ot) off.tensor_overrides.push_back(x.as<std::string>());
+      off.weights_gpu_percent = o->opt_number("weights_gpu_percent");
+      off.kv_gpu_percent = o->opt_number("kv_gpu_percent");
+      off.activations_gpu_percent = o->opt_number("activations_gpu_percent");
+      o->finish();
+      run.offload = off;
+    }
+    p.finish();
+  }
+  {
+    MapReader w = r.map("workload");
+    run.input_len = w.opt_positive_int("input_len");
+    run.output_len = w.opt_positive_int("output_len");
+    run.concurrency = w.opt_positive_int("concurrency");
+    run.batch_size = w.opt_positive_int("batch_size");
+    run.request_rate = w.opt_positive("request_rate");
+    run.context_depth = w.opt_int("context_depth", 0, 1 << 24);
+    run.dataset = w.opt_string("dataset").value_or("");
+    w.finish();
+  }
+  {
+    MapReader m = r.map("measured");
+    run.ttft_ms = m.opt_positive("ttft_ms");
+    run.tpot_ms = m.opt_positive("tpot_ms");
+    run.itl_ms = m.opt_positive("itl_ms");
+    run.prefill_tokens_per_s = m.opt_positive("prefill_tokens_per_s");
+    run.decode_tokens_per_s = m.opt_positive("decode_tokens_per_s");
+    run.throughput_tokens_per_s = m.opt_positive("throughput_tokens_per_s");
+    run.throughput_scope =
+        m.opt_choice("throughput_scope", {"output_per_gpu", "output_total", "total_per_gpu", "total"}).value_or("");
+    run.gpu_memory_gib = m.opt_positive("gpu_memory_gib");
+    if (run.throughput_tokens_per_s && run.throughput_scope.empty())
+      m.fail("throughput_tokens_per_s", "needs throughput_scope (what the throughput counts)");
+    m.finish();
+  }
+  r.finish();
+  return run;
+}
+
+}  // namespace
+
+std::vector<ServingRun> parse_serving_runs(std::string_view text, const std::string& filename) {
+  const YAML::Node root = parse_yaml(text, filename);
+  if (!root.IsSequence()) throw ConfigError(filename + ": expected a list of serving runs");
+  std::vector<ServingRun> runs;
+  for (const auto& n : root) runs.push_back(read_run(n, filename));
+  return runs;
+}
+
+std::vector<ServingRun> load_serving_runs(const std::string& path) {
+  return parse_serving_runs(read_file(path), path);
+}
+
+}  // namespace shardplan::io

@@ -1,0 +1,56 @@
+// The serving-runs file (design.md contract, schema 1): measured LLM serving and inference runs to validate the
+// serving model against. Parsed strictly: unknown keys and out-of-range values name the file, line and key.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "modeler/model_desc.h"
+#include "modeler/serving/serving_types.h"
+
+namespace shardplan::io {
+
+struct ServingOffload {
+  std::optional<int> gpu_layers, n_cpu_moe;
+  std::vector<std::string> tensor_overrides;
+  std::optional<double> weights_gpu_percent, kv_gpu_percent, activations_gpu_percent;
+};
+
+struct ServingHost {
+  std::string cpu;
+  std::optional<int> cores, pcie_gen, pcie_lanes;
+  std::optional<double> memory_gib, memory_bw_gbps;
+};
+
+struct ServingRun {
+  std::string id, source, url, trust, engine, notes;
+  std::optional<std::string> engine_version;
+  int line = 0;
+  ModelDesc model;
+  std::string model_name;
+  std::string weights_precision, moe_weights_precision;  // schema names
+  std::optional<std::string> kv_precision;
+  std::optional<double> weights_gib;
+  std::string gpu;
+  int gpus = 1;
+  std::optional<int> gpus_per_node;
+  std::optional<ServingHost> host;
+  serving::Mode mode = serving::Mode::aggregated;
+  serving::WorkerPlan agg, prefill, decode;  // agg.batch = plan.max_batch
+  std::optional<ServingOffload> offload;
+  std::optional<int> input_len, output_len, concurrency, batch_size, context_depth;
+  std::optional<double> request_rate;
+  std::string dataset;  // "" when null
+  // measured
+  std::optional<double> ttft_ms, tpot_ms, itl_ms, prefill_tokens_per_s, decode_tokens_per_s,
+      throughput_tokens_per_s, gpu_memory_gib;
+  std::string throughput_scope;
+};
+
+/// Parses a serving-runs file. hf_config paths are read relative to the directory of `filename`.
+std::vector<ServingRun> parse_serving_runs(std::string_view text, const std::string& filename);
+std::vector<ServingRun> load_serving_runs(const std::string& path);
+
+}  // namespace shardplan::io

@@ -1,0 +1,156 @@
+#include "modeler/io/serving_validation.h"
+
+#include <array>
+#include <cmath>
+
+#include "modeler/io/system_io.h"
+#include "modeler/io/validation_run.h"
+#include "modeler/problems.h"
+
+namespace shardplan::io {
+
+namespace {
+
+using serving::Engine;
+using serving::WeightFormat;
+
+WeightFormat fmt_of(const std::string& s) { return *serving::parse_weight_format(s); }
+
+bool is_16bit(const std::string& s) { return s == "bf16" || s == "fp16"; }
+
+// The validator's rule for a null kv_precision: 16-bit weights keep a 16-bit cache; fp8 and fp4 checkpoints
+// run an fp8 cache (AIConfigurator's default kv-cache mode for quantised checkpoints) and llama.cpp f16.
+double kv_bytes_for(const ServingRun& r, std::vector<std::string>* assumed) {
+  if (r.kv_precision) return *serving::parse_kv_bytes(*r.kv_precision);
+  if (r.engine == "llama.cpp" || r.engine == "ik_llama.cpp" || is_16bit(r.weights_precision)) {
+    assumed->push_back("kv 16-bit");
+    return 2.0;
+  }
+  assumed->push_back("kv fp8");
+  return 1.0;
+}
+
+std::string family_of(const ServingRun& r) {
+  if (r.engine == "flexgen" || r.engine == "hf-accelerate") return "flexgen";
+  if (r.engine == "llama.cpp" || r.engine == "ik_llama.cpp") {
+    if (!r.offload) return "llama.cpp full-GPU";
+    const auto& o = *r.offload;
+    const bool full = o.gpu_layers && *o.gpu_layers >= r.model.layers + 1 && o.tensor_overrides.empty() &&
+                      !(o.n_cpu_moe && *o.n_cpu_moe > 0);
+    return full ? "llama.cpp full-GPU" : "llama.cpp offload";
+  }
+  return "datacenter";
+}
+
+void add(ServeStats* s, double err) {
+  s->mape = (s->mape * s->runs + std::abs(err)) / (s->runs + 1);
+  ++s->runs;
+}
+
+ServeRowResult predict_row(const ServingRun& r, std::map<std::string, GpuProfile>* gpus) {
+  ServeRowResult out;
+  out.run = &r;
+  out.family = family_of(r);
+  if (r.ttft_ms) out.measured[0] = *r.ttft_ms;
+  if (r.tpot_ms) out.measured[1] = *r.tpot_ms;
+  else if (r.itl_ms) out.measured[1] = *r.itl_ms;
+  if (r.decode_tokens_per_s) out.measured[2] = *r.decode_tokens_per_s;
+  if (r.prefill_tokens_per_s) out.measured[3] = *r.prefill_tokens_per_s;
+  if (r.throughput_tokens_per_s) out.measured[4] = *r.throughput_tokens_per_s;
+  auto skip = [&](std::string why) {
+    out.skipped = true;
+    out.skip_reason = std::move(why);
+    return out;
+  };
+  if (out.family == "llama.cpp offload" || out.family == "flexgen")
+    return skip("CPU offload rows need the host model (serve predict --offload); not validated yet");
+  if (!r.input_len || !r.output_len) return skip("variable-length dataset (" + r.dataset + ") without lengths");
+  if (!r.concurrency && !r.batch_size) return skip("neither concurrency nor batch_size stated");
+  auto it = gpus->find(r.gpu);
+  if (it == gpus->end()) {
+    try {
+      it = gpus->emplace(r.gpu, load_gpu_profile(r.gpu)).first;
+    } catch (const ConfigError&) {
+      return skip("no hardware profile for gpu '" + r.gpu + "'");
+    }
+  }
+  StandardSystemOptions so;
+  so.gpus = r.gpus;
+  if (r.gpus_per_node) so.gpus_per_node = *r.gpus_per_node;
+  System sys;
+  try {
+    sys = standard_system(it->second, so);
+  } catch (const ConfigError& e) {
+    return skip(std::string("system: ") + e.what());
+  }
+  serving::Precision prec;
+  prec.weights = fmt_of(r.weights_precision);
+  prec.moe_weights = fmt_of(r.moe_weights_precision);
+  prec.kv_bytes = kv_bytes_for(r, &out.assumed);
+  const serving::ServingModel sm = serving::make_serving_model(r.model, prec);
+  serving::ServeInputs in;
+  in.model = &sm;
+  in.system = &sys;
+  in.engine = *serving::parse_engine(r.engine);
+  in.plan.mode = r.mode;
+  in.plan.agg = r.agg;
+  in.plan.prefill = r.prefill;
+  in.plan.decode = r.decode;
+  in.workload.input_len = *r.input_len;
+  in.workload.output_len = *r.output_len;
+  in.workload.context_depth = r.context_depth.value_or(0);
+  if (r.concurrency) {
+    in.workload.concurrency = *r.concurrency;
+  } else {
+    in.static_batch = *r.batch_size;
+    out.assumed.push_back("static batch " + std::to_string(*r.batch_size));
+  }
+  // A llama-bench row is one prompt (pp) and one batch decoding (tg): a static batch.
+  if (in.engine == Engine::llamacpp) {
+    in.static_batch = r.batch_size.value_or(1);
+    in.separate_phases = true;
+  }
+  try {
+    out.prediction = serving::serve_predict(in);
+  } catch (const Infeasible& e) {
+    return skip(std::string("predicted not to fit: ") + e.what());
+  } catch (const ConfigError& e) {
+    return skip(std::string("plan: ") + e.what());
+  }
+  const serving::ServePrediction& p = *out.prediction;
+  out.predicted[0] = to_ms(p.ttft);
+  out.predicted[1] = to_ms(p.tpot);
+  out.predicted[2] = p.decode_tokens_per_s;
+  out.predicted[3] = p.prefill_tokens_per_s;
+  if (r.throughput_scope == "output_per_gpu") out.predicted[4] = p.output_tokens_per_s_per_gpu;
+  else if (r.throughput_scope == "output_total") out.predicted[4] = p.output_tokens_per_s;
+  else if (r.throughput_scope == "total_per_gpu") out.predicted[4] = p.total_tokens_per_s_per_gpu;
+  else if (r.throughput_scope == "total") out.predicted[4] = p.total_tokens_per_s_per_gpu * p.gpus;
+  for (int k = 0; k < kNumServeMetrics; ++k)
+    if (out.measured[k] && out.predicted[k])
+      out.error_pct[k] = 100.0 * (*out.predicted[k] - *out.measured[k]) / *out.measured[k];
+  return out;
+}
+
+}  // namespace
+
+ServeValidationReport run_serve_validation(const std::vector<ServingRun>& runs) {
+  ServeValidationReport rep;
+  std::map<std::string, GpuProfile> gpus;
+  for (const ServingRun& r : runs) rep.rows.push_back(predict_row(r, &gpus));
+  for (const ServeRowResult& row : rep.rows) {
+    if (row.skipped) continue;
+    for (int k = 0; k < kNumServeMetrics; ++k) {
+      if (!row.error_pct[k]) continue;
+      const double e = *row.error_pct[k];
+      add(&rep.overall[k], e);
+      add(&rep.by_source[source_label(row.run->source)][k], e);
+      add(&rep.by_engine[row.run->engine][k], e);
+      add(&rep.by_gpu[row.run->gpu][k], e);
+      add(&rep.by_family[row.family][k], e);
+    }
+  }
+  return rep;
+}
+
+}  // namespace shardplan::io

@@ -1,0 +1,86 @@
+#include "modeler/precision_recipe.h"
+
+namespace shardplan {
+
+namespace {
+constexpr double kSrc = 2.0;  // the 16-bit tensor a quantization kernel reads
+
+/// Transformer Engine (transformer_engine/pytorch/tensor/*_tensor.py quantizers and the common/ kernels they call).
+/// Every fp8 linear quantizes its input, its output gradient and its weight into a row-wise copy (forward GEMM,
+/// data gradient) and a column-wise copy (weight gradient; on Hopper the transposed data, since its fp8 tensor
+/// cores take only TN layouts), both written by one fused kernel.
+RecipeKernels transformer_engine(Fp8Recipe r) {
+  switch (r) {
+    case Fp8Recipe::delayed: {
+      // DelayedScaling: the scale comes from the amax history of earlier steps, so one fused cast-transpose
+      // (common/transpose/cast_transpose.cu) reads the tensor and writes both fp8 copies, recording the amax as it
+      // goes; the history update and its reduction are one small kernel per step.
+      const QuantizeCost q{kSrc + 1.0 + 1.0, 1};
+      return {q, q, q};
+    }
+    case Fp8Recipe::tensorwise: {
+      // Float8CurrentScaling: the tensor's own amax first (common/recipe/current_scaling.cu: a full read), the
+      // scale from it, then the cast-transpose: two kernels, the tensor read twice.
+      const QuantizeCost q{kSrc + kSrc + 1.0 + 1.0, 2};
+      return {q, q, q};
+    }
+    case Fp8Recipe::blockwise: {
+      // Float8BlockScaling (common/transpose/quantize_transpose_vector_blockwise.cu, ..._square_blockwise.cu):
+      // each 1x128 (activations, gradients) or 128x128 (weights) block's amax is taken inside the quantize kernel;
+      // both copies plus an fp32 scale per block and direction.
+      const QuantizeCost act{kSrc + 1.0 + 1.0 + 2.0 * 4.0 / 128.0, 1};
+      const QuantizeCost w{kSrc + 1.0 + 1.0 + 2.0 * 4.0 / (128.0 * 128.0), 1};
+      return {act, act, w};
+    }
+    case Fp8Recipe::mxfp8: {
+      // MXFP8BlockScaling (common/cast/mxfp8/quantize_mxfp8.cuh): 1x32 blocks along rows and along columns, an E8M0
+      // scale byte per block and direction, in one kernel.
+      const QuantizeCost q{kSrc + 1.0 + 1.0 + 2.0 / 32.0, 1};
+      return {q, q, q};
+    }
+    case Fp8Recipe::nvfp4: {
+      // NVFP4BlockScaling (common/cast/nvfp4/): a per-tensor amax (the second-level fp32 scale) first, then the
+      // quantize kernel writing 4-bit data (0.5 byte) row-wise and column-wise with an E4M3 scale per 1x16 block;
+      // the random Hadamard transform of the weight-gradient operands is fused into that kernel.
+      const QuantizeCost q{kSrc + kSrc + 0.5 + 0.5 + 2.0 / 16.0, 2};
+      return {q, q, q};
+    }
+  }
+  return {};
+}
+
+/// torchao Float8Linear (torchao/float8/float8_linear.py, float8_scaling_utils.py): tensor-wise dynamic scaling
+/// casts each operand with its own amax (torch.amax over the tensor, a full read) and the cast (read, write fp8);
+/// torch._scaled_mm wants the weight-gradient operands column-major, a transposed fp8 copy (read 1, write 1).
+/// Under torch.compile Inductor fuses the cast with the transposed write; eager runs them separately. Recipes
+/// other than tensor-wise (torchao's rowwise, mxfp8) are counted as Transformer Engine's of the same kind.
+RecipeKernels torchao(Fp8Recipe r) {
+  if (r != Fp8Recipe::tensorwise && r != Fp8Recipe::delayed) return transformer_engine(r);
+  const QuantizeCost q{kSrc + kSrc + 1.0 + 1.0 + 1.0, 3};
+  return {q, q, q};
+}
+}  // namespace
+
+Fp8Recipe effective_fp8_recipe(const Plan& p, const Framework& fw) {
+  if (p.fp8_recipe) return *p.fp8_recipe;
+  if (p.precision == Dtype::fp4) return Fp8Recipe::nvfp4;
+  return fw.fp8_recipe;
+}
+
+RecipeKernels recipe_kernels(Fp8Recipe recipe, const Framework& fw) {
+  return fw.fp8_library == Fp8Library::torchao ? torchao(recipe) : transformer_engine(recipe);
+}
+
+double param_gather_bytes(const Plan& p, const Framework& fw) {
+  if (!quantized_gemms(p) || !p.fp8_param_gather.value_or(fw.fp8_param_gather)) return 2.0;
+  // Megatron's fp8 parameters (--fp8-param-gather, distributed optimizer all-gather of the quantized shards) and
+  // torchao's fp8 FSDP all-gather move the 1-byte data; block-scaled recipes add their scales.
+  switch (effective_fp8_recipe(p, fw)) {
+    case Fp8Recipe::blockwise: return 1.0 + 4.0 / (128.0 * 128.0);
+    case Fp8Recipe::mxfp8: return 1.0 + 1.0 / 32.0;
+    case Fp8Recipe::nvfp4: return 0.5 + 1.0 / 16.0;
+    default: return 1.0;
+  }
+}
+
+}  // namespace shardplan

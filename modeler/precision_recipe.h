@@ -1,0 +1,43 @@
+// Low-precision training recipes (fp8 and fp4 GEMMs) as the kernels they run besides the GEMMs themselves: every
+// quantized GEMM operand is produced from its 16-bit tensor by quantization kernels (amax, scale, cast, the
+// transposed copy the other GEMM of the pair needs), which are memory-bound and cost HBM traffic of their own.
+// The bytes per element below are counted from the kernels Transformer Engine and torchao launch; nothing here is
+// fitted to a measured run.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "modeler/framework.h"
+#include "modeler/plan.h"
+
+namespace shardplan {
+
+/// HBM bytes read + written per element of a 16-bit tensor quantized for the GEMMs that use it (both the row-wise
+/// copy and the column-wise copy the backward pass needs), and the number of kernels that do it.
+struct QuantizeCost {
+  double bytes_per_elem = 0;
+  int kernels = 0;
+};
+
+/// The quantization of each kind of GEMM operand under a recipe: the layer input (forward GEMM and, column-wise,
+/// the weight-gradient GEMM), the output gradient (data-gradient and weight-gradient GEMMs) and the weight.
+struct RecipeKernels {
+  QuantizeCost activation, gradient, weight;
+};
+
+/// The recipe a plan runs: the plan's own, else nvfp4 for fp4 GEMMs, else the framework's published recipe.
+Fp8Recipe effective_fp8_recipe(const Plan& p, const Framework& fw);
+
+/// The quantization kernels of `recipe` as `fw`'s library runs them (Framework::fp8_library).
+RecipeKernels recipe_kernels(Fp8Recipe recipe, const Framework& fw);
+
+/// Whether the plan's GEMMs are quantized (fp8 or fp4).
+inline bool quantized_gemms(const Plan& p) { return p.precision == Dtype::fp8 || p.precision == Dtype::fp4; }
+
+/// Bytes per layer parameter moved by a ZeRO/FSDP parameter all-gather: the recipe's storage dtype where the
+/// framework gathers quantized weights (Megatron fp8_param_gather, torchao enable_fsdp_float8_all_gather, plus the
+/// block scales), else the 16-bit compute copy.
+double param_gather_bytes(const Plan& p, const Framework& fw);
+
+}  // namespace shardplan

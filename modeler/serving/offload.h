@@ -1,0 +1,73 @@
+// CPU offload for one GPU (techniques.md section 4, ATSInfer): every weight tensor and every layer's KV cache has
+// three homes (GPU-resident, in host memory computed by the CPU, in host memory streamed over PCIe to the GPU for
+// each use). Per tensor and phase (n tokens per step):
+//   t_gpu    = the GEMM formula on the GPU (weight_gemm_time)
+//   t_cpu    = max(flops / cpu_flops, bytes read / host memory bandwidth)
+//   t_stream = bytes / PCIe bandwidth + t_gpu
+// A non-resident tensor takes the cheaper of CPU and stream; the step is the sum over tensors (layer-sequential,
+// no overlap of CPU, GPU and PCIe work: a conservative bound, the ATSInfer pipeline overlap is not modelled).
+// Placement: greedy by benefit per byte ((t_off - t_gpu) / bytes), then pairwise swaps while one improves,
+// started from the greedy set and from the best llama.cpp -ngl set; separately for prefill and decode.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "modeler/serving/step_time.h"
+
+namespace shardplan::serving {
+
+enum class Home { gpu, cpu, stream };
+const char* home_name(Home h);
+
+/// An offloadable item: a weight tensor or one layer's KV cache.
+struct OffloadItem {
+  std::string name;
+  int layer = -1;
+  Bytes bytes;
+  bool kv = false;
+  bool expert = false;
+  double t_gpu[2] = {0, 0};  // seconds per step, [prefill, decode]
+  double t_cpu[2] = {0, 0};
+  double t_stream[2] = {0, 0};
+  double off(int phase) const { return std::min(t_cpu[phase], t_stream[phase]); }
+};
+
+struct OffloadSetup {
+  const ServingModel* model = nullptr;
+  const Gpu* gpu = nullptr;
+  Host host;
+  Bytes vram;                 // GPU memory for weights and KV (capacity minus compute buffers and runtime)
+  double prefill_tokens = 512;  // tokens per prefill step (llama.cpp ubatch)
+  double decode_batch = 1;
+  double context = 4096;      // tokens in the KV cache (its size) and attended in decode
+};
+
+struct Placement {
+  std::vector<Home> home[2];  // per item, [prefill, decode]
+  Seconds step[2];            // step time per phase
+  Bytes gpu_bytes[2];
+  int ngl = -1;               // for a layer placement: the -ngl value
+};
+
+/// Norms and routers stay on the GPU (kilobytes each; moving one would cost two PCIe hand-offs of the hidden
+/// state, which the additive step model does not charge). Their bytes come off the VRAM budget.
+bool is_pinned(const WeightTensor& t);
+Bytes pinned_bytes(const ServingModel& sm);
+
+/// The items of a model (weights per tensor; KV per layer) with their per-phase times.
+std::vector<OffloadItem> offload_items(const OffloadSetup& s);
+
+/// llama.cpp -ngl N: the output layer and the last N - 1 blocks (weights and KV) on the GPU (llama.cpp counts the
+/// output layer as one: N = blocks + 1 puts everything there); the token embedding stays in host memory.
+Placement layer_placement(const std::vector<OffloadItem>& items, const OffloadSetup& s, int ngl);
+/// The fastest -ngl split that fits in s.vram, per phase.
+Placement best_layer_placement(const std::vector<OffloadItem>& items, const OffloadSetup& s);
+/// Tensor-level placement under the same VRAM.
+Placement tensor_placement(const std::vector<OffloadItem>& items, const OffloadSetup& s);
+
+/// llama.cpp flags for a placement's phase: -ngl 999 with -ot regexes sending the host tensors to CPU, or
+/// --n-cpu-moe N when those are exactly the experts of the first N blocks.
+std::string llama_cpp_flags(const std::vector<OffloadItem>& items, const Placement& p, int phase);
+
+}  // namespace shardplan::serving

@@ -1,0 +1,213 @@
+#include "modeler/serving/serve_predict.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace shardplan::serving {
+
+Problems check_plan(const ModelDesc& m, const WorkerPlan& w) {
+  Problems p;
+  auto bad = [&](const char* code, std::string msg) { p.push_back({code, std::move(msg)}); };
+  if (w.tp < 1 || w.pp < 1 || w.attention_dp < 1 || w.moe_tp < 1 || w.moe_ep < 1 || w.workers < 1)
+    bad("positive_sizes", "tp, pp, attention_dp, moe_tp, moe_ep and workers must be at least 1");
+  if (!p.empty()) return p;
+  if (m.heads % w.tp != 0)
+    bad("tp_divides_heads", "tp (" + num(w.tp) + ") does not divide heads (" + num(m.heads) + ")");
+  if (w.pp > m.layers) bad("pp_layers", "pp (" + num(w.pp) + ") exceeds layers (" + num(m.layers) + ")");
+  if (m.moe) {
+    if (w.moe_tp * w.moe_ep != w.tp * w.attention_dp)
+      bad("moe_group", "moe_tp x moe_ep (" + num(w.moe_tp * w.moe_ep) + ") must equal tp x attention_dp (" +
+                           num(w.tp * w.attention_dp) + ")");
+    if (m.moe->experts % w.moe_ep != 0)
+      bad("ep_divides_experts",
+          "moe_ep (" + num(w.moe_ep) + ") does not divide experts (" + num(m.moe->experts) + ")");
+  } else if (w.moe_ep > 1) {
+    bad("ep_dense", "moe_ep > 1 on a dense model");
+  }
+  if (w.batch && *w.batch < 1) bad("batch", "batch must be at least 1");
+  return p;
+}
+
+namespace {
+
+struct Phase {
+  const ServeInputs& in;
+  const WorkerPlan& w;
+  StepTime run(const StepLoad& l) const { return step_time(*in.model, *in.system, w, l); }
+};
+
+double kv_capacity_tokens(const ServeInputs& in, const WorkerPlan& w, const MemoryReport& mem, double seq) {
+  const Bytes per = kv_bytes_per_token(*in.model, w, seq);
+  return per.v > 0 ? mem.kv_cache / per : 0;
+}
+
+// Decode batch per attention-DP rank and what caps it.
+double decode_batch(double wanted, const WorkerPlan& w, double kv_max, std::string* cap) {
+  double b = wanted;
+  *cap = "concurrency";
+  if (w.batch && *w.batch < b) {
+    b = *w.batch;
+    *cap = "max_batch";
+  }
+  if (kv_max < b) {
+    b = std::max(1.0, std::floor(kv_max));
+    *cap = "kv_cache";
+  }
+  return std::max(1.0, b);
+}
+
+void aggregated(const ServeInputs& in, ServePrediction* out) {
+  const WorkerPlan& w = in.plan.agg;
+  const Workload& wl = in.workload;
+  const Phase ph{in, w};
+  const double in_len = wl.input_len * (1.0 - wl.prefix_hit), out_len = wl.output_len;
+  const double prefix = wl.context_depth + wl.input_len * wl.prefix_hit;
+  const double seq = wl.context_depth + wl.input_len + wl.output_len;
+  out->memory = engine_memory(*in.model, in.system->gpu, w, in.engine, in.memory, seq);
+  if (!out->memory.fits)
+    throw Infeasible("the weights (" + num(to_GiB(out->memory.weights), "%.1f") + " GiB per GPU) and activations " +
+                     "leave no room for a KV cache in " + num(to_GiB(out->memory.capacity), "%.1f") + " GiB");
+  out->kv_tokens = kv_capacity_tokens(in, w, out->memory, seq);
+  out->kv_max_batch = out->kv_tokens / seq;
+  const double budget = in.plan.max_num_tokens > 0 ? in.plan.max_num_tokens : default_max_num_tokens(in.engine);
+  const double decode_ctx = (in.separate_phases ? wl.context_depth : prefix + wl.input_len) + out_len / 2.0;
+  if (in.static_batch > 0) {
+    // Static batch: all prompts first (in chunks of the step budget), then all sequences decode together.
+    const double b = in.static_batch;
+    const double total = b * in_len;
+    const double chunks = std::ceil(total / budget);
+    StepLoad pl;
+    pl.prefill_tokens = total / chunks;
+    pl.prefill_keys = prefix + in_len / 2.0;
+    pl.prefill_seqs = b / chunks;
+    out->prefill_step = ph.run(pl);
+    out->ttft = out->prefill_step.total * chunks;
+    StepLoad dl;
+    dl.decode_seqs = b;
+    dl.decode_ctx = decode_ctx;
+    out->decode_step = ph.run(dl);
+    out->tpot = out->decode_step.total;
+    out->batch = b;
+    out->batch_cap = b > out->kv_max_batch ? "kv_cache (over capacity)" : "batch_size";
+    const Seconds e2e = out->ttft + out->tpot * (out_len - 1);
+    out->output_tokens_per_s = b * out_len / e2e.v * w.workers * w.attention_dp;
+    return;
+  }
+  const double per_rank = std::max(1.0, 1.0 * wl.concurrency / (w.workers * w.attention_dp));
+  const double b = decode_batch(per_rank, w, out->kv_max_batch, &out->batch_cap);
+  out->batch = b;
+  // Steady state of a closed loop (arrivals spread over time): every step decodes the batch and prefills the
+  // prompts of the requests that replace finished ones, b / output_len of them per step on average. That mixed
+  // step is the TPOT every request sees.
+  StepLoad ml;
+  ml.decode_seqs = b;
+  ml.decode_ctx = decode_ctx;
+  ml.prefill_tokens = b * in_len / out_len;
+  ml.prefill_keys = prefix + in_len / 2.0;
+  ml.prefill_seqs = b / out_len;
+  out->decode_step = ph.run(ml);
+  // A new request waits half a step for the running one to end, then its prompt runs in chunks of the step
+  // budget, each chunk sharing its step with the batch's decode tokens.
+  const double chunks = std::ceil(in_len / budget);
+  StepLoad pl;
+  pl.prefill_tokens = in_len / chunks;
+  pl.prefill_keys = prefix + in_len / 2.0;
+  pl.prefill_seqs = 1.0 / chunks;
+  pl.decode_seqs = b;
+  pl.decode_ctx = decode_ctx;
+  out->prefill_step = ph.run(pl);
+  const Seconds ttft = out->decode_step.total * 0.5 + out->prefill_step.total * chunks;
+  const Seconds request = ttft + out->decode_step.total * (out_len - 1.0);
+  // Requests beyond the batch wait for a slot: in a closed loop each goes around (per_rank / b - 1) times.
+  out->ttft = per_rank > b ? ttft + request * (per_rank / b - 1.0) : ttft;
+  out->tpot = out->decode_step.total;
+  out->output_tokens_per_s = b * out_len / request.v * w.workers * w.attention_dp;
+}
+
+void disaggregated(const ServeInputs& in, ServePrediction* out) {
+  const WorkerPlan& pw = in.plan.prefill;
+  const WorkerPlan& dw = in.plan.decode;
+  const Workload& wl = in.workload;
+  const double in_len = wl.input_len * (1.0 - wl.prefix_hit), out_len = wl.output_len;
+  const double prefix = wl.context_depth + wl.input_len * wl.prefix_hit;
+  const double seq = wl.context_depth + wl.input_len + wl.output_len;
+  out->prefill_memory = engine_memory(*in.model, in.system->gpu, pw, in.engine, in.memory, seq);
+  out->memory = engine_memory(*in.model, in.system->gpu, dw, in.engine, in.memory, seq);
+  if (!out->memory.fits || !out->prefill_memory.fits)
+    throw Infeasible("the weights leave no room for a KV cache on the " +
+                     std::string(out->memory.fits ? "prefill" : "decode") + " workers");
+  out->kv_tokens = kv_capacity_tokens(in, dw, out->memory, seq);
+  out->kv_max_batch = out->kv_tokens / seq;
+  // Prefill: `batch` prompts per attention-DP rank per step.
+  const double pb = pw.batch.value_or(1);
+  StepLoad pl;
+  pl.prefill_tokens = pb * in_len;
+  pl.prefill_keys = prefix + in_len / 2.0;
+  pl.prefill_seqs = pb;
+  out->prefill_step = step_time(*in.model, *in.system, pw, pl);
+  const double tp_s = out->prefill_step.total.v;
+  const double prefill_rate = pw.workers * pw.attention_dp * pb / tp_s;  // requests / s
+  // Decode: iterate the batch to the closed loop's fixed point (a smaller batch decodes faster).
+  const double slots_wanted = 1.0 * wl.concurrency / (dw.workers * dw.attention_dp);
+  double b = decode_batch(std::max(1.0, slots_wanted), dw, out->kv_max_batch, &out->batch_cap);
+  StepLoad dl;
+  dl.decode_ctx = prefix + wl.input_len + out_len / 2.0;
+  double rate = 0, td = 0;
+  for (int it = 0; it < 4; ++it) {
+    dl.decode_seqs = b;
+    out->decode_step = step_time(*in.model, *in.system, dw, dl);
+    td = out->decode_step.total.v;
+    const double decode_rate = dw.workers * dw.attention_dp * b / (std::max(1.0, out_len - 1.0) * td);
+    const double loop_rate = wl.concurrency / (tp_s + std::max(0.0, out_len - 1.0) * td);
+    rate = std::min({prefill_rate, decode_rate, loop_rate});
+    const double in_decode = rate * std::max(0.0, out_len - 1.0) * td / (dw.workers * dw.attention_dp);
+    const double nb = std::clamp(in_decode, 1.0, b);
+    if (std::abs(nb - b) < 0.5) break;
+    b = nb;
+  }
+  out->batch = b;
+  out->tpot = Seconds(td);
+  out->ttft = Seconds(std::max(tp_s, wl.concurrency / rate - std::max(0.0, out_len - 1.0) * td));
+  out->output_tokens_per_s = rate * out_len;
+}
+
+}  // namespace
+
+ServePrediction serve_predict(const ServeInputs& in) {
+  SHARDPLAN_CHECK(in.model && in.system);
+  const ModelDesc& m = in.model->model;
+  const bool agg = in.plan.mode == Mode::aggregated;
+  for (const WorkerPlan* w : agg ? std::vector<const WorkerPlan*>{&in.plan.agg}
+                                 : std::vector<const WorkerPlan*>{&in.plan.prefill, &in.plan.decode}) {
+    const Problems p = check_plan(m, *w);
+    if (!p.empty()) throw ConfigError(join_problems(p));
+  }
+  if (in.workload.input_len < 1 || in.workload.output_len < 1)
+    throw ConfigError("input and output lengths must be at least 1 token");
+  ServePrediction out;
+  if (agg) {
+    aggregated(in, &out);
+    out.gpus = in.plan.agg.gpus() * in.plan.agg.workers;
+  } else {
+    disaggregated(in, &out);
+    out.gpus = in.plan.prefill.gpus() * in.plan.prefill.workers + in.plan.decode.gpus() * in.plan.decode.workers;
+  }
+  out.request_tokens_per_s = out.tpot.v > 0 ? 1.0 / out.tpot.v : 0;
+  out.output_tokens_per_s_per_gpu = out.output_tokens_per_s / out.gpus;
+  out.total_tokens_per_s_per_gpu =
+      out.output_tokens_per_s_per_gpu * (in.workload.input_len + in.workload.output_len) / in.workload.output_len;
+  // llama-bench semantics: one prompt of input_len in ubatch-sized steps; tg over the batch.
+  const WorkerPlan& w = agg ? in.plan.agg : in.plan.prefill;
+  const double ub = in.plan.max_num_tokens > 0 ? in.plan.max_num_tokens : default_max_num_tokens(in.engine);
+  const double steps = std::ceil(in.workload.input_len / ub);
+  StepLoad pl;
+  pl.prefill_tokens = in.workload.input_len / steps;
+  pl.prefill_keys = in.workload.context_depth + in.workload.input_len / 2.0;
+  pl.prefill_seqs = 1.0 / steps;
+  const Seconds one_prompt = step_time(*in.model, *in.system, w, pl).total * steps;
+  out.prefill_tokens_per_s = in.workload.input_len / one_prompt.v;
+  out.decode_tokens_per_s = out.batch / out.decode_step.total.v;
+  return out;
+}
+
+}  // namespace shardplan::serving

@@ -1,0 +1,112 @@
+#include "modeler/serving/serve_search.h"
+
+#include <algorithm>
+
+namespace shardplan::serving {
+
+ServeSearchResult serve_search(const ServeInputs& base, const ServeSearchSpace& space, const SearchTargets& t) {
+  ServeSearchResult res;
+  const ModelDesc& m = base.model->model;
+  const bool moe = m.moe.has_value();
+  for (int tp : space.tp)
+    for (int pp : space.pp)
+      for (int adp : moe ? space.attention_dp : std::vector<int>{1}) {
+        const int size = tp * pp * adp;
+        if (size > space.gpus || space.gpus % size != 0) {
+          ++res.rejected["gpus_divide"];
+          continue;
+        }
+        // MoE: expert parallel over the whole tp x attention_dp group (the engines' EP mode), and pure expert
+        // tensor parallelism when there is no attention DP.
+        std::vector<std::pair<int, int>> moe_splits = {{tp * adp, 1}};
+        if (moe) moe_splits.push_back({1, tp * adp});
+        for (const auto& [moe_tp, moe_ep] : moe_splits) {
+          if (moe && moe_ep == 1 && adp > 1) continue;  // attention DP runs with expert parallelism
+          for (int b : space.batch) {
+            ServeInputs in = base;
+            WorkerPlan w;
+            w.tp = tp;
+            w.pp = pp;
+            w.attention_dp = adp;
+            w.moe_tp = moe ? moe_tp : tp;
+            w.moe_ep = moe ? moe_ep : 1;
+            w.workers = space.gpus / size;
+            w.batch = b;
+            in.plan = ServingPlan{};
+            in.plan.agg = w;
+            in.plan.max_num_tokens = base.plan.max_num_tokens;
+            in.static_batch = 0;
+            in.workload.concurrency = w.workers * adp * b;
+            ++res.evaluated;
+            const Problems p = check_plan(m, w);
+            if (!p.empty()) {
+              ++res.rejected[p.front().code];
+              break;  // the batch does not change validity
+            }
+            ServePrediction pred;
+            try {
+              pred = serve_predict(in);
+            } catch (const Infeasible&) {
+              ++res.rejected["oom"];
+              break;
+            }
+            if (pred.batch < b) {
+              ++res.rejected["kv_cache_caps_batch"];
+              continue;
+            }
+            if (t.ttft_ms > 0 && to_ms(pred.ttft) > t.ttft_ms) {
+              ++res.rejected["ttft_target"];
+              continue;
+            }
+            if (t.tpot_ms > 0 && to_ms(pred.tpot) > t.tpot_ms) {
+              ++res.rejected["tpot_target"];
+              continue;
+            }
+            res.ranked.push_back({in.plan, in.workload.concurrency, pred});
+          }
+        }
+      }
+  std::sort(res.ranked.begin(), res.ranked.end(), [](const SearchCandidate& a, const SearchCandidate& b) {
+    return a.prediction.output_tokens_per_s_per_gpu > b.prediction.output_tokens_per_s_per_gpu;
+  });
+  return res;
+}
+
+std::string engine_args(Engine e, const std::string& model, const WorkerPlan& w, int kv_fp8) {
+  const std::string b = w.batch ? std::to_string(*w.batch) : "";
+  const int group = w.tp * w.attention_dp;
+  switch (e) {
+    case Engine::vllm: {
+      std::string s = "vllm serve " + model + " --tensor-parallel-size " + std::to_string(w.tp) +
+                      " --pipeline-parallel-size " + std::to_string(w.pp);
+      if (w.attention_dp > 1) s += " --data-parallel-size " + std::to_string(w.attention_dp);
+      if (w.moe_ep > 1) s += " --enable-expert-parallel";
+      if (!b.empty()) s += " --max-num-seqs " + std::to_string(*w.batch * w.attention_dp);
+      if (kv_fp8) s += " --kv-cache-dtype fp8";
+      return s;
+    }
+    case Engine::sglang: {
+      std::string s = "python -m sglang.launch_server --model-path " + model + " --tp " + std::to_string(group);
+      if (w.pp > 1) s += " --pp-size " + std::to_string(w.pp);
+      if (w.attention_dp > 1) s += " --dp " + std::to_string(w.attention_dp) + " --enable-dp-attention";
+      if (w.moe_ep > 1) s += " --ep-size " + std::to_string(w.moe_ep);
+      if (!b.empty()) s += " --max-running-requests " + std::to_string(*w.batch * w.attention_dp);
+      if (kv_fp8) s += " --kv-cache-dtype fp8_e4m3";
+      return s;
+    }
+    case Engine::trtllm: {
+      std::string s = "trtllm-serve " + model + " --tp_size " + std::to_string(group) + " --pp_size " +
+                      std::to_string(w.pp);
+      if (w.moe_ep > 1) s += " --ep_size " + std::to_string(w.moe_ep);
+      if (!b.empty()) s += " --max_batch_size " + std::to_string(*w.batch);
+      if (w.attention_dp > 1) s += "  (extra_llm_api_options: enable_attention_dp: true)";
+      return s;
+    }
+    case Engine::llamacpp:
+      return "llama-server -m " + model + " -ngl 999 -np " + b;
+    case Engine::other: return "";
+  }
+  return "";
+}
+
+}  // namespace shardplan::serving

@@ -1,0 +1,45 @@
+// serve search: aggregated serving plans for a model on N GPUs under TTFT/TPOT targets, ranked by output tokens/s
+// per GPU, with every rejected candidate counted by reason. Each candidate is one serve_predict evaluation.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "modeler/serving/serve_predict.h"
+
+namespace shardplan::serving {
+
+struct SearchTargets {
+  double ttft_ms = 0;  // 0: no target
+  double tpot_ms = 0;
+};
+
+struct ServeSearchSpace {
+  int gpus = 8;
+  std::vector<int> tp = {1, 2, 4, 8};
+  std::vector<int> pp = {1, 2, 4};
+  std::vector<int> attention_dp = {1, 2, 4, 8};  // MoE models only
+  std::vector<int> batch = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512};  // sequences per attention-DP rank
+};
+
+struct SearchCandidate {
+  ServingPlan plan;
+  int concurrency = 0;
+  ServePrediction prediction;
+};
+
+struct ServeSearchResult {
+  std::vector<SearchCandidate> ranked;  // best first
+  std::map<std::string, int> rejected;  // reason -> count
+  int evaluated = 0;
+};
+
+/// `base` supplies model, system, engine, workload lengths and memory options; plan and concurrency are searched
+/// (concurrency = replicas x attention_dp x batch: the closed loop that keeps every slot busy).
+ServeSearchResult serve_search(const ServeInputs& base, const ServeSearchSpace& space, const SearchTargets& t);
+
+/// Launch arguments of the engines for one aggregated plan.
+std::string engine_args(Engine e, const std::string& model, const WorkerPlan& w, int kv_fp8);
+
+}  // namespace shardplan::serving

@@ -1,0 +1,71 @@
+// Inputs of a serving prediction: the engine, the serving plan (parallel sizes, aggregated or disaggregated
+// prefill/decode workers), the weight and KV formats, the host (for offload) and the workload. Plain data; the
+// model (ModelDesc) and the hardware (System) are separate inputs, as for training.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "modeler/serving/formats.h"
+#include "modeler/units.h"
+
+namespace shardplan::serving {
+
+/// Serving software; each allocates GPU memory its own way (engine_memory.h).
+enum class Engine { vllm, sglang, trtllm, llamacpp, other };
+std::optional<Engine> parse_engine(const std::string& name);  // "llama.cpp" and "ik_llama.cpp" -> llamacpp
+std::string engine_name(Engine e);
+
+/// One engine instance (a worker): its GPUs and how the model is split over them. A worker spans
+/// tp x pp x attention_dp GPUs; its MoE layers are split moe_tp x moe_ep = tp x attention_dp ways
+/// (AIConfigurator's and SGLang's convention). `batch` counts sequences per attention-DP rank.
+struct WorkerPlan {
+  int tp = 1, pp = 1, attention_dp = 1, moe_tp = 1, moe_ep = 1;
+  int workers = 1;
+  std::optional<int> batch;  // max running sequences per attention-DP rank (nullopt: the KV cache decides)
+  int gpus() const { return tp * pp * attention_dp; }
+};
+
+/// The formats the weights and KV cache are stored in.
+struct Precision {
+  WeightFormat weights = WeightFormat::bf16;
+  WeightFormat moe_weights = WeightFormat::bf16;  // routed experts
+  double kv_bytes = 2.0;                          // bytes per KV element
+};
+
+enum class Mode { aggregated, disaggregated };
+
+struct ServingPlan {
+  Mode mode = Mode::aggregated;
+  WorkerPlan agg;      // aggregated: every worker prefills and decodes
+  WorkerPlan prefill;  // disaggregated
+  WorkerPlan decode;
+  /// Prefill tokens one scheduler step takes (vLLM max_num_batched_tokens, SGLang chunked_prefill_size,
+  /// TRT-LLM max_num_tokens). 0: the engine default (engine_memory.h).
+  int max_num_tokens = 0;
+};
+
+/// A fixed-length closed-loop workload (every request has input_len prompt and output_len generated tokens),
+/// as AIConfigurator, trtllm-bench and genai-perf drive it. concurrency: requests in flight (0: batch_size
+/// sequences in one static batch).
+struct Workload {
+  int input_len = 1024;
+  int output_len = 128;
+  int concurrency = 1;
+  double prefix_hit = 0;  // fraction of prompt tokens found in the prefix cache (not prefilled)
+  int context_depth = 0;  // tokens already in the KV cache before the prompt (llama-bench -d)
+};
+
+/// The machine the GPU sits in, for CPU offload: host memory and its bandwidth, the CPU's dense matrix rate,
+/// and the PCIe link to the GPU.
+struct Host {
+  std::string name;
+  Bytes memory;
+  BytesPerSec memory_bw;   // sustained read bandwidth (STREAM-like), not the channel peak
+  FlopsPerSec cpu_flops;   // sustained 16-bit-or-int8 GEMM rate of all cores (dequantising quantised weights)
+  BytesPerSec pcie_bw;     // host-to-device copy rate of pinned memory
+  std::vector<std::string> sources;
+};
+
+}  // namespace shardplan::serving

@@ -1,0 +1,58 @@
+#include "modeler/precision_recipe.h"
+
+#include <doctest/doctest.h>
+
+#include "modeler/framework.h"
+
+using namespace shardplan;
+
+TEST_SUITE("precision_recipe") {
+
+TEST_CASE("Transformer Engine's quantization bytes per element: one fused pass unless the recipe needs an amax first") {
+  const Framework te = *find_framework("megatron-lm");
+  const RecipeKernels delayed = recipe_kernels(Fp8Recipe::delayed, te);
+  CHECK(delayed.activation.bytes_per_elem == doctest::Approx(4.0));  // read bf16, write fp8 row- and column-wise
+  CHECK(delayed.activation.kernels == 1);
+  const RecipeKernels current = recipe_kernels(Fp8Recipe::tensorwise, te);
+  CHECK(current.activation.bytes_per_elem == doctest::Approx(6.0));  // + the amax pass's read
+  CHECK(current.activation.kernels == 2);
+  const RecipeKernels block = recipe_kernels(Fp8Recipe::blockwise, te);
+  CHECK(block.activation.bytes_per_elem == doctest::Approx(4.0 + 8.0 / 128.0));
+  CHECK(block.weight.bytes_per_elem < block.activation.bytes_per_elem);  // 128x128 weight blocks: fewer scales
+  CHECK(recipe_kernels(Fp8Recipe::mxfp8, te).gradient.bytes_per_elem == doctest::Approx(4.0 + 2.0 / 32.0));
+  const RecipeKernels fp4 = recipe_kernels(Fp8Recipe::nvfp4, te);
+  CHECK(fp4.activation.bytes_per_elem == doctest::Approx(2.0 + 2.0 + 1.0 + 2.0 / 16.0));
+  CHECK(fp4.activation.kernels == 2);
+}
+
+TEST_CASE("torchao's tensorwise casts: amax, cast and a transposed copy") {
+  const Framework ao = *find_framework("torchtitan");
+  CHECK(ao.fp8_library == Fp8Library::torchao);
+  const RecipeKernels k = recipe_kernels(Fp8Recipe::tensorwise, ao);
+  CHECK(k.activation.bytes_per_elem == doctest::Approx(7.0));
+  CHECK(k.activation.kernels == 3);
+  // Block-scaled recipes are counted as Transformer Engine's.
+  CHECK(recipe_kernels(Fp8Recipe::mxfp8, ao).activation.bytes_per_elem ==
+        recipe_kernels(Fp8Recipe::mxfp8, *find_framework("nemo")).activation.bytes_per_elem);
+}
+
+TEST_CASE("the recipe a plan runs, and the bytes its parameter gathers move") {
+  const Framework nemo = *find_framework("nemo");
+  Plan p;
+  CHECK(param_gather_bytes(p, nemo) == 2.0);  // bf16 plans gather bf16
+  p.precision = Dtype::fp8;
+  CHECK(effective_fp8_recipe(p, nemo) == Fp8Recipe::tensorwise);  // Megatron-Bridge's fp8_cs
+  CHECK(param_gather_bytes(p, nemo) == 1.0);                      // fp8_param_gather on in its recipes
+  p.fp8_param_gather = false;
+  CHECK(param_gather_bytes(p, nemo) == 2.0);
+  p.fp8_param_gather = true;
+  p.fp8_recipe = Fp8Recipe::mxfp8;
+  CHECK(param_gather_bytes(p, nemo) == doctest::Approx(1.0 + 1.0 / 32.0));
+  CHECK(effective_fp8_recipe(p, nemo) == Fp8Recipe::mxfp8);  // the plan's own wins
+  Plan q;
+  q.precision = Dtype::fp4;
+  CHECK(effective_fp8_recipe(q, nemo) == Fp8Recipe::nvfp4);
+  CHECK(param_gather_bytes(q, *find_framework("megatron-lm")) == 2.0);  // Megatron-LM: fp8_param_gather off
+}
+
+}

@@ -1,0 +1,49 @@
+#include "modeler/serving/engine_memory.h"
+
+#include <doctest/doctest.h>
+
+#include "tests/modeler/serving/serving_fixtures.h"
+
+using namespace shardplan;
+using namespace shardplan::serving;
+
+TEST_CASE("KV bytes per token: layers x 2 x kv_heads x head_dim x element bytes, split by tp and pp") {
+  const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
+  WorkerPlan w;
+  CHECK(kv_bytes_per_token(sm, w, 1000).v == doctest::Approx(32 * 2 * 8 * 128 * 2.0));
+  w.tp = 2;
+  w.pp = 2;
+  CHECK(kv_bytes_per_token(sm, w, 1000).v == doctest::Approx(32 * 2 * 8 * 128 * 2.0 / 4));
+  w.tp = 16;  // more ranks than K/V heads: each keeps one head
+  w.pp = 1;
+  CHECK(kv_bytes_per_token(sm, w, 1000).v == doctest::Approx(32 * 2 * 1 * 128 * 2.0));
+}
+
+TEST_CASE("each engine's rule for the KV cache") {
+  const System sys = test::round_system();
+  const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
+  WorkerPlan w;
+  EngineMemoryOptions o;
+  const MemoryReport v = engine_memory(sm, sys.gpu, w, Engine::vllm, o, 2048);
+  CHECK(v.kv_cache.v == doctest::Approx((GiB(80) * 0.9 - v.weights - v.activations).v));
+  const MemoryReport s = engine_memory(sm, sys.gpu, w, Engine::sglang, o, 2048);
+  CHECK(s.kv_cache.v == doctest::Approx((GiB(80) * 0.88 - s.weights).v));
+  const MemoryReport t = engine_memory(sm, sys.gpu, w, Engine::trtllm, o, 2048);
+  CHECK(t.kv_cache.v == doctest::Approx(((GiB(80) - t.weights - t.activations - t.other) * 0.9).v));
+  // llama.cpp allocates the context it is given, nothing more.
+  o.context = 4096;
+  const MemoryReport l = engine_memory(sm, sys.gpu, w, Engine::llamacpp, o, 2048);
+  CHECK(l.kv_cache.v == doctest::Approx(4096 * 32 * 2 * 8 * 128 * 2.0));
+  CHECK(l.fits);
+}
+
+TEST_CASE("weights that exceed the budget do not fit") {
+  System sys = test::round_system();
+  sys.gpu.hbm_capacity = GiB(12);
+  const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
+  const MemoryReport r = engine_memory(sm, sys.gpu, WorkerPlan{}, Engine::vllm, EngineMemoryOptions{}, 2048);
+  CHECK_FALSE(r.fits);
+  WorkerPlan tp2;
+  tp2.tp = 2;
+  CHECK(weight_bytes_per_gpu(sm, tp2).v == doctest::Approx(weight_bytes_per_gpu(sm, WorkerPlan{}).v / 2).epsilon(0.01));
+}

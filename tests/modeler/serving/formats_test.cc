@@ -1,0 +1,56 @@
+#include "modeler/serving/formats.h"
+
+#include <doctest/doctest.h>
+
+#include "modeler/serving/tensors.h"
+#include "tests/modeler/serving/serving_fixtures.h"
+
+using namespace shardplan;
+using namespace shardplan::serving;
+
+TEST_CASE("bits per weight follow the block layouts") {
+  CHECK(bits_per_weight(WeightFormat::q4_k) == doctest::Approx(4.5));
+  CHECK(bits_per_weight(WeightFormat::q6_k) == doctest::Approx(6.5625));
+  CHECK(bits_per_weight(WeightFormat::q8_0) == doctest::Approx(8.5));
+  CHECK(bits_per_weight(WeightFormat::nvfp4) == doctest::Approx(4.5));
+  CHECK(bits_per_weight(WeightFormat::mxfp4) == doctest::Approx(4.25));
+  CHECK(bits_per_weight(WeightFormat::bf16) == 16.0);
+}
+
+TEST_CASE("format names round-trip and unknown names are refused") {
+  for (const char* n : {"bf16", "fp8_block", "nvfp4", "int4_wo", "q4_k_m", "q3_k_m", "q2_k"}) {
+    const auto f = parse_weight_format(n);
+    REQUIRE(f);
+    CHECK(weight_format_name(*f) == n);
+  }
+  CHECK_FALSE(parse_weight_format("q4_k_x"));
+  CHECK_FALSE(parse_kv_bytes("int3"));
+  CHECK(*parse_kv_bytes("fp8") == 1.0);
+}
+
+TEST_CASE("q4_k_m puts the output and the use_more_bits layers' attn_v and ffn_down in q6_k") {
+  CHECK(gguf_tensor_format(WeightFormat::q4_k_m, TensorRole::output, 32, 32) == WeightFormat::q6_k);
+  CHECK(gguf_tensor_format(WeightFormat::q4_k_m, TensorRole::attn_v, 0, 32) == WeightFormat::q6_k);
+  CHECK(gguf_tensor_format(WeightFormat::q4_k_m, TensorRole::attn_v, 5, 32) == WeightFormat::q4_k);
+  CHECK(gguf_tensor_format(WeightFormat::q4_k_m, TensorRole::attn_q, 0, 32) == WeightFormat::q4_k);
+  CHECK(gguf_tensor_format(WeightFormat::q4_k_m, TensorRole::ffn_down, 31, 32) == WeightFormat::q6_k);
+}
+
+TEST_CASE("Llama-3-8B Q4_K_M weighs what llama-bench reports (4.92e9 bytes) within 3%") {
+  // Source: the serving-runs row llamacpp_xd_l3_rtx4090_8b_q4km (XiongjieDai README, llama-bench size column).
+  Precision p;
+  p.weights = p.moe_weights = WeightFormat::q4_k_m;
+  const Bytes b = total_bytes(model_tensors(test::llama3_8b(), p));
+  CHECK(b.v == doctest::Approx(4.92e9).epsilon(0.03));
+  p.weights = p.moe_weights = WeightFormat::fp16;
+  CHECK(total_bytes(model_tensors(test::llama3_8b(), p)).v == doctest::Approx(16.06e9).epsilon(0.01));
+}
+
+TEST_CASE("fp8 and fp4 run on their tensor cores only where the GPU has them") {
+  System s = test::round_system();
+  CHECK(math_dtype(WeightFormat::fp8, s.gpu) == Dtype::fp8);
+  CHECK(math_dtype(WeightFormat::nvfp4, s.gpu) == Dtype::bf16);  // no fp4 peak: dequantised
+  s.gpu.peak[static_cast<int>(Dtype::fp4)] = TFlops(4000);
+  CHECK(math_dtype(WeightFormat::nvfp4, s.gpu) == Dtype::fp4);
+  CHECK(math_dtype(WeightFormat::q4_k_m, s.gpu) == Dtype::bf16);
+}

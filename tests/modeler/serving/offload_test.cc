@@ -1,0 +1,103 @@
+#include "modeler/serving/offload.h"
+
+#include <doctest/doctest.h>
+
+#include "tests/modeler/serving/serving_fixtures.h"
+
+using namespace shardplan;
+using namespace shardplan::serving;
+
+namespace {
+Host desktop() {
+  Host h;
+  h.name = "test-host";
+  h.memory = GiB(64);
+  h.memory_bw = GBps(60);
+  h.cpu_flops = TFlops(1);
+  h.pcie_bw = GBps(25);
+  return h;
+}
+ModelDesc small_moe() {
+  ModelDesc m = test::llama3_8b();
+  m.moe = MoeDesc{32, 4, 2048, 0, 0, 0, false, false};
+  return m;
+}
+}  // namespace
+
+TEST_CASE("tensor placement is never slower than the best -ngl split at equal VRAM") {
+  System sys = test::round_system();
+  for (const ModelDesc& m : {test::llama3_8b(), small_moe()}) {
+    for (WeightFormat f : {WeightFormat::q4_k_m, WeightFormat::fp16}) {
+      Precision p;
+      p.weights = p.moe_weights = f;
+      const ServingModel sm = make_serving_model(m, p);
+      for (double gib : {2.0, 4.0, 8.0, 12.0}) {
+        OffloadSetup s;
+        s.model = &sm;
+        s.gpu = &sys.gpu;
+        s.host = desktop();
+        s.vram = GiB(gib);
+        const auto items = offload_items(s);
+        const Placement layer = best_layer_placement(items, s);
+        const Placement tensor = tensor_placement(items, s);
+        for (int ph = 0; ph < 2; ++ph) {
+          CHECK(tensor.step[ph].v <= layer.step[ph].v * (1 + 1e-9));
+          CHECK(tensor.gpu_bytes[ph].v <= s.vram.v);
+          CHECK(layer.gpu_bytes[ph].v <= s.vram.v);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("decode computes host tensors on the CPU, prefill streams them") {
+  System sys = test::round_system();
+  const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
+  OffloadSetup s;
+  s.model = &sm;
+  s.gpu = &sys.gpu;
+  s.host = desktop();
+  s.vram = GiB(4);
+  const auto items = offload_items(s);
+  const Placement p = layer_placement(items, s, 0);  // nothing on the GPU
+  int cpu_decode = 0, stream_prefill = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].kv) continue;
+    cpu_decode += p.home[1][i] == Home::cpu;
+    stream_prefill += p.home[0][i] == Home::stream;
+  }
+  CHECK(cpu_decode > 0);
+  CHECK(stream_prefill > 0);
+}
+
+TEST_CASE("-ngl counts the output layer: blocks + 1 puts everything on the GPU") {
+  System sys = test::round_system();
+  const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
+  OffloadSetup s;
+  s.model = &sm;
+  s.gpu = &sys.gpu;
+  s.host = desktop();
+  const auto items = offload_items(s);
+  const Placement all = layer_placement(items, s, 33), one = layer_placement(items, s, 1);
+  for (size_t i = 0; i < items.size(); ++i) {
+    CHECK(all.home[1][i] == Home::gpu);
+    CHECK((one.home[1][i] == Home::gpu) == (items[i].name == "output"));
+  }
+  CHECK(llama_cpp_flags(items, all, 1) == "-ngl 999");
+}
+
+TEST_CASE("experts of the first N blocks on the host read as --n-cpu-moe N") {
+  System sys = test::round_system();
+  const ServingModel sm = make_serving_model(small_moe(), Precision{});
+  OffloadSetup s;
+  s.model = &sm;
+  s.gpu = &sys.gpu;
+  s.host = desktop();
+  const auto items = offload_items(s);
+  Placement p = layer_placement(items, s, 33);
+  for (size_t i = 0; i < items.size(); ++i)
+    if (items[i].expert && items[i].layer < 3) p.home[1][i] = Home::cpu;
+  CHECK(llama_cpp_flags(items, p, 1) == "-ngl 999 --n-cpu-moe 3");
+  p.home[1][0] = Home::cpu;  // blk.0.attn_q as well: needs -ot
+  CHECK(llama_cpp_flags(items, p, 1).find("-ot 'blk\\.(0)\\.attn_q=CPU'") != std::string::npos);
+}

@@ -1,0 +1,49 @@
+#include "modeler/serving/serve_search.h"
+
+#include <doctest/doctest.h>
+
+#include "tests/modeler/serving/serving_fixtures.h"
+
+using namespace shardplan;
+using namespace shardplan::serving;
+
+TEST_CASE("serve search ranks by output tokens/s per GPU and every result meets the targets") {
+  const System sys = test::round_system(8);
+  const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
+  ServeInputs base;
+  base.model = &sm;
+  base.system = &sys;
+  ServeSearchSpace space;
+  space.gpus = 8;
+  SearchTargets t;
+  t.tpot_ms = 20;
+  const ServeSearchResult r = serve_search(base, space, t);
+  REQUIRE_FALSE(r.ranked.empty());
+  for (size_t i = 0; i < r.ranked.size(); ++i) {
+    CHECK(to_ms(r.ranked[i].prediction.tpot) <= 20);
+    if (i > 0)
+      CHECK(r.ranked[i - 1].prediction.output_tokens_per_s_per_gpu >=
+            r.ranked[i].prediction.output_tokens_per_s_per_gpu);
+    CHECK(r.ranked[i].plan.agg.gpus() * r.ranked[i].plan.agg.workers == 8);
+  }
+  CHECK(r.rejected.count("tpot_target") == 1);
+  // A tighter target leaves fewer plans.
+  t.tpot_ms = 5;
+  CHECK(serve_search(base, space, t).ranked.size() < r.ranked.size());
+}
+
+TEST_CASE("engine arguments carry the plan") {
+  WorkerPlan w;
+  w.tp = 4;
+  w.attention_dp = 2;
+  w.moe_ep = 8;
+  w.moe_tp = 1;
+  w.batch = 32;
+  CHECK(engine_args(Engine::vllm, "m", w, 1) ==
+        "vllm serve m --tensor-parallel-size 4 --pipeline-parallel-size 1 --data-parallel-size 2 "
+        "--enable-expert-parallel --max-num-seqs 64 --kv-cache-dtype fp8");
+  CHECK(engine_args(Engine::sglang, "m", w, 0).find("--tp 8 --dp 2 --enable-dp-attention --ep-size 8") !=
+        std::string::npos);
+  CHECK(engine_args(Engine::trtllm, "m", w, 0).find("--tp_size 8 --pp_size 1 --ep_size 8 --max_batch_size 32") !=
+        std::string::npos);
+}

@@ -1,0 +1,46 @@
+// Inputs for the serving tests, built in code: Llama-3-8B's architecture (public config.json) and a round-number
+// GPU whose efficiencies are all 1, so expected times are the formulas themselves.
+#pragma once
+
+#include "modeler/model_desc.h"
+#include "modeler/system.h"
+
+namespace shardplan::test {
+
+inline ModelDesc llama3_8b() {
+  ModelDesc m;
+  m.name = "llama-3-8b";
+  m.layers = 32;
+  m.hidden = 4096;
+  m.ffn_hidden = 14336;
+  m.heads = 32;
+  m.kv_heads = 8;
+  m.head_dim = 128;
+  m.vocab = 128256;
+  m.gated_mlp = true;
+  m.norm = NormKind::rmsnorm;
+  return m;
+}
+
+/// 1000 TFLOP/s bf16, 2000 fp8, 1 TB/s, 80 GiB, no kernel overhead, every efficiency 1.
+inline System round_system(int gpus = 8) {
+  System s;
+  s.name = "round";
+  s.gpu.name = "round-gpu";
+  s.gpu.peak[static_cast<int>(Dtype::bf16)] = TFlops(1000);
+  s.gpu.peak[static_cast<int>(Dtype::fp16)] = TFlops(1000);
+  s.gpu.peak[static_cast<int>(Dtype::fp8)] = TFlops(2000);
+  s.gpu.hbm_capacity = GiB(80);
+  s.gpu.hbm_bw = GBps(1000);
+  s.gpus = gpus;
+  s.gpus_per_node = 8;
+  Tier t;
+  t.name = "nvlink";
+  t.domain_gpus = 8;
+  t.bw_per_gpu = GBps(400);
+  t.latency = us(2);
+  s.tiers.push_back(t);
+  return s;
+}
+
+}  // namespace shardplan::test

@@ -1,0 +1,77 @@
+#include "modeler/serving/step_time.h"
+
+#include <doctest/doctest.h>
+
+#include "tests/modeler/serving/serving_fixtures.h"
+
+using namespace shardplan;
+using namespace shardplan::serving;
+
+TEST_CASE("a batch-1 decode step is memory-bound: about the weights' bytes over the bandwidth") {
+  const System sys = test::round_system();
+  Precision p;
+  const ServingModel sm = make_serving_model(test::llama3_8b(), p);
+  WorkerPlan w;
+  StepLoad l;
+  l.decode_seqs = 1;
+  l.decode_ctx = 1;
+  const StepTime t = step_time(sm, sys, w, l);
+  // Every GEMM reads its weight once; the embedding table is looked up, not read.
+  const double weights = (total_bytes(sm.tensors) - sm.embedding_bytes).v;
+  CHECK(t.total.v == doctest::Approx(weights / 1e12).epsilon(0.02));
+  CHECK(t.total.v == doctest::Approx((t.linear + t.attention + t.moe + t.comm + t.other).v));
+}
+
+TEST_CASE("decode step time grows with the batch and the context, and fp8 weights halve the memory-bound part") {
+  const System sys = test::round_system();
+  Precision p;
+  const ServingModel bf = make_serving_model(test::llama3_8b(), p);
+  p.weights = WeightFormat::fp8;
+  const ServingModel f8 = make_serving_model(test::llama3_8b(), p);
+  WorkerPlan w;
+  StepLoad a;
+  a.decode_seqs = 1;
+  a.decode_ctx = 1000;
+  StepLoad b = a;
+  b.decode_seqs = 64;
+  StepLoad c = a;
+  c.decode_ctx = 8000;
+  CHECK(step_time(bf, sys, w, b).total > step_time(bf, sys, w, a).total);
+  CHECK(step_time(bf, sys, w, c).attention > step_time(bf, sys, w, a).attention);
+  CHECK(step_time(f8, sys, w, a).linear.v == doctest::Approx(step_time(bf, sys, w, a).linear.v * 0.5).epsilon(0.05));
+}
+
+TEST_CASE("prefill is compute-bound and tensor parallelism splits it, adding all-reduces") {
+  const System sys = test::round_system();
+  const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
+  StepLoad l;
+  l.prefill_tokens = 8192;
+  l.prefill_keys = 4096;
+  l.prefill_seqs = 1;
+  WorkerPlan one, two;
+  two.tp = 2;
+  const StepTime a = step_time(sm, sys, one, l), b = step_time(sm, sys, two, l);
+  // 2 x params x tokens FLOPs at 1000 TFLOP/s (efficiency 1).
+  const double gemm_flops = 2.0 * (total_params(test::llama3_8b()) - embedding_params(test::llama3_8b())) * 8192;
+  CHECK(a.linear.v == doctest::Approx(gemm_flops / 1e15).epsilon(0.02));
+  CHECK(b.linear.v == doctest::Approx(a.linear.v / 2).epsilon(0.02));
+  CHECK(a.comm.v == 0);
+  CHECK(b.comm.v > 0);
+}
+
+TEST_CASE("routed experts read only the experts their tokens reach") {
+  const System sys = test::round_system();
+  ModelDesc m = test::llama3_8b();
+  m.moe = MoeDesc{64, 2, 1024, 0, 0, 0, false, false};
+  const ServingModel sm = make_serving_model(m, Precision{});
+  WorkerPlan w;
+  StepLoad one, many;
+  one.decode_seqs = 1;
+  one.decode_ctx = 1;
+  many = one;
+  many.decode_seqs = 256;
+  const StepTime a = step_time(sm, sys, w, one), b = step_time(sm, sys, w, many);
+  // One token reaches 2 of 64 experts; 256 tokens reach nearly all: the MoE time grows by far more than 2x.
+  CHECK(b.moe.v > 10 * a.moe.v);
+  CHECK(b.moe.v < 40 * a.moe.v);
+}
