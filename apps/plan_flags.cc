@@ -10,54 +10,63 @@ namespace shardplan::cli {
 
 void add_system_flags(CLI::App* app, SystemFlags* f, bool gpus_required) {
   app->add_option("--system", f->system, "cluster name from hwprofiles/clusters or a profile path");
-  app->add_option("--gpu", f->gpu, "GPU name from hwprofiles/gpus: builds its standard node and network");
-  auto* g = app->add_option("--gpus", f->gpus, "number of GPUs")->check(positive_number());
+  app->add_option("--gpu", f->gpu, "GPU name from hwprofiles/gpus: builds its standard node and network (give --system or --gpu)");
+  auto* g = app->add_option("--gpus", f->gpus, "number of GPUs (default with --system: the cluster's default_gpus; required with --gpu)")->check(positive_number());
   if (gpus_required) g->required();
-  app->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node (with --gpu)")->check(positive_number());
-  app->add_option("--nvlink-domain", f->nvlink_domain, "GPUs per NVLink domain (with --gpu)")->check(positive_number());
-  app->add_option("--nic-gbps", f->nic_gbps, "scale-out bandwidth per GPU in Gb/s (with --gpu)")
+  app->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node (with --gpu; default: the GPU's standard node)")->check(positive_number());
+  app->add_option("--nvlink-domain", f->nvlink_domain, "GPUs per NVLink domain (with --gpu; default: the standard node's)")->check(positive_number());
+  app->add_option("--nic-gbps", f->nic_gbps, "scale-out bandwidth per GPU in Gb/s (with --gpu; default: the standard network's)")
       ->check(number_in(0.1, 1e6));
   app->add_option("--power-limit-w", f->power_limit_w,
-                  "board power cap per GPU in W (<= TDP): compute-bound kernels slow as (cap/TDP)^(1/3)")
+                  "board power cap per GPU in W (<= TDP; default: the TDP): compute-bound kernels slow as (cap/TDP)^(1/3)")
       ->check(number_in(1, 1e5));
 }
 
+bool PlanFlags::given(const std::string& flag) const {
+  return from_file.count(flag) > 0 || (app != nullptr && app->count(flag) > 0);
+}
+
 void add_plan_flags(CLI::App* app, PlanFlags* f) {
-  app->add_option("--tp", f->tp, "tensor-parallel degree")->check(positive_number());
-  app->add_option("--pp", f->pp, "pipeline stages")->check(positive_number());
-  app->add_option("--vpp", f->vpp, "virtual stages per pipeline rank (interleaved 1F1B when > 1)")->check(positive_number());
-  app->add_option("--dp", f->dp, "data-parallel degree (default: gpus / (tp x pp x cp))")->check(positive_number());
-  app->add_option("--cp", f->cp, "context-parallel degree")->check(positive_number());
-  app->add_option("--ep", f->ep, "expert-parallel degree (MoE models)")->check(positive_number());
-  app->add_option("--etp", f->etp, "expert tensor-parallel degree (MoE models)")->check(positive_number());
-  app->add_option("--tsp", f->tsp, "folded tensor + sequence parallel degree (replaces tp and cp; techniques.md 1)")
+  f->app = app;
+  app->add_option("--tp", f->tp, "tensor-parallel degree (default 1)")->check(positive_number());
+  app->add_option("--pp", f->pp, "pipeline stages (default 1)")->check(positive_number());
+  app->add_option("--vpp", f->vpp, "virtual stages per pipeline rank, interleaved 1F1B when > 1 (default 1)")->check(positive_number());
+  app->add_option("--dp", f->dp, "data-parallel degree (default: gpus / (tp x tsp x pp x cp))")->check(positive_number());
+  app->add_option("--cp", f->cp, "context-parallel degree (default 1)")->check(positive_number());
+  app->add_option("--ep", f->ep, "expert-parallel degree (MoE models only; default 1)")->check(positive_number());
+  app->add_option("--etp", f->etp, "expert tensor-parallel degree (MoE models only; default: tp)")->check(positive_number());
+  app->add_option("--tsp", f->tsp, "folded tensor + sequence parallel degree, replacing tp and cp (docs/techniques.md 1; default 1: off)")
       ->check(positive_number());
   app->add_option("--moe-imbalance", f->moe_imbalance,
-                  "dropless MoE: busiest expert's tokens over the mean (default 1: force-balanced routing)")
+                  "dropless MoE (MoE models only): busiest expert's tokens over the mean (default 1: force-balanced routing)")
       ->check(CLI::Range(1.0, 1e9));
   app->add_option("--capacity-factor", f->capacity_factor,
-                  "token-drop MoE: expert capacity over the mean tokens per expert (default: dropless)")
+                  "token-drop MoE (MoE models only): expert capacity over the mean tokens per expert (default: dropless)")
       ->check(positive_number());
   app->add_option("--sdp-keep", f->sdp_keep,
-                  "subnetwork data parallelism: fraction of layer parameters each worker keeps, in (0, 1]; changes "
-                  "training semantics")
+                  "subnetwork data parallelism (docs/techniques.md 2): fraction of layer parameters each worker keeps, "
+                  "in (0, 1]; changes training semantics (default 1: off)")
       ->check(CLI::Range(0.0, 1.0));
-  app->add_option("--sdp-mask", f->sdp_mask, "SDP masking: forward (drop in both passes) or backward (only in backward)")
+  app->add_option("--sdp-mask", f->sdp_mask, "SDP masking: forward (drop in both passes) or backward (only in backward; default forward)")
       ->check(CLI::IsMember({"forward", "backward"}));
-  app->add_option("--sdp-granularity", f->sdp_granularity, "SDP subnetworks: block (whole layers) or neuron")
+  app->add_option("--sdp-granularity", f->sdp_granularity, "SDP subnetworks: block (whole layers) or neuron (default block)")
       ->check(CLI::IsMember({"block", "neuron"}));
   app->add_option("--zero", f->zero,
                   "ZeRO stage: 0 none, 1 optimizer, 2 +gradients, 3 +parameters (FSDP); default: the framework's "
                   "(see --framework)")
       ->check(CLI::Range(0, 3));
   auto* on =
-      app->add_flag("--sp", f->sp_on, "Megatron sequence parallelism (default: the framework's, see --framework)");
+      app->add_flag("--sp", f->sp_on, "Megatron sequence parallelism, needs tp > 1 (default: the framework's, see --framework)");
   app->add_flag("--no-sp", f->sp_off, "no sequence parallelism")->excludes(on);
-  app->add_flag("--tp-overlap", f->tp_overlap, "overlap tensor-parallel collectives with GEMMs");
-  app->add_flag("--ep-overlap", f->ep_overlap,
-                "hide MoE all-to-all behind another micro-batch's compute (Megatron-Core combined 1F1B)");
-  app->add_flag("--uneven-pp", f->uneven_pp, "allow pp x vpp not dividing the layers (busiest stage gets the extra)");
-  app->add_option("--cp-kind", f->cp_kind, "context-parallel attention: ring or allgather")
+  // Each on/off flag has its negation, so a value from --plan can be switched off.
+  app->add_flag("--tp-overlap,!--no-tp-overlap", f->tp_overlap,
+                "overlap tensor-parallel collectives with GEMMs, needs tp > 1 (default off)");
+  app->add_flag("--ep-overlap,!--no-ep-overlap", f->ep_overlap,
+                "hide MoE all-to-all behind another micro-batch's compute (Megatron-Core combined 1F1B); MoE models "
+                "with ep > 1 only (default off)");
+  app->add_flag("--uneven-pp,!--no-uneven-pp", f->uneven_pp,
+                "allow pp x vpp not dividing the layers, the busiest stage gets the extra (default off)");
+  app->add_option("--cp-kind", f->cp_kind, "context-parallel attention: ring or allgather, with cp > 1 (default ring)")
       ->check(CLI::IsMember({"ring", "allgather"}));
   app->add_option("--mbs", f->mbs, "micro-batch size (sequences; default 1)")->check(positive_number());
   app->add_option("--gbs", f->gbs, "global batch size (sequences per step; default dp x mbs)")->check(positive_number());
@@ -66,7 +75,8 @@ void add_plan_flags(CLI::App* app, PlanFlags* f) {
                   "activation recomputation: none, selective or full (default: the framework's, see --framework)")
       ->check(CLI::IsMember({"none", "selective", "full"}));
   app->add_option("--recompute-layers", f->recompute_layers,
-                  "with --recompute full: recompute only N layers of each pipeline chunk (Megatron block method)")
+                  "with --recompute full: recompute only N layers of each pipeline chunk, Megatron's block method "
+                  "(default: every layer)")
       ->check(positive_number());
   app->add_option("--recompute-modules", f->recompute_modules,
                   "selective recompute of these Megatron-Core modules, joined by + or ,: core_attn (the default), "
@@ -210,6 +220,40 @@ Plan resolve_plan(const PlanFlags& f, const System& sys) {
   p.fp8_recipe = precision_fp8_recipe(f.precision);  // its quantization kernels (precision_recipe.h)
   if (const std::string limit = plan_limit_violation(p); !limit.empty()) throw ConfigError(limit);
   return p;
+}
+
+namespace {
+/// The flag as the user gave it, or the plan file's key when the value came from --plan.
+std::string origin(const PlanFlags& f, const std::string& flag) {
+  const auto it = f.from_file.find(flag);
+  return it == f.from_file.end() ? flag : "'" + it->second + "' of " + f.plan_file;
+}
+}  // namespace
+
+void check_flags_fit(const PlanFlags& f, const ModelDesc& model, const Plan& plan) {
+  std::vector<std::string> errors;
+  if (!model.moe) {
+    for (const char* flag : {"--ep", "--etp", "--capacity-factor", "--moe-imbalance", "--ep-overlap"})
+      if (f.given(flag) && (std::string(flag) != "--ep-overlap" || f.ep_overlap))
+        errors.push_back(origin(f, flag) + " applies to mixture-of-experts models, and " + model.name +
+                         " is dense (no experts)");
+  } else {
+    if (f.ep_overlap && plan.ep == 1)
+      errors.push_back(origin(f, "--ep-overlap") +
+                       " hides the expert-parallel all-to-all, and ep is 1 (no all-to-all): give --ep N");
+  }
+  if (plan.sequence_parallel && plan.tp == 1 && f.sp_on)
+    errors.push_back(origin(f, "--sp") + " needs tp > 1: sequence parallelism splits the norms and dropout over the "
+                                         "tensor-parallel group, and tp is 1");
+  if (f.tp_overlap && plan.tp == 1)
+    errors.push_back(origin(f, "--tp-overlap") + " needs tp > 1: with tp 1 there are no tensor-parallel "
+                                                 "collectives to overlap");
+  if (f.given("--cp-kind") && plan.cp == 1)
+    errors.push_back(origin(f, "--cp-kind") + " chooses the context-parallel attention, and cp is 1: give --cp N");
+  if (errors.empty()) return;
+  std::string msg;
+  for (const std::string& e : errors) msg += (msg.empty() ? "" : "\n") + e;
+  throw ConfigError(msg);
 }
 
 namespace {

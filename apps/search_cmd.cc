@@ -5,12 +5,14 @@
 
 #include "apps/text.h"
 #include "apps/command.h"
+#include "apps/plan_file.h"
 #include "apps/progress.h"
 #include "apps/report_table.h"
 #include "apps/search_flags.h"
 #include "modeler/io/output.h"
 #include "modeler/io/emit.h"
 #include "modeler/io/model_io.h"
+#include "modeler/io/plan_json.h"
 #include "modeler/io/search_json.h"
 #include "modeler/io/validation_record_io.h"
 
@@ -88,6 +90,7 @@ class SearchCommand final : public Command {
   CLI::App* setup(CLI::App& app) override {
     CLI::App* sub = app.add_subcommand("search", "search the fastest plans that fit, and why the others do not");
     add_search_flags(sub, &flags_, true);
+    add_compare_flag(sub, &flags_);
     sub->add_flag("--json", json_, "print the JSON report (schema_version 1)");
     sub->add_flag("--explain", explain_, "show the nearest misses and the fastest plan's exposed time");
     emit_opt_ = sub->add_option("--emit", emit_,
@@ -121,6 +124,12 @@ class SearchCommand final : public Command {
     if (emitting && !format) format = io::default_emit_format(fw);
     const SpaceRequest request = resolve_request(flags_);
     const std::vector<int> counts = resolve_gpu_counts(flags_.gpus);
+    check_search_flags_fit(flags_, model);
+    std::optional<io::PlanFile> compare;
+    if (!flags_.compare.empty()) {
+      if (counts.size() != 1) throw ConfigError("--compare needs a single --gpus value");
+      compare = io::load_plan_file(flags_.compare);  // read before the search: a bad file fails at once
+    }
     const io::Output emit_out(out_, force_);
     if (emitting) {
       if (counts.size() != 1) throw ConfigError("--emit needs a single --gpus value");
@@ -144,6 +153,7 @@ class SearchCommand final : public Command {
       Progress progress("searching " + std::to_string(gpus) + " GPUs", flags_.quiet);
       SearchOptions opt = search_options(flags_);
       opt.cancel = InterruptGuard::flag();
+      opt.keep_fit_steps = compare.has_value();
       opt.progress = [&progress](uint64_t done, uint64_t total) { progress.update(done, total); };
       const auto t0 = std::chrono::steady_clock::now();
       results.push_back(search(model, systems.back(), fw, space, opt));
@@ -156,6 +166,8 @@ class SearchCommand final : public Command {
     }
 
     const System& first = systems.front();
+    std::optional<Comparison> comparison;
+    if (compare) comparison = compare_plan(*compare, flags_, model, first, fw, results.front());
     // How far to trust the ranked throughputs: the validation record of the nearest published runs.
     record_ = io::quote_record(io::load_shipped_record(), first.gpu.name, fw.name);
     if (json_) {
@@ -164,11 +176,15 @@ class SearchCommand final : public Command {
       std::vector<io::SearchPoint> points;
       for (size_t i = 0; i < counts.size(); ++i) points.push_back({counts[i], &results[i]});
       nlohmann::json j = io::search_json(ctx, points);
+      if (comparison)
+        j["compare"] = io::compare_json(*compare, comparison->estimate, comparison->rank, comparison->fitting,
+                                        comparison->notes);
       j["validation_record"] = io::record_json(record_);
       std::cout << j.dump(2) << "\n";
     } else {
       for (size_t i = 0; i < counts.size(); ++i) print(model, systems[i], fw, results[i], seconds[i], counts[i]);
       if (counts.size() > 1) print_gpu_front(counts, results);
+      if (comparison) std::cout << format_comparison(*comparison, results.front());
     }
 
     bool any = false;
@@ -182,6 +198,8 @@ class SearchCommand final : public Command {
       if (r.top.empty()) throw Infeasible("nothing to emit: no plan fits");
       io::EmitInput in{r.top.front(), systems.front(), flags_.model, fw.name, model.layers, model.moe.has_value(),
                        &model};
+      const io::PlanInputs inputs = plan_inputs(flags_.model, flags_.system, counts.front(), fw.name);
+      in.inputs = &inputs;
       emit_out.write(io::emit_plan(*format, in));
       if (!json_ && !emit_out.to_stdout())
         std::cout << "wrote " << io::to_string(*format) << " plan (rank 1) to " << emit_out.path() << "\n";

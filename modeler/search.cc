@@ -98,6 +98,11 @@ std::vector<Record> pareto_front(const std::vector<Record>& sorted, int max_poin
 
 }  // namespace
 
+uint64_t rank_among(const SearchResult& r, double step_s) {
+  const auto faster = std::lower_bound(r.fit_steps_s.begin(), r.fit_steps_s.end(), step_s);
+  return 1 + static_cast<uint64_t>(faster - r.fit_steps_s.begin());
+}
+
 bool plan_less(const Plan& a, const Plan& b) { return plan_key(a) < plan_key(b); }
 
 bool estimate_less(const Estimate& a, const Estimate& b) {
@@ -199,6 +204,8 @@ SearchResult search(const ModelDesc& model, const System& system, const Framewor
   }
   result.feasible = fits.size();
   std::sort(fits.begin(), fits.end(), record_less);
+  if (opt.keep_fit_steps)
+    for (const Record& r : fits) result.fit_steps_s.push_back(r.step_s);
   std::sort(misses.begin(), misses.end(), miss_less);
 
   auto full = [&](const Record& r) { return evaluate(model, system, r.plan, fw); };

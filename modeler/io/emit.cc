@@ -50,6 +50,7 @@ std::string emit_json(const EmitInput& in) {
                  {"gpus", s.gpus},
                  {"gpus_per_node", s.gpus_per_node},
                  {"nodes", nodes_of(s)}};
+  if (in.inputs) j["inputs"] = inputs_json(*in.inputs);  // what predict --plan reads to build the same system
   j["plan"] = plan_json(p);
   j["rank_order"] = p.tsp > 1 ? "tp-tsp-cp-dp-pp" : "tp-cp-dp-pp";
   j["groups"] = {{"tp", group_json(s, p.tp, 1)},

@@ -12,6 +12,7 @@
 #include "modeler/estimate.h"
 #include "modeler/framework.h"
 #include "modeler/model_desc.h"
+#include "modeler/io/plan_json.h"
 #include "modeler/system.h"
 
 namespace shardplan::io {
@@ -36,6 +37,7 @@ struct EmitInput {
   bool moe = false;       // a mixture-of-experts model: write the expert-parallel settings
   /// The architecture, for the launch units' model flags (required by every format but json).
   const ModelDesc* desc = nullptr;
+  const PlanInputs* inputs = nullptr;  // the flags the plan was searched with: --emit json records them (plan_json.h)
 };
 
 /// The plan in `format`; the text ends with a newline. ConfigError naming the setting a format cannot express.

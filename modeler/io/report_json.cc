@@ -58,7 +58,18 @@ json plan_json(const Plan& p) {
               {"sdp_keep", p.sdp_keep},
               {"sdp_mask", to_string(p.sdp_mask)},
               {"sdp_granularity", to_string(p.sdp_granularity)},
-              {"changes_training_semantics", p.changes_training_semantics()}};
+              {"changes_training_semantics", p.changes_training_semantics()},
+              {"uneven_pipeline", p.uneven_pipeline}};
+}
+
+json model_json(const ModelDesc& m) {
+  return json{{"name", m.name},
+              {"layers", m.layers},
+              {"hidden", m.hidden},
+              {"total_params", total_params(m)},
+              {"active_params", activated_params(m)},
+              {"non_embedding_params", non_embedding_params(m)},
+              {"moe", m.moe.has_value()}};
 }
 
 json estimate_json(const Estimate& e) {
@@ -93,6 +104,17 @@ json estimate_json(const Estimate& e) {
                      {"hfu", e.hfu},
                      {"model_flops_per_token", e.model_flops_per_token}};
   return j;
+}
+
+json list_json(const std::string& kind, const std::vector<ListEntry>& rows) {
+  json items = json::array();
+  for (const ListEntry& r : rows) {
+    json item{{"name", r.name}, {"description", r.description}};
+    for (const auto& [k, v] : r.numbers) item[k] = v;
+    for (const auto& [k, v] : r.strings) item[k] = v;
+    items.push_back(std::move(item));
+  }
+  return json{{"schema_version", 1}, {"kind", kind}, {"items", items}};
 }
 
 json predict_json(const ReportContext& ctx, const Estimate& e) {

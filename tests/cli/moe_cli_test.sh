@@ -33,7 +33,7 @@ expect 2 "tsp (3) does not divide heads (32)" -- "$BIN" predict --model llama-2-
 expect 2 "tsp (8) replaces tensor and context parallelism on its ranks: give tp 1 and cp 1 (got tp 2, cp 1)" -- \
   "$BIN" predict --model llama-2-7b --gpu h100-sxm5-80gb --gpus 16 --tsp 8 --tp 2
 expect 2 "tp x tsp x pp x cp (16) does not divide the GPU count (8)" -- "$BIN" predict --model llama-2-7b "${H100[@]}" --tsp 8 --tp 2
-expect 2 "ep (2) needs a mixture-of-experts model" -- "$BIN" predict --model llama-2-7b "${H100[@]}" --ep 2
+expect 2 "--ep applies to mixture-of-experts models, and llama-2-7b is dense (no experts)" -- "$BIN" predict --model llama-2-7b "${H100[@]}" --ep 2
 expect 2 "ep (3) does not divide experts (128)" -- "$BIN" predict --model qwen3-30b-a3b --gpu h100-sxm5-80gb --gpus 6 --ep 3
 expect 2 "ep x etp (16 x 1) does not divide the ranks of a pipeline stage, tp x cp x dp (8)" -- \
   "$BIN" predict --model qwen3-30b-a3b "${H100[@]}" --ep 16
