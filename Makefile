@@ -3,7 +3,7 @@
 BUILD ?= build
 JOBS ?= 2
 WERROR ?= ON
-PKGS := cmake g++ make python3 libcli11-dev nlohmann-json3-dev libeigen3-dev libyaml-cpp-dev doctest-dev \
+PKGS := cmake g++ make python3 python3-yaml libcli11-dev nlohmann-json3-dev libeigen3-dev libyaml-cpp-dev doctest-dev \
         libopenmpi-dev openmpi-bin libbenchmark-dev
 
 .PHONY: deps configure build test search bench tables clean

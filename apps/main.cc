@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "apps/command.h"
+#include "apps/suggest.h"
 #include "modeler/problems.h"
 
 int main(int argc, char** argv) {
@@ -22,12 +23,20 @@ int main(int argc, char** argv) {
   commands.push_back(cli::make_sweep_command());
   commands.push_back(cli::make_calibrate_command());
   commands.push_back(cli::make_profile_command());
+  commands.push_back(cli::make_list_command());
   commands.push_back(cli::make_serve_command());
   std::vector<CLI::App*> subs;
   for (auto& c : commands) subs.push_back(c->setup(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() != 0) {  // not --help or --version
+      const std::string hint = cli::unknown_argument_hint(app, std::vector<std::string>(argv + 1, argv + argc));
+      if (!hint.empty()) {
+        std::cerr << "error: " << hint << "\nRun with --help for more information.\n";
+        return 2;
+      }
+    }
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }

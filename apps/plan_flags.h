@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -38,6 +39,12 @@ struct PlanFlags {
   std::optional<std::string> recompute_modules;  // "core_attn+mlp" or "core_attn,mlp"
   std::string precision = "bf16";
   std::string framework = "megatron-lm";
+  const CLI::App* app = nullptr;  // the command the flags were added to: says which were given (count())
+  /// Fields a --plan file filled: flag -> the file's key ("--sp" -> "sequence_parallel"), so errors name the file.
+  std::map<std::string, std::string> from_file;
+  std::string plan_file;
+  /// Whether the flag was given on the command line or filled from a plan file.
+  bool given(const std::string& flag) const;
 };
 
 void add_system_flags(CLI::App* app, SystemFlags* f, bool gpus_required);
@@ -50,9 +57,17 @@ Recompute parse_recompute(const std::string& s);
 /// unknown name and the choices.
 unsigned parse_recompute_modules_flag(const std::string& flag, const std::string& text);
 Dtype parse_precision(const std::string& s);
+/// The fp8 scaling recipe a --precision value names (mxfp8, fp8-delayed, ...); unset (the framework's) otherwise.
+std::optional<Fp8Recipe> precision_fp8_recipe(const std::string& s);
+/// The --framework help: each profile with the defaults it gives unset plan settings.
+std::string framework_help();
 /// The plan the flags describe; dp defaults to gpus / (tp x tsp x pp x cp), etp to tp (Megatron-Core's default),
 /// gbs to dp x mbs, seq to 4096.
 Plan resolve_plan(const PlanFlags& f, const System& sys);
+/// Flags that do not apply to the model or the plan are flag errors (ConfigError) naming why: MoE flags (--ep,
+/// --etp, --capacity-factor, --moe-imbalance, --ep-overlap) on a dense model, --ep-overlap at ep 1, --sp and
+/// --tp-overlap at tp 1, --cp-kind at cp 1. Every problem is reported.
+void check_flags_fit(const PlanFlags& f, const ModelDesc& model, const Plan& plan);
 /// The `shardplan predict` arguments that reproduce a plan (search rows print it).
 std::string plan_arguments(const Plan& p, const std::string& framework);
 

@@ -2,6 +2,7 @@
 // `shardplan profile gemm S --shapes FILE`: the predicted time of exact GEMM shapes (modeler/gemm_model.h), to
 // check a profile against GEMMs measured outside its fit (kernels/device_check.sh).
 // `shardplan profile framework [NAME]`: the software profiles, or one profile's traits and their sources.
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -94,8 +95,14 @@ class ProfileCommand final : public Command {
     for (int no = 1; std::getline(in, line); ++no) {
       if (line.empty() || line[0] == '#') continue;
       double m = 0, n = 0, k = 0;
-      if (std::sscanf(line.c_str(), "%lf,%lf,%lf", &m, &n, &k) != 3 || m <= 0 || n <= 0 || k <= 0)
-        throw ConfigError(shapes_ + ":" + std::to_string(no) + ": expected m,n,k (positive integers)");
+      int used = 0;
+      // Whole numbers in [1, 2^31): inf, nan, 1.5 and trailing text are refused, not printed as nan.
+      auto whole = [](double v) { return v >= 1 && v < 2147483648.0 && v == std::floor(v); };
+      if (std::sscanf(line.c_str(), "%lf,%lf,%lf%n", &m, &n, &k, &used) != 3 ||
+          line.find_first_not_of(" \t\r", static_cast<size_t>(used)) != std::string::npos || !whole(m) ||
+          !whole(n) || !whole(k))
+        throw ConfigError(shapes_ + ":" + std::to_string(no) + ": expected m,n,k (integers from 1 to 2^31 - 1), got '" +
+                          line + "'");
       std::printf("%.0f %.0f %.0f %.3f\n", m, n, k, gemm_time(s.gpu, dtype, m, n, k).v * 1e6);
     }
     return 0;

@@ -23,6 +23,22 @@ std::string with_commas(double v) {
   return neg ? "-" + digits : digits;
 }
 
+std::string format_params(double n) {
+  if (n >= 1e12) return fmt("%.3f T", n / 1e12);
+  if (n >= 1e9) return fmt("%.2f B", n / 1e9);
+  if (n >= 1e6) return fmt("%.1f M", n / 1e6);
+  return with_commas(n);
+}
+
+std::string format_model(const ModelDesc& m) {
+  std::string s = "model: " + m.name + ", " + std::to_string(m.layers) + " layers, hidden " + std::to_string(m.hidden) +
+                  ": " + format_params(total_params(m)) + " parameters";
+  if (m.moe)
+    s += ", " + format_params(activated_params(m)) + " active per token (" + std::to_string(m.moe->top_k) + " of " +
+         std::to_string(m.moe->experts) + " experts)";
+  return s;
+}
+
 std::string format_plan(const Plan& p, bool moe_model) {
   char buf[400];
   const std::string block =

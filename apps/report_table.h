@@ -4,10 +4,15 @@
 #include <string>
 
 #include "modeler/estimate.h"
+#include "modeler/model_desc.h"
 #include "modeler/system.h"
 
 namespace shardplan::cli {
 
+/// A parameter count with a decimal suffix: "70.55 B", "8.03 B", "124.4 M", "5,120".
+std::string format_params(double n);
+/// "model: NAME, 80 layers, hidden 8192: 70.55 B parameters" (", 37.45 B active per token" for MoE models).
+std::string format_model(const ModelDesc& m);
 /// The plan in one or two lines; the expert-parallel line only for a mixture-of-experts model.
 std::string format_plan(const Plan& p, bool moe_model);
 std::string format_memory(const MemoryBreakdown& m);

@@ -5,6 +5,7 @@
 
 #include "apps/text.h"
 #include "apps/command.h"
+#include "apps/plan_file.h"
 #include "apps/progress.h"
 #include "apps/report_table.h"
 #include "apps/run_flags.h"
@@ -13,6 +14,7 @@
 #include "modeler/io/emit.h"
 #include "modeler/io/model_io.h"
 #include "modeler/io/run_json.h"
+#include "modeler/io/plan_json.h"
 #include "modeler/io/search_json.h"
 #include "modeler/io/validation_record_io.h"
 
@@ -92,9 +94,16 @@ class SearchCommand final : public Command {
     add_search_flags(sub, &flags_, true);
     add_run_flags(sub, &run_);
     add_objective_flags(sub, &run_);
+    add_compare_flag(sub, &flags_);
     sub->add_flag("--json", json_, "print the JSON report (schema_version 1)");
     sub->add_flag("--explain", explain_, "show the nearest misses and the fastest plan's exposed time");
-    sub->add_option("--emit", emit_, "write the fastest plan as json, megatron, torchtitan, deepspeed or nemo");
+    emit_opt_ = sub->add_option("--emit", emit_,
+                                "write the fastest plan: json, megatron, torchtitan (current Python config), "
+                                "torchtitan-toml (v0.2.x), deepspeed (Megatron-DeepSpeed) or nemo (Megatron-Bridge); "
+                                "without a value, the format of the --framework profile's launcher. A framework's "
+                                "format searches under its profile (--emit torchtitan: --framework torchtitan)")
+                    ->expected(0, 1);
+    framework_opt_ = sub->get_option("--framework");
     sub->add_option("--out", out_,
                     "file for --emit (default, or '-': standard output, the report then goes to stderr)");
     sub->add_flag("--force", force_, "overwrite --out if it exists (a symbolic link is written through)");
@@ -103,19 +112,37 @@ class SearchCommand final : public Command {
 
   int run() override {
     const ModelDesc model = io::load_model(flags_.model, /*allow_moe=*/true);
+    const bool emitting = emit_opt_->count() > 0;
+    std::optional<io::EmitFormat> format;
+    if (emitting && !emit_.empty()) {
+      // A framework's launch unit holds that framework's plan and numbers: the search runs under its profile.
+      format = io::parse_emit_format(emit_);
+      if (const char* profile = io::emit_profile(*format)) {
+        if (framework_opt_->count() > 0 && flags_.framework != profile)
+          throw ConfigError("--emit " + emit_ + " writes plans of the " + profile + " profile, and --framework is " +
+                            flags_.framework + "; drop --framework or pass --framework " + profile);
+        flags_.framework = profile;
+      }
+    }
     const Framework& fw = resolve_framework(flags_.framework);
+    if (emitting && !format) format = io::default_emit_format(fw);
     const SpaceRequest request = resolve_request(flags_);
     const std::vector<int> counts = resolve_gpu_counts(flags_.gpus);
     const RunSpec run_spec = resolve_run_spec(run_);
     const RunObjective objective = resolve_objective(run_);
     const ObjectiveCaps caps = resolve_caps(run_);
-    std::optional<io::EmitFormat> format;
+    check_search_flags_fit(flags_, model);
+    std::optional<io::PlanFile> compare;
+    if (!flags_.compare.empty()) {
+      if (counts.size() != 1) throw ConfigError("--compare needs a single --gpus value");
+      compare = io::load_plan_file(flags_.compare);  // read before the search: a bad file fails at once
+    }
     const io::Output emit_out(out_, force_);
-    if (!emit_.empty()) {
-      format = io::parse_emit_format(emit_);
+    if (emitting) {
       if (counts.size() != 1) throw ConfigError("--emit needs a single --gpus value");
       if (json_ && emit_out.to_stdout())
-        throw ConfigError("--emit " + emit_ + " and --json would both write to standard output; give --out FILE");
+        throw ConfigError(std::string("--emit ") + io::to_string(*format) +
+                          " and --json would both write to standard output; give --out FILE");
       emit_out.check();  // before the search: a refusal must not cost a search
     } else if (!out_.empty()) {
       throw ConfigError("--out goes with --emit FORMAT");
@@ -133,6 +160,7 @@ class SearchCommand final : public Command {
       Progress progress("searching " + std::to_string(gpus) + " GPUs", flags_.quiet);
       SearchOptions opt = search_options(flags_);
       opt.cancel = InterruptGuard::flag();
+      opt.keep_fit_steps = compare.has_value();
       opt.progress = [&progress](uint64_t done, uint64_t total) { progress.update(done, total); };
       const auto t0 = std::chrono::steady_clock::now();
       results.push_back(search(model, systems.back(), fw, space, opt));
@@ -157,6 +185,8 @@ class SearchCommand final : public Command {
     const std::optional<size_t> chosen = choose_run(candidates, objective, caps);
 
     const System& first = systems.front();
+    std::optional<Comparison> comparison;
+    if (compare) comparison = compare_plan(*compare, flags_, model, first, fw, results.front());
     // How far to trust the ranked throughputs: the validation record of the nearest published runs.
     record_ = io::quote_record(io::load_shipped_record(), first.gpu.name, fw.name);
     if (json_) {
@@ -182,11 +212,15 @@ class SearchCommand final : public Command {
         if (wants_run(run_)) c["run"] = io::run_json(candidates[*chosen].run, run_spec);
         j["objective"]["chosen"] = c;
       }
+      if (comparison)
+        j["compare"] = io::compare_json(*compare, comparison->estimate, comparison->rank, comparison->fitting,
+                                        comparison->notes);
       j["validation_record"] = io::record_json(record_);
       std::cout << j.dump(2) << "\n";
     } else {
       for (size_t i = 0; i < counts.size(); ++i) print(model, systems[i], fw, results[i], seconds[i], counts[i]);
       if (counts.size() > 1) print_gpu_front(counts, results);
+      if (comparison) std::cout << format_comparison(*comparison, results.front());
       print_runs(candidates, candidate_point, results, chosen, objective, caps);
     }
     if (!candidates.empty() && !chosen) {
@@ -205,7 +239,10 @@ class SearchCommand final : public Command {
     if (format) {
       const SearchResult& r = results.front();
       if (r.top.empty()) throw Infeasible("nothing to emit: no plan fits");
-      io::EmitInput in{r.top.front(), systems.front(), flags_.model, fw.name, model.layers, model.moe.has_value()};
+      io::EmitInput in{r.top.front(), systems.front(), flags_.model, fw.name, model.layers, model.moe.has_value(),
+                       &model};
+      const io::PlanInputs inputs = plan_inputs(flags_.model, flags_.system, counts.front(), fw.name);
+      in.inputs = &inputs;
       emit_out.write(io::emit_plan(*format, in));
       if (!json_ && !emit_out.to_stdout())
         std::cout << "wrote " << io::to_string(*format) << " plan (rank 1) to " << emit_out.path() << "\n";
@@ -291,6 +328,8 @@ class SearchCommand final : public Command {
   bool json_ = false, explain_ = false, force_ = false;
   io::RecordQuote record_;
   std::string emit_, out_;
+  CLI::Option* emit_opt_ = nullptr;
+  CLI::Option* framework_opt_ = nullptr;
 };
 
 }  // namespace

@@ -11,11 +11,6 @@
 
 namespace shardplan::cli {
 
-namespace {
-
-
-}  // namespace
-
 void add_search_flags(CLI::App* app, SearchFlags* f, bool gpus_required) {
   app->add_option("--model", f->model, "model name from models/, a model YAML or a Hugging Face config.json")
       ->required();
@@ -23,45 +18,69 @@ void add_search_flags(CLI::App* app, SearchFlags* f, bool gpus_required) {
   app->remove_option(app->get_option("--gpus"));  // replaced by a list/range-valued --gpus
   auto* g = app->add_option("--gpus", f->gpus, "GPU count: N, a list a,b,c, or a:b (powers of two from a to b)");
   if (gpus_required) g->required();
-  app->add_option("--gbs", f->gbs, "global batch size in sequences")->check(positive_number());
-  app->add_option("--seq", f->seq, "sequence length in tokens")->check(positive_number());
+  app->add_option("--gbs", f->gbs, "global batch size in sequences (required)")->check(positive_number());
+  app->add_option("--seq", f->seq, "sequence length in tokens (required)")->check(positive_number());
   const char* axis = ": a value, a list a,b,c, a range a:b (default candidates within), or a:b:step";
-  app->add_option("--tp", f->tp, std::string("tensor-parallel degrees") + axis);
-  app->add_option("--cp", f->cp, std::string("context-parallel degrees") + axis);
-  app->add_option("--pp", f->pp, std::string("pipeline stages") + axis);
-  app->add_option("--vpp", f->vpp, std::string("virtual stages per pipeline rank") + axis);
-  app->add_option("--zero", f->zero, std::string("ZeRO stages") + axis);
-  app->add_option("--mbs", f->mbs, std::string("micro-batch sizes") + axis);
-  app->add_option("--ep", f->ep, std::string("expert-parallel degrees (MoE models)") + axis);
+  app->add_option("--tp", f->tp, std::string("tensor-parallel degrees") + axis + " (default: powers of two up to --max-tp)");
+  app->add_option("--cp", f->cp, std::string("context-parallel degrees") + axis + " (default: powers of two up to --max-cp)");
+  app->add_option("--pp", f->pp, std::string("pipeline stages") + axis + " (default: divisors of the GPU count up to --max-pp)");
+  app->add_option("--vpp", f->vpp, std::string("virtual stages per pipeline rank") + axis +
+                                      " (default: divisors of a stage's layers)");
+  app->add_option("--zero", f->zero, std::string("ZeRO stages") + axis + " (default: the stages the framework offers)");
+  app->add_option("--mbs", f->mbs, std::string("micro-batch sizes") + axis + " (default: divisors of the per-replica batch)");
+  app->add_option("--ep", f->ep, std::string("expert-parallel degrees, MoE models only") + axis +
+                                    " (default: powers of two up to the experts)");
   app->add_option("--max-tp", f->max_tp, "largest tp (default: GPUs per NVLink domain)")->check(positive_number());
   app->add_option("--max-pp", f->max_pp, "largest pp (default: layers)")->check(positive_number());
   app->add_option("--max-cp", f->max_cp, "largest cp (default 32)")->check(positive_number());
   f->sp_option = app->add_flag("--sp,!--no-sp", f->sp, "only plans with (or without) sequence parallelism (default: both)");
-  f->tp_overlap_option = app->add_flag("--tp-overlap,!--no-tp-overlap", f->tp_overlap, "only plans with (or without) TP overlap");
+  f->tp_overlap_option = app->add_flag("--tp-overlap,!--no-tp-overlap", f->tp_overlap, "only plans with (or without) TP overlap (default: both, where the framework offers it)");
   f->ep_overlap_option =
       app->add_flag("--ep-overlap,!--no-ep-overlap", f->ep_overlap,
-                    "only MoE plans with (or without) all-to-all overlap (Megatron-Core combined 1F1B)");
+                    "only MoE plans with (or without) all-to-all overlap, Megatron-Core combined 1F1B (default: both, where the "
+                    "framework offers it)");
   app->add_option("--recompute", f->recompute, "recompute options, a list of none, selective, full (default all)");
   app->add_option("--recompute-layers", f->recompute_layers,
-                  "besides full recompute of every layer, of only N layers per pipeline chunk (block method), a list");
+                  "besides full recompute of every layer, of only N layers per pipeline chunk (block method), a list "
+                  "(default: none)");
   app->add_option("--recompute-modules", f->recompute_modules,
                   "Megatron-Core module sets selective recompute tries (default core_attn): a list of sets, each "
                   "joined by + (core_attn, layernorm, mlp, moe, moe_act, shared_experts, mla_up_proj)");
-  app->add_option("--precision", f->precision, "GEMM precisions, a list of bf16, fp16, fp8, mxfp8, nvfp4 (default bf16)");
-  app->add_option("--framework", f->framework, "training software profile")->check(CLI::IsMember(framework_names()));
+  app->add_option("--precision", f->precision, "GEMM precisions, a list of bf16, fp16, fp8 (the framework's recipe), fp8-delayed, fp8-tensorwise, "
+                  "fp8-blockwise, mxfp8, nvfp4 (default bf16; one fp8 recipe per search)");
+  app->add_option("--framework", f->framework, "training software profile (default megatron-lm)")->check(CLI::IsMember(framework_names()));
   app->add_option("--headroom", f->headroom_gib, "GiB of memory every plan must leave free (default 0)")
       ->check(CLI::NonNegativeNumber);
   app->add_option("--allow", f->allow,
                   "strategies outside the default search, a list of: tsp (folded tensor + sequence parallelism, "
-                  "techniques.md 1: no mainstream framework runs it), sdp (subnetwork data parallelism, "
-                  "techniques.md 2: changes what is trained)");
-  app->add_option("--tsp", f->tsp, std::string("TSP degrees, with --allow tsp") + axis);
+                  "docs/techniques.md 1: no mainstream framework runs it), sdp (subnetwork data parallelism, "
+                  "docs/techniques.md 2: changes what is trained); default: neither");
+  app->add_option("--tsp", f->tsp, std::string("TSP degrees, with --allow tsp") + axis + " (default: powers of two from 2 to --max-tp)");
   app->add_option("--optimizer-offload", f->optimizer_offload,
                   "optimizer offload fractions in [0, 1] to try, a list (default 0: no offload): 0,1 or 0,0.5,1");
   app->add_option("--sdp-keep", f->sdp_keep, "SDP keep fractions in (0, 1), a list (with --allow sdp; default 0.5)");
   app->add_option("--top", f->top, "plans to list (default 10)")->check(positive_number());
   app->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(positive_number());
   app->add_flag("--quiet", f->quiet, "no progress indicator");
+}
+
+void add_compare_flag(CLI::App* app, SearchFlags* f) {
+  app->add_option("--compare", f->compare,
+                  "evaluate the plan of this JSON file (search --emit json, predict --json, or a plan object; "
+                  "docs/plan-json.md) in this search's problem and show its rank and its difference to rank 1");
+}
+
+void check_search_flags_fit(const SearchFlags& f, const ModelDesc& model) {
+  if (model.moe) return;
+  std::vector<std::string> errors;
+  if (!f.ep.empty()) errors.push_back("--ep " + f.ep);
+  if (f.ep_overlap_option && f.ep_overlap_option->count() > 0)
+    errors.push_back(f.ep_overlap.value_or(false) ? "--ep-overlap" : "--no-ep-overlap");
+  std::string msg;
+  for (const std::string& e : errors)
+    msg += (msg.empty() ? "" : "\n") + e + " applies to mixture-of-experts models, and " + model.name +
+           " is dense (no experts)";
+  if (!msg.empty()) throw ConfigError(msg);
 }
 
 std::vector<int> resolve_gpu_counts(const std::string& text) {
@@ -142,7 +161,15 @@ SpaceRequest resolve_request(const SearchFlags& f) {
   if (!r.recompute_modules.empty() && !r.recompute.empty() &&
       std::find(r.recompute.begin(), r.recompute.end(), Recompute::selective) == r.recompute.end())
     throw ConfigError("--recompute-modules needs selective among the --recompute options");
-  for (const std::string& s : split_commas(f.precision)) r.precision.push_back(parse_precision(s));
+  for (const std::string& s : split_commas(f.precision)) {
+    const Dtype d = parse_precision(s);
+    if (std::find(r.precision.begin(), r.precision.end(), d) != r.precision.end())
+      throw ConfigError("--precision: " + s + " repeats another fp8 recipe or value; one fp8 recipe per search");
+    r.precision.push_back(d);
+    if (d == Dtype::fp8) {
+      r.fp8_recipe = precision_fp8_recipe(s);
+    }
+  }
   return r;
 }
 
@@ -176,7 +203,7 @@ std::string plan_label(const Plan& p) {
   if (p.recompute_layers > 0) s += ":" + std::to_string(p.recompute_layers);
   if (p.recompute == Recompute::selective && p.recompute_modules != kRecomputeCoreAttn)
     s += ":" + recompute_modules_string(p.recompute_modules);
-  s += std::string(" ") + to_string(p.precision);
+  s += " " + precision_name(p);
   if (p.optimizer_offload > 0) s += " offload" + fmt("%g", p.optimizer_offload);
   if (p.changes_training_semantics()) s += " sdp" + fmt("%g", p.sdp_keep) + "/" + to_string(p.sdp_mask);
   return s;

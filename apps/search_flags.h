@@ -35,12 +35,19 @@ struct SearchFlags {
   std::string tsp;         // axis spec of TSP degrees (with --allow tsp)
   std::string sdp_keep;    // list of SDP keep fractions (with --allow sdp)
   std::string optimizer_offload;  // list of optimizer offload fractions: "0,1"
+  std::string compare;     // --compare FILE: a plan file to evaluate and rank beside the results
   int top = 10;
   int threads = 0;
   bool quiet = false;
 };
 
 void add_search_flags(CLI::App* app, SearchFlags* f, bool gpus_required);
+
+/// --compare FILE (search only; sweep has no ranking to place it in).
+void add_compare_flag(CLI::App* app, SearchFlags* f);
+/// Flags that do not apply to the model are flag errors naming why: --ep and --ep-overlap/--no-ep-overlap on a
+/// dense model.
+void check_search_flags_fit(const SearchFlags& f, const ModelDesc& model);
 
 /// The GPU counts: a value, a comma list, "a:b" (powers of two from a to b) or "a:b:s" (a, a+s, ...).
 std::vector<int> resolve_gpu_counts(const std::string& text);

@@ -33,4 +33,19 @@ CLI::Validator positive_number() {
       "POSITIVE");
 }
 
+CLI::Validator number_in(double lo, double hi) {
+  char desc[64];
+  std::snprintf(desc, sizeof desc, "in [%g, %g]", lo, hi);
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        // !(v >= lo && v <= hi) also rejects nan; inf is above any bound.
+        if (end == s.c_str() || *end != '\0' || !(v >= lo && v <= hi))
+          return "must be a number in [" + fmt("%g", lo) + ", " + fmt("%g", hi) + "], got '" + s + "'";
+        return std::string();
+      },
+      desc);
+}
+
 }  // namespace shardplan::cli

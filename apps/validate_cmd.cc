@@ -27,7 +27,7 @@ class ValidateCommand final : public Command {
  public:
   CLI::App* setup(CLI::App& app) override {
     CLI::App* sub = app.add_subcommand("validate", "predict published, measured training runs and report the error");
-    sub->add_option("--runs", runs_, "published-runs YAML file (schema in design.md)")->required();
+    sub->add_option("--runs", runs_, "published-runs YAML file (schema in docs/design.md)")->required();
     sub->add_option("--system", system_,
                     "a calibrated cluster profile: runs on its GPU use its efficiency tables and tier curves");
     sub->add_flag("--framework-defaults", framework_defaults_,

@@ -93,6 +93,7 @@ void fit_gemm_grid(const std::vector<const Measurement*>& rows, Gpu& gpu, Tables
       out.notes.push_back("gemm " + dname + ": " + std::to_string(capped) +
                           " rows imply an efficiency above 1.2 after the kernel overhead; capped");
     g.values = eff;
+    g.index();
     gpu.eff.gemm_grid[static_cast<int>(dtype)] = g;
     out.gemm[dtype] = g;
     std::vector<double> pred, meas;

@@ -22,6 +22,22 @@ double num(const json& j, const char* key, const std::string& where) {
   return it->get<double>();
 }
 
+/// An optional number: absent or null gives `fallback`; any other type is an error naming the key (nlohmann's
+/// value() would throw type_error, an internal error to the user).
+double opt_num(const json& j, const char* key, double fallback, const std::string& where) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  if (!it->is_number()) fail(where, std::string(key) + ": expected a number, got " + it->dump());
+  return it->get<double>();
+}
+
+std::string opt_str(const json& j, const char* key, const std::string& fallback, const std::string& where) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  if (!it->is_string()) fail(where, std::string(key) + ": expected a string, got " + it->dump());
+  return it->get<std::string>();
+}
+
 std::string str(const json& j, const char* key, const std::string& where) {
   const auto it = j.find(key);
   if (it == j.end() || !it->is_string()) fail(where, std::string("missing string '") + key + "'");
@@ -34,8 +50,8 @@ Dtype parse_dtype(const std::string& s, const std::string& where) {
   fail(where, "params.dtype: unknown dtype '" + s + "'");
 }
 
-std::string context_summary(const json& j) {
-  std::string s = j.value("benchmark", "?") + " (" + j.value("backend", "?") + ")";
+std::string context_summary(const json& j, const std::string& where) {
+  std::string s = opt_str(j, "benchmark", "?", where) + " (" + opt_str(j, "backend", "?", where) + ")";
   for (const char* key : {"gpu", "driver", "cuda", "nccl", "mpi", "date"})
     if (j.contains(key) && !j[key].is_null()) s += std::string(", ") + key + " " + (j[key].is_string() ? j[key].get<std::string>() : j[key].dump());
   if (j.contains("hosts") && j["hosts"].is_array()) {
@@ -55,16 +71,17 @@ Measurement parse_row(const json& j, const std::string& where) {
   const std::string bench = str(j, "benchmark", where);
   m.backend = str(j, "backend", where);
   m.time_s = num(j, "time_s", where);
-  m.time_min_s = j.value("time_min_s", m.time_s);
-  m.time_max_s = j.value("time_max_s", m.time_s);
-  m.flops = j.value("flops", 0.0);
-  m.bytes = j.value("bytes", 0.0);
+  m.time_min_s = opt_num(j, "time_min_s", m.time_s, where);
+  m.time_max_s = opt_num(j, "time_max_s", m.time_s, where);
+  m.flops = opt_num(j, "flops", 0.0, where);
+  m.bytes = opt_num(j, "bytes", 0.0, where);
   const double wrong = num(j, "wrong", where);
   const auto pit = j.find("params");
   if (pit == j.end() || !pit->is_object()) fail(where, "missing object 'params'");
   const json& p = *pit;
-  if (wrong > 0)
-    fail(where, bench + " " + p.dump() + " produced " + std::to_string(static_cast<long long>(wrong)) +
+  if (wrong < 0) fail(where, "wrong: expected a count of at least 0, got " + num_text(wrong));
+  if (wrong > 0)  // printed as %g: 1e300 does not fit an integer
+    fail(where, bench + " " + p.dump() + " produced " + num_text(wrong) +
                     " wrong results; refusing to fit incorrect measurements (fix the cause and re-run this row)");
   if (!(m.time_s > 0)) fail(where, "time_s must be positive");
   if (bench == "gemm") {
@@ -94,7 +111,7 @@ Measurement parse_row(const json& j, const std::string& where) {
     const auto c = collective_from_name(name);
     if (!c) fail(where, "params.collective: unknown collective '" + name + "'");
     m.collective = *c;
-    const double nranks = num(p, "nranks", where), stride = p.value("stride", 1.0);
+    const double nranks = num(p, "nranks", where), stride = opt_num(p, "stride", 1.0, where);
     if (!(nranks >= 2 && nranks <= (1 << 24) && nranks == std::floor(nranks)))
       fail(where,
            "params.nranks: a collective needs a whole number of ranks from 2 to 16777216, got " + num_text(nranks));
@@ -131,10 +148,10 @@ RawFile parse_jsonl(std::string_view text, const std::string& filename) {
       fail(where, "not a JSON object");
     }
     if (!j.is_object()) fail(where, "not a JSON object");
-    const std::string record = j.value("record", "");
+    const std::string record = opt_str(j, "record", "", where);
     if (const auto g = j.find("gpu"); record == "context" && g != j.end() && g->is_string())
       out.gpus.emplace_back(g->get<std::string>(), where);
-    if (record == "context") out.contexts.push_back(context_summary(j));
+    if (record == "context") out.contexts.push_back(context_summary(j, where));
     else if (record == "result") out.rows.push_back(parse_row(j, where));
     else fail(where, "expected \"record\": \"context\" or \"result\"");
   }

@@ -27,27 +27,48 @@ double Curve::at(double xq) const {
 
 namespace {
 
-/// Lower index and weight of the upper neighbour of xq on an increasing axis, clamped to the ends.
-std::pair<size_t, double> axis_position(const std::vector<double>& axis, double xq) {
+/// Lower index and weight of the upper neighbour of xq on an increasing axis, clamped to the ends. `logs` holds
+/// log(axis) when indexed (else empty).
+std::pair<size_t, double> axis_position(const std::vector<double>& axis, const std::vector<double>& logs, double xq) {
   if (axis.size() == 1 || xq <= axis.front()) return {0, 0.0};
   if (xq >= axis.back()) return {axis.size() - 2, 1.0};
   const size_t i = static_cast<size_t>(std::upper_bound(axis.begin(), axis.end(), xq) - axis.begin()) - 1;
-  return {i, (std::log(xq) - std::log(axis[i])) / (std::log(axis[i + 1]) - std::log(axis[i]))};
+  const double lo = logs.empty() ? std::log(axis[i]) : logs[i], hi = logs.empty() ? std::log(axis[i + 1]) : logs[i + 1];
+  return {i, (std::log(xq) - lo) / (hi - lo)};
+}
+
+std::vector<double> logs_of(const std::vector<double>& axis) {
+  std::vector<double> out;
+  for (double v : axis) out.push_back(std::log(v));
+  return out;
 }
 
 }  // namespace
 
 double Grid3::at(double mq, double nq, double kq) const {
   SHARDPLAN_CHECK(!values.empty() && values.size() == m.size() * n.size() * k.size());
-  const auto [i, ti] = axis_position(m, mq);
-  const auto [j, tj] = axis_position(n, nq);
-  const auto [l, tl] = axis_position(k, kq);
+  const bool indexed = log_m.size() == m.size() && log_n.size() == n.size() && log_k.size() == k.size();
+  static const std::vector<double> kNone;
+  const auto [i, ti] = axis_position(m, indexed ? log_m : kNone, mq);
+  const auto [j, tj] = axis_position(n, indexed ? log_n : kNone, nq);
+  const auto [l, tl] = axis_position(k, indexed ? log_k : kNone, kq);
   const size_t nn = n.size(), nk = k.size();
   const size_t di = m.size() > 1 ? 1 : 0, dj = nn > 1 ? 1 : 0, dl = nk > 1 ? 1 : 0;
   const auto v = [&](size_t a, size_t b, size_t c) { return values[(a * nn + b) * nk + c]; };
-  const auto along_k = [&](size_t a, size_t b) { return v(a, b, l) + tl * (v(a, b, l + dl) - v(a, b, l)); };
-  const auto along_n = [&](size_t a) { return along_k(a, j) + tj * (along_k(a, j + dj) - along_k(a, j)); };
+  // Lambdas capture copies, not the structured bindings: clang before 16 cannot capture those (P1091).
+  const auto along_k = [&, l = l, tl = tl](size_t a, size_t b) {
+    return v(a, b, l) + tl * (v(a, b, l + dl) - v(a, b, l));
+  };
+  const auto along_n = [&, j = j, tj = tj](size_t a) {
+    return along_k(a, j) + tj * (along_k(a, j + dj) - along_k(a, j));
+  };
   return along_n(i) + ti * (along_n(i + di) - along_n(i));
+}
+
+void Grid3::index() {
+  log_m = logs_of(m);
+  log_n = logs_of(n);
+  log_k = logs_of(k);
 }
 
 Curve Curve::constant(double value, std::string src) {

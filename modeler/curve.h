@@ -33,9 +33,13 @@ struct Grid3 {
   std::vector<double> m, n, k;
   std::vector<double> values;
   std::string source;
+  /// log of each axis, filled by index(): a lookup then takes one log per coordinate instead of three (a plan
+  /// evaluation looks GEMMs up some 30 times). Without them at() computes the logs itself.
+  std::vector<double> log_m, log_n, log_k;
 
   bool empty() const { return values.empty(); }
   double at(double mq, double nq, double kq) const;
+  void index();
 };
 
 }  // namespace shardplan

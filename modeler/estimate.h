@@ -36,8 +36,10 @@ struct StepShape {
   Seconds forward;           // one micro-batch's forward on the busiest stage, exposed communication included
   Seconds backward;          // same for backward (recompute included)
   Seconds microbatch_comm;   // exposed per-micro-batch communication (pipeline sends, ZeRO-2/3 traffic)
+  Seconds microbatch_contention;  // per micro-batch: compute slowed by the per-micro-batch traffic it hides
   std::array<Seconds, kNumCommKinds> layer_comm{};  // exposed per-layer communication per micro-batch (all layers)
   Seconds step_comm;         // exposed once-per-step communication (gradient sync, parameter gather)
+  Seconds step_contention;   // once per step: compute slowed by the gradient sync and parameter gather it hides
 };
 
 struct TimeBreakdown {

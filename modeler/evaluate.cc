@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "modeler/framework_rules.h"
 #include "modeler/layer_cost.h"
 #include "modeler/memory_model.h"
 #include "modeler/offload.h"
@@ -138,9 +139,12 @@ Sharding unsharded(const Context& ctx) {
 Problems validate_plan(const ModelDesc& model, const System& system, const Plan& plan, const Framework& framework) {
   const Context ctx{model, system, plan, framework};
   Problems problems;
+  // Limits first: every later check multiplies degrees and batches, which must not overflow.
+  if (const std::string limit = plan_limit_violation(plan); !limit.empty()) return {{"plan_limits", limit}};
   validate_basics(ctx, &problems);
   for (const Strategy* s : all_strategies()) s->validate(ctx, &problems);
   validate_offload(ctx, &problems);
+  check_framework_rules(model, system, plan, framework, &problems);  // what the framework's launcher refuses
   return problems;
 }
 

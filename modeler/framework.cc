@@ -47,6 +47,17 @@ Framework megatron() {
   f.sources = {"Megatron-LM arguments.py (--overlap-grad-reduce, --overlap-param-gather, accumulate fp32 grads)",
                "Megatron-Core transformer_config.py (fp8_recipe default delayed)",
                "Transformer Engine docs: fused attention (cuDNN), LayerNormLinear, fp8 cast-transpose"};
+  f.launcher = Launcher::megatron;
+  // Megatron-LM's argparse leaves the distributed optimizer and sequence parallelism off, but its example
+  // scripts and every NeMo/Megatron-Bridge recipe turn both on (examples/llama/train_llama3_8b_h100_fp8.sh:
+  // --use-distributed-optimizer --sequence-parallel); shardplan defaults to the recipes'. fp8_recipe defaults to
+  // "delayed" (megatron/core/transformer/transformer_config.py); recompute is off unless
+  // --recompute-granularity is given.
+  f.default_zero = f.default_zero_pp = 1;
+  f.default_sp = true;
+  f.default_recompute = Recompute::none;
+  f.default_sources = {"Megatron-LM megatron/core/transformer/transformer_config.py (fp8_recipe = delayed)",
+                       "Megatron-LM examples/llama/*.sh (--use-distributed-optimizer --sequence-parallel)"};
   return f;
 }
 
@@ -65,6 +76,7 @@ Framework nemo() {
   f.fused_moe_permutation = true;
   f.sources.push_back("NeMo performance recipes: Megatron-Core with TE, distributed optimizer, overlap on");
   f.sources.push_back("NeMo scripts/performance and Megatron-Bridge scripts/performance: grad_reduce_in_fp32 = False");
+  f.launcher = Launcher::nemo;
   // Megatron-Bridge performance recipes (25.x): fp8 means current (tensorwise) scaling with parameters gathered in
   // fp8 (scripts/performance/utils/precision.py maps fp8_cs to training/mixed_precision.py
   // bf16_with_fp8_current_scaling_mixed: fp8_recipe tensorwise, fp8_param_gather True); the dense Llama recipes
@@ -112,6 +124,7 @@ Framework megatron_legacy() {
   f.optimizer_offload = OptimizerOffloadKind::none;  // the CPU optimizer came with Megatron-Core (2025)
   f.sources = {"NVIDIA/Megatron-LM v2.x-v3.0 megatron/model/transformer.py (CoreAttention), fused_softmax.py",
                "Korthikanti et al. 2022 Sec. 5 (selective recompute of the attention core)"};
+  f.launcher = Launcher::none;  // a historical profile: today's Megatron-LM flags would not run its kernels
   return f;
 }
 
@@ -127,6 +140,13 @@ Framework megatron_deepspeed() {
   f.overlap_param_gather = false;
   f.optimizer_offload = OptimizerOffloadKind::zero_offload;  // DeepSpeed offload_optimizer: {device: cpu}
   f.sources = {"microsoft/Megatron-DeepSpeed README: --use-flash-attn-v2, DeepSpeed ZeRO stages"};
+  f.launcher = Launcher::megatron_deepspeed;
+  // DeepSpeed's zero_optimization.stage defaults to 0 (deepspeed/runtime/zero/config.py), as the Megatron-DeepSpeed
+  // example scripts run it (examples_deepspeed/pretrain_llama2_distributed.sh: ZERO_STAGE=0).
+  f.default_zero = f.default_zero_pp = 0;
+  f.default_sources = {"deepspeedai/DeepSpeed deepspeed/runtime/zero/config.py (stage 0 by default)",
+                       "deepspeedai/Megatron-DeepSpeed examples_deepspeed/pretrain_llama2_distributed.sh "
+                       "(ZERO_STAGE=0)"};
   return f;
 }
 
@@ -202,6 +222,21 @@ Framework torchtitan() {
                "PyTorch SDPA backends (flash = FlashAttention-2)", "pytorch/ao float8 README (dynamic scaling)",
                "torch FSDPParam.to_accumulated_grad_if_needed; torch.distributed.pipelining backward_maybe_with_nosync",
                "torchtitan 9dec370 pipeline_parallel.py (n_microbatches defaults to the pipeline degree)"};
+  f.launcher = Launcher::torchtitan;
+  // parallelism.data_parallel_shard_degree = -1 (FSDP over the leftover ranks) with fsdp_reshard_after_forward
+  // "default": reshard after forward without PP (ZeRO-3), never under PP (ZeRO-2) (torchtitan
+  // torchtitan/models/llama3/infra/parallelize.py apply_fsdp). Tensor parallelism always shards the norms'
+  // sequence (SequenceParallel in apply_tp). The shipped llama3 configs checkpoint with op-level selective AC
+  // (train_configs/llama3_8b.toml mode = "selective", selective_ac_option = "op"). torchao float8 scales
+  // tensorwise by default (Float8Linear recipe_name None = tensorwise).
+  f.default_zero = 3;
+  f.default_zero_pp = 2;
+  f.default_sp = true;
+  f.default_recompute = Recompute::selective;
+  f.default_sources = {"torchtitan v0.2.2 torchtitan/config/job_config.py (data_parallel_shard_degree -1, "
+                       "fsdp_reshard_after_forward default)",
+                       "torchtitan v0.2.2 torchtitan/models/llama3/infra/parallelize.py (apply_fsdp, apply_tp)",
+                       "torchtitan v0.2.2 torchtitan/models/llama3/train_configs/llama3_8b.toml (selective op AC)"};
   return f;
 }
 
@@ -228,6 +263,9 @@ Framework llm_foundry() {
   f.logits_bytes_per_logit = 14.0;
   f.sources = {"mosaicml/llm-foundry scripts/train/benchmarking/README.md and yamls (FULL_SHARD, attn_impl triton)",
                "Composer FSDP docs (mixed precision DEFAULT/PURE)"};
+  f.default_zero = f.default_zero_pp = 3;  // sharding_strategy FULL_SHARD in the MPT yamls
+  f.default_sp = false;                    // no tensor parallelism in the MPT recipes
+  f.default_sources = {"mosaicml/llm-foundry scripts/train/yamls/pretrain/mpt-*.yaml (FULL_SHARD)"};
   return f;
 }
 
@@ -238,6 +276,10 @@ Framework other() {
   f.selective_is_op_sac = false;
   f.zero_stages = {0, 1, 2, 3};
   f.sources = {"generic PyTorch FSDP stack: eager ops, FlashAttention-2"};
+  f.launcher = Launcher::none;
+  f.default_zero = f.default_zero_pp = 3;  // fully_shard / FULL_SHARD, PyTorch FSDP's default
+  f.default_recompute = Recompute::none;
+  f.default_sources = {"PyTorch FSDP: ShardingStrategy.FULL_SHARD, fully_shard's reshard_after_forward=True default"};
   return f;
 }
 
@@ -259,6 +301,18 @@ std::vector<std::string> framework_names() {
   std::vector<std::string> names;
   for (const Framework& f : registry()) names.push_back(f.name);
   return names;
+}
+
+const char* to_string(Launcher l) {
+  constexpr const char* names[] = {"none", "megatron-lm", "nemo", "torchtitan", "megatron-deepspeed"};
+  return names[static_cast<int>(l)];
+}
+
+std::string framework_defaults_text(const Framework& f) {
+  std::string zero = "zero " + std::to_string(f.default_zero);
+  if (f.default_zero_pp != f.default_zero) zero += " (" + std::to_string(f.default_zero_pp) + " with pp > 1)";
+  return zero + ", sp " + (f.default_sp ? "on" : "off") + " when tp > 1, recompute " + to_string(f.default_recompute) +
+         ", fp8 recipe " + to_string(f.fp8_recipe);
 }
 
 namespace {
@@ -349,6 +403,8 @@ std::vector<FrameworkTrait> framework_traits(const Framework& f) {
       {"optimizer_offload", f.optimizer_offload == OptimizerOffloadKind::megatron_hybrid ? "megatron_hybrid"
                             : f.optimizer_offload == OptimizerOffloadKind::zero_offload  ? "zero_offload"
                                                                                          : "none"},
+      {"launcher", to_string(f.launcher)},
+      {"defaults", framework_defaults_text(f)},
       {"fp8_library", f.fp8_library == Fp8Library::torchao ? "torchao" : "transformer_engine"},
       {"fp8_recipe", to_string(f.fp8_recipe)},
       {"fp8_param_gather", text(f.fp8_param_gather)},

@@ -41,6 +41,9 @@ struct CpMergeBytes {
 ///   rank's fp32 master weights, gradients and Adam states live in pinned host memory; gradients stream to the host
 ///   during backward, DeepSpeedCPUAdam steps, and the 16-bit parameters are copied back.
 enum class OptimizerOffloadKind { none, megatron_hybrid, zero_offload };
+/// Whose launcher runs the plan: which framework rules apply (framework_rules.h) and which --emit formats
+/// write it. none: no launcher rules are encoded and only the shardplan plan JSON is emitted.
+enum class Launcher { none, megatron, nemo, torchtitan, megatron_deepspeed };
 /// The library whose kernels quantize fp8 GEMM operands (precision_recipe.h).
 enum class Fp8Library { transformer_engine, torchao };
 
@@ -147,7 +150,23 @@ struct Framework {
   bool offers_compile = false;
   bool compiled_by_default = false;
   std::vector<std::string> sources;
+  /// The launcher whose argument checks a plan must pass (framework_rules.h).
+  Launcher launcher = Launcher::none;
+  /// What a plan gets when the user leaves a setting unset (predict; search varies them): the ZeRO stage without
+  /// and with pipeline parallelism, sequence parallelism when tp > 1 and recompute (the fp8 recipe is fp8_recipe above).
+  int default_zero = 1;
+  int default_zero_pp = 1;
+  bool default_sp = true;
+  Recompute default_recompute = Recompute::none;
+  std::vector<std::string> default_sources;
+  /// The ZeRO stage a plan of `pp` pipeline stages gets by default.
+  int zero_default(int pp) const { return pp > 1 ? default_zero_pp : default_zero; }
 };
+
+/// "megatron-lm", "nemo", "torchtitan", "megatron-deepspeed" or "none".
+const char* to_string(Launcher l);
+/// The defaults as --help states them: "zero 1, sp on when tp > 1, recompute none, fp8 recipe delayed".
+std::string framework_defaults_text(const Framework& f);
 
 /// The built-in profiles: megatron-lm, nemo, torchtitan, llm-foundry, megatron-deepspeed, other, and
 /// megatron-lm-legacy (Megatron-LM before FlashAttention, 2021-2022).

@@ -99,9 +99,19 @@ struct Plan {
   int inner() const { return tp * tsp * cp; }
   /// Whether the plan trains something other than the model as given (SDP trains subnetworks).
   bool changes_training_semantics() const { return sdp_keep < 1.0; }
-  /// Micro-batches per step per pipeline: global / (micro x dp) (gradient accumulation steps).
-  int num_microbatches() const { return global_batch / (micro_batch * dp); }
+  /// Micro-batches per step per pipeline: global / (micro x dp) (gradient accumulation steps). 64-bit, so that
+  /// degrees within kMaxPlanGpus and batches within kMaxBatch cannot overflow.
+  int num_microbatches() const { return static_cast<int>(global_batch / (1LL * micro_batch * dp)); }
 };
+
+/// Limits on the user's numbers, so that every product of degrees and every batch count fits in an int with room:
+/// 2^24 GPUs (16.7 million, 100x the largest cluster built) and 2^24 sequences per batch; 2^26 tokens per sequence.
+inline constexpr long long kMaxPlanGpus = 1LL << 24;
+inline constexpr long long kMaxBatch = 1LL << 24;
+inline constexpr long long kMaxSeqLen = 1LL << 26;
+/// The first limit the plan breaks, as a message ("tp x pp x cp x dp (...) must be at most 2^24"), or "" when
+/// none: checked before any other arithmetic on the plan.
+std::string plan_limit_violation(const Plan& p);
 
 const char* to_string(Recompute r);
 const char* to_string(CpKind k);
@@ -109,6 +119,9 @@ const char* to_string(Dtype d);
 const char* to_string(SdpMask m);
 const char* to_string(SdpGranularity g);
 const char* to_string(Fp8Recipe r);
+/// The --precision spelling of a plan's GEMM precision: bf16, fp16, fp8, fp8-delayed, fp8-tensorwise,
+/// fp8-blockwise, mxfp8 or nvfp4.
+std::string precision_name(const Plan& p);
 /// Parses a recipe name as to_string spells it; nullopt when unknown.
 std::optional<Fp8Recipe> parse_fp8_recipe(const std::string& text);
 /// "core_attn+mlp": the modules in kRecomputeModuleNames order, joined by '+'.

@@ -61,7 +61,13 @@ AxisSpec parse_axis(const std::string& flag, const std::string& text, int min_va
     }
     const int step = parse_at_least(flag, parts[2], 0);
     if (step == 0) throw ConfigError(flag + ": step of '" + text + "' must be positive");
-    for (int v = lo; v <= hi; v += step) a.values.push_back(v);
+    // Counted before allocating: "1:16777216:1" would list 16.7 million values.
+    const long long count = (1LL * hi - lo) / step + 1;
+    if (count > kMaxAxisValues)
+      throw ConfigError(flag + ": '" + text + "' lists " + std::to_string(count) + " values, more than " +
+                        std::to_string(kMaxAxisValues) + "; use a larger step, or a:b for the axis's usual "
+                        "candidates in that range");
+    for (long long v = lo; v <= hi; v += step) a.values.push_back(static_cast<int>(v));
     return a;
   }
   for (const std::string& p : split(text, ',')) a.values.push_back(parse_at_least(flag, p, min_value));
@@ -126,6 +132,7 @@ Plan PlanSpace::plan_at(const Layout& l, uint64_t k) const {
     return d;
   };
   p.precision = precision[digit(precision.size())];
+  if (p.precision == Dtype::fp8) p.fp8_recipe = fp8_recipe;
   const RecomputeChoice& rc = recompute[digit(recompute.size())];
   p.recompute = rc.kind;
   p.recompute_layers = rc.layers;
@@ -153,6 +160,7 @@ PlanSpace make_plan_space(const ModelDesc& model, const System& system, const Sp
   s.global_batch = r.global_batch;
   s.seq_len = r.seq_len;
   s.cp_kind = r.cp_kind;
+  s.fp8_recipe = r.fp8_recipe;
   s.zero = r.zero.select({0, 1, 2, 3});
   s.sp = or_default(r.sp, {true, false});
   s.tp_overlap = or_default(r.tp_overlap, {false, true});
@@ -183,6 +191,7 @@ PlanSpace make_plan_space(const ModelDesc& model, const System& system, const Sp
     int tp, cp, tsp;
   };
   std::vector<Inner> inner;
+  uint64_t plans = 0;
   for (int tp : tps)
     for (int cp : cps) inner.push_back({tp, cp, 1});
   if (r.allow_tsp)
@@ -214,7 +223,17 @@ PlanSpace make_plan_space(const ModelDesc& model, const System& system, const Sp
           if ((dp * cp * tsp) % ep == 0 && model.moe->experts % ep == 0) eps.push_back(ep);
       }
       for (int ep : eps)
-        for (int vpp : vpps) s.layouts.push_back({tp, cp, pp, vpp, dp, tsp, ep, uneven, mbs});
+        for (int vpp : vpps) {
+          s.layouts.push_back({tp, cp, pp, vpp, dp, tsp, ep, uneven, mbs});
+          plans += s.layout_size(s.layouts.back());
+          // Refused while it grows, before the layouts themselves fill memory.
+          if (plans > kMaxPlanSpace || s.layouts.size() > kMaxLayouts)
+            throw ConfigError("the plan space has more than " +
+                              (s.layouts.size() > kMaxLayouts ? std::to_string(kMaxLayouts) + " layouts"
+                                                              : std::to_string(kMaxPlanSpace) + " plans") +
+                              "; narrow it with --tp, --cp, --pp, --vpp, --mbs, --zero, --recompute or "
+                              "--precision (a list or a:b range each)");
+        }
     }
   if (s.layouts.empty() || s.zero.empty())
     throw ConfigError("no plan matches the constraints: tp x cp x pp must divide the GPU count (" +

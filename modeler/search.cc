@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <thread>
 #include <tuple>
 
 #include "modeler/evaluate.h"
+#include "modeler/framework_rules.h"
 
 namespace shardplan {
 
@@ -47,12 +49,13 @@ struct WorkerState {
 
 void run_layouts(const ModelDesc& model, const System& system, const Framework& fw, const PlanSpace& space,
                  const SearchOptions& opt, std::atomic<size_t>* next_layout, std::atomic<uint64_t>* done,
-                 WorkerState* out) {
+                 const std::atomic<bool>* failed, WorkerState* out) {
   for (size_t li = next_layout->fetch_add(1); li < space.layouts.size(); li = next_layout->fetch_add(1)) {
     const Layout& l = space.layouts[li];
     const uint64_t n = space.layout_size(l);
     for (uint64_t k = 0; k < n; ++k) {
       if (opt.cancel && opt.cancel->load(std::memory_order_relaxed)) return;
+      if (failed->load(std::memory_order_relaxed)) return;  // another worker threw
       const Plan p = space.plan_at(l, k);
       const Estimate e = evaluate(model, system, p, fw);
       ++out->evaluated;
@@ -95,6 +98,11 @@ std::vector<Record> pareto_front(const std::vector<Record>& sorted, int max_poin
 }
 
 }  // namespace
+
+uint64_t rank_among(const SearchResult& r, double step_s) {
+  const auto faster = std::lower_bound(r.fit_steps_s.begin(), r.fit_steps_s.end(), step_s);
+  return 1 + static_cast<uint64_t>(faster - r.fit_steps_s.begin());
+}
 
 bool plan_less(const Plan& a, const Plan& b) { return plan_key(a) < plan_key(b); }
 
@@ -140,6 +148,7 @@ std::string rejection_label(const std::string& code) {
       {"recompute_modules_need_mla", "mla_up_proj recompute without MLA"},
   };
   if (auto it = labels.find(code); it != labels.end()) return it->second;
+  if (const char* rule = framework_rule_summary(code)) return rule;
   if (code.rfind("oom_", 0) == 0) return "out of memory (largest item: " + code.substr(4) + ")";
   std::string s = code;
   std::replace(s.begin(), s.end(), '_', ' ');
@@ -157,10 +166,19 @@ SearchResult search(const ModelDesc& model, const System& system, const Framewor
   std::atomic<size_t> next_layout{0};
   std::atomic<uint64_t> done{0};
   std::atomic<int> running{threads};
+  // An exception escaping a std::thread terminates the process: each worker keeps its own, stops the others, and
+  // the first is rethrown here as the request's error (ConfigError stays exit 2, a broken invariant exit 1).
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(threads));
+  std::atomic<bool> failed{false};
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
-      run_layouts(model, system, fw, space, opt, &next_layout, &done, &states[static_cast<size_t>(t)]);
+      try {
+        run_layouts(model, system, fw, space, opt, &next_layout, &done, &failed, &states[static_cast<size_t>(t)]);
+      } catch (...) {
+        errors[static_cast<size_t>(t)] = std::current_exception();
+        failed.store(true);
+      }
       running.fetch_sub(1);
     });
   // The calling thread only reports progress, so the callback never runs concurrently with itself.
@@ -173,6 +191,8 @@ SearchResult search(const ModelDesc& model, const System& system, const Framewor
     }
   }
   for (std::thread& th : pool) th.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
   if (opt.progress) opt.progress(done.load(), result.space_size);
   result.cancelled = opt.cancel && opt.cancel->load();
 
@@ -185,6 +205,8 @@ SearchResult search(const ModelDesc& model, const System& system, const Framewor
   }
   result.feasible = fits.size();
   std::sort(fits.begin(), fits.end(), record_less);
+  if (opt.keep_fit_steps)
+    for (const Record& r : fits) result.fit_steps_s.push_back(r.step_s);
   std::sort(misses.begin(), misses.end(), miss_less);
 
   auto full = [&](const Record& r) { return evaluate(model, system, r.plan, fw); };

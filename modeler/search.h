@@ -29,6 +29,8 @@ struct SearchOptions {
   const std::atomic<bool>* cancel = nullptr;
   /// Called on the calling thread about 10 times a second with plans done and total.
   std::function<void(uint64_t done, uint64_t total)> progress;
+  /// Keep every fitting plan's step time (SearchResult::fit_steps_s), to rank a plan from outside the search.
+  bool keep_fit_steps = false;
 };
 
 struct SearchResult {
@@ -40,7 +42,11 @@ struct SearchResult {
   std::vector<Estimate> nearest_misses;  // smallest memory overflow first
   std::map<std::string, uint64_t> rejected;  // by the first problem's code; "headroom": fits, headroom too small
   bool cancelled = false;
+  std::vector<double> fit_steps_s;  // with keep_fit_steps: every fitting plan's step time, fastest first
 };
+
+/// The rank a plan of step `step_s` would take among the fitting plans: 1 + those strictly faster.
+uint64_t rank_among(const SearchResult& r, double step_s);
 
 SearchResult search(const ModelDesc& model, const System& system, const Framework& framework, const PlanSpace& space,
                     const SearchOptions& options);

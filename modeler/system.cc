@@ -9,11 +9,11 @@ namespace shardplan {
 
 void set_power_limit(Gpu* gpu, double watts) {
   if (gpu->tdp_w <= 0)
-    throw ConfigError("power limit " + std::to_string(static_cast<int>(watts)) + " W: the profile of " + gpu->name +
+    throw ConfigError("power limit " + num(watts) + " W: the profile of " + gpu->name +
                       " states no tdp_w");
-  if (watts <= 0 || watts > gpu->tdp_w)
-    throw ConfigError("power limit " + std::to_string(static_cast<int>(watts)) + " W is outside (0, " +
-                      std::to_string(static_cast<int>(gpu->tdp_w)) + "] W, the TDP of " + gpu->name);
+  if (!(watts > 0 && watts <= gpu->tdp_w))  // also nan; printed as %g, never cast to int
+    throw ConfigError("power limit " + num(watts) + " W is outside (0, " + num(gpu->tdp_w) + "] W, the TDP of " +
+                      gpu->name);
   gpu->clock_scale = std::cbrt(watts / gpu->tdp_w);
 }
 

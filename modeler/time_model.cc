@@ -137,7 +137,10 @@ TimeBreakdown step_time(const Context& ctx, const Sharding& sh, const Schedule& 
   add_scaled(&tb.exposed_comm, exp_b, L * m);
   add_scaled(&tb.exposed_comm, exp_mb, m);
   add_scaled(&tb.exposed_comm, exp_step, 1.0);
-  tb.bubble = (t_f + t_b) * sched.bubble_fraction;
+  // The bubble is (p-1)/v of one micro-batch's whole stage time: the fill and drain wait on each stage's exposed
+  // sends and on the compute the hidden ones slow, as much as on its passes (what the list-scheduled timeline
+  // of the same shape produces, timeline.cc).
+  tb.bubble = (t_f + t_b + contend_mb + sum(exp_mb)) * sched.bubble_fraction;
 
   StepShape& shape = tb.shape;
   shape.microbatches = sched.microbatches;
@@ -146,8 +149,10 @@ TimeBreakdown step_time(const Context& ctx, const Sharding& sh, const Schedule& 
   shape.forward = t_f;
   shape.backward = t_b;
   shape.microbatch_comm = sum(exp_mb);
+  shape.microbatch_contention = contend_mb;
   for (int k = 0; k < kNumCommKinds; ++k) shape.layer_comm[k] = (exp_f[k] + exp_b[k]) * L;
   shape.step_comm = sum(exp_step);
+  shape.step_contention = contend_step;
 
   const double owned = owned_state_params(ctx, sh, false);
   tb.optimizer = memory_time(sys.gpu, Bytes(owned * kAdamBytesPerParam));

@@ -50,6 +50,10 @@ Timeline build_timeline(const Estimate& e) {
   const int p = std::max(1, s.stages), v = std::max(1, s.chunks), m = std::max(1, s.microbatches);
   const double f_us = s.forward.v * 1e6, b_us = s.backward.v * 1e6, mb_comm_us = s.microbatch_comm.v * 1e6;
   const double fwd_share = f_us + b_us > 0 ? f_us / (f_us + b_us) : 0.5;
+  // Compute slowed by the per-micro-batch traffic it hides (pipeline sends, ZeRO-3 gathers) lengthens the passes,
+  // split between forward and backward as their times are.
+  const double f_cont_us = s.microbatch_contention.v * 1e6 * fwd_share;
+  const double b_cont_us = s.microbatch_contention.v * 1e6 * (1 - fwd_share);
 
   Timeline t;
   t.stages = p;
@@ -79,7 +83,7 @@ Timeline build_timeline(const Estimate& e) {
                                                    : done[slot(false, op.microbatch, vs + 1)];
         if (ready < 0) break;  // input not produced yet
         const double start = std::max(ready, free_at[static_cast<size_t>(st)]);
-        const double dur = (op.forward ? f_us : b_us) / v;
+        const double dur = (op.forward ? f_us + f_cont_us : b_us + b_cont_us) / v;
         const double comm_scale = (op.forward ? fwd_share : 1 - fwd_share) / v;
         // The compute part, then the exposed communication this pass waits for, one track per kind.
         std::vector<std::pair<Track, double>> comm;
@@ -119,13 +123,19 @@ Timeline build_timeline(const Estimate& e) {
     if (t.pipeline_us > cursor + 1e-9) t.events.push_back({"bubble", st, Track::bubble, cursor, t.pipeline_us - cursor});
   }
 
-  // Per step, after the last backward: exposed gradient/parameter communication, then the optimizer.
-  const double step_comm_us = s.step_comm.v * 1e6, opt_us = e.time.optimizer.v * 1e6;
+  // Per step, after the last backward: the compute the hidden gradient sync and parameter gather slowed (drawn
+  // in one piece: the Estimate keeps only its sum), the exposed gradient/parameter communication, the optimizer.
+  const double cont_us = s.step_contention.v * 1e6, step_comm_us = s.step_comm.v * 1e6;
+  const double opt_us = e.time.optimizer.v * 1e6;
   for (int st = 0; st < p; ++st) {
-    if (step_comm_us > 0) t.events.push_back({"step comm", st, Track::step_comm, t.pipeline_us, step_comm_us});
-    if (opt_us > 0) t.events.push_back({"optimizer", st, Track::compute, t.pipeline_us + step_comm_us, opt_us});
+    double at = t.pipeline_us;
+    if (cont_us > 0) t.events.push_back({"step comm contention", st, Track::compute, at, cont_us});
+    at += cont_us;
+    if (step_comm_us > 0) t.events.push_back({"step comm", st, Track::step_comm, at, step_comm_us});
+    at += step_comm_us;
+    if (opt_us > 0) t.events.push_back({"optimizer", st, Track::compute, at, opt_us});
   }
-  t.step_us = t.pipeline_us + step_comm_us + opt_us;
+  t.step_us = t.pipeline_us + cont_us + step_comm_us + opt_us;
   return t;
 }
 

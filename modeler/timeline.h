@@ -4,7 +4,8 @@
 // groups of pp, Sec. 2.2.2), each pass starting when its stage is free and its input has arrived. Stages are
 // assumed as fast as the busiest one. Idle gaps are the bubble. Exposed communication is drawn at the end of the
 // pass that waits for it, split between forward and backward in proportion to their times (the Estimate keeps the
-// per-micro-batch sum only). Pure: no I/O.
+// per-micro-batch sum only); compute slowed by the traffic it hides lengthens the passes (per micro-batch) or is
+// drawn after the last backward (per step), so the trace's step ends exactly at TimeBreakdown::step(). Pure: no I/O.
 #pragma once
 
 #include <string>

@@ -69,6 +69,7 @@ Grid3 read_grid(const YAML::Node& node, const std::string& file, const std::stri
   }
   g.source = r.string("source");
   r.finish();
+  g.index();
   return g;
 }
 

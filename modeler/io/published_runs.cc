@@ -46,7 +46,11 @@ ModelDesc read_model(MapReader& r, int* seq_len, bool* moe) {
   m.ffn_hidden = r.positive_int("ffn_hidden");
   m.heads = r.positive_int("heads");
   m.kv_heads = r.opt_positive_int("kv_heads").value_or(m.heads);
-  m.head_dim = r.opt_positive_int("head_dim").value_or(m.hidden / m.heads);
+  const std::optional<int> head_dim = r.opt_positive_int("head_dim");
+  if (!head_dim && m.hidden < m.heads)
+    r.fail("heads", "hidden / heads (" + std::to_string(m.hidden) + " / " + std::to_string(m.heads) +
+                        ") leaves no head dimension; give head_dim");
+  m.head_dim = head_dim.value_or(m.hidden / m.heads);
   m.vocab = r.positive_int("vocab");
   *seq_len = r.positive_int("seq_len");
   m.gated_mlp = r.boolean("gated_mlp");
@@ -108,8 +112,9 @@ PublishedRun read_run(const YAML::Node& node, const std::string& file) {
   run.system.gpus = sys.positive_int("gpus");
   run.system.gpus_per_node = sys.opt_positive_int("gpus_per_node").value_or(0);
   run.system.nvlink_domain = sys.opt_positive_int("nvlink_domain").value_or(0);
-  run.system.nic_gbps_per_gpu = sys.opt_positive("nic_gbps_per_gpu").value_or(0);
-  run.power_limit_w = sys.opt_positive("power_limit_w");
+  // Bounded: 0.1 Gb/s is below any datacentre NIC and 1e6 W above any board (--nic-gbps, --power-limit-w agree).
+  run.system.nic_gbps_per_gpu = sys.opt_number_in("nic_gbps_per_gpu", 0.1, 1e6).value_or(0);
+  run.power_limit_w = sys.opt_number_in("power_limit_w", 1, 1e5);
   sys.finish();
 
   Plan& p = run.plan.plan;
@@ -150,6 +155,7 @@ PublishedRun read_run(const YAML::Node& node, const std::string& file) {
   }
   if (run.plan.recompute_num_layers && run.plan.recompute && *run.plan.recompute != Recompute::full)
     plan.fail("recompute_num_layers", "recompute_num_layers needs recompute full (or null)");
+  if (const std::string limit = plan_limit_violation(p); !limit.empty()) plan.fail_here(limit);
   plan.finish();
 
   MapReader meas = top.map("measured");

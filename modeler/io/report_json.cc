@@ -46,7 +46,12 @@ json plan_json(const Plan& p) {
               {"recompute_layers", p.recompute_layers},
               {"recompute_modules",
                recompute_module_names(p.recompute == Recompute::selective ? p.recompute_modules : 0)},
-              {"precision", to_string(p.precision)},
+              // The contract's spellings (bf16 fp16 fp8 mxfp8 nvfp4); fp8_recipe names the scaling (null:
+              // the profile's default).
+              {"precision", p.precision == Dtype::fp4 ? std::string("nvfp4")
+                            : p.precision == Dtype::fp8 && p.fp8_recipe == Fp8Recipe::mxfp8 ? std::string("mxfp8")
+                                                                                           : to_string(p.precision)},
+              {"fp8_recipe", p.fp8_recipe ? json(to_string(*p.fp8_recipe)) : json(nullptr)},
               {"tsp", p.tsp},
               {"moe_imbalance", p.moe_imbalance},
               {"capacity_factor", p.capacity_factor},
@@ -54,7 +59,18 @@ json plan_json(const Plan& p) {
               {"optimizer_offload", p.optimizer_offload},
               {"sdp_mask", to_string(p.sdp_mask)},
               {"sdp_granularity", to_string(p.sdp_granularity)},
-              {"changes_training_semantics", p.changes_training_semantics()}};
+              {"changes_training_semantics", p.changes_training_semantics()},
+              {"uneven_pipeline", p.uneven_pipeline}};
+}
+
+json model_json(const ModelDesc& m) {
+  return json{{"name", m.name},
+              {"layers", m.layers},
+              {"hidden", m.hidden},
+              {"total_params", total_params(m)},
+              {"active_params", activated_params(m)},
+              {"non_embedding_params", non_embedding_params(m)},
+              {"moe", m.moe.has_value()}};
 }
 
 json estimate_json(const Estimate& e) {
@@ -96,6 +112,17 @@ json estimate_json(const Estimate& e) {
                      {"hfu", e.hfu},
                      {"model_flops_per_token", e.model_flops_per_token}};
   return j;
+}
+
+json list_json(const std::string& kind, const std::vector<ListEntry>& rows) {
+  json items = json::array();
+  for (const ListEntry& r : rows) {
+    json item{{"name", r.name}, {"description", r.description}};
+    for (const auto& [k, v] : r.numbers) item[k] = v;
+    for (const auto& [k, v] : r.strings) item[k] = v;
+    items.push_back(std::move(item));
+  }
+  return json{{"schema_version", 1}, {"kind", kind}, {"items", items}};
 }
 
 json predict_json(const ReportContext& ctx, const Estimate& e) {

@@ -5,8 +5,11 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "modeler/estimate.h"
+#include "modeler/model_desc.h"
 
 namespace shardplan::io {
 
@@ -24,6 +27,19 @@ nlohmann::json context_json(const ReportContext& ctx);
 nlohmann::json plan_json(const Plan& p);
 /// One estimate: {plan, memory, time, throughput, feasible, problems}.
 nlohmann::json estimate_json(const Estimate& e);
+/// The model's size: {name, layers, hidden, total_params, active_params, non_embedding_params, moe}. Active
+/// parameters are those one token passes through (model_desc.h activated_params); equal to the total when dense.
+nlohmann::json model_json(const ModelDesc& m);
+/// One row of `shardplan list`: a shipped file's name, its one-line description and the numbers behind it.
+struct ListEntry {
+  std::string name;
+  std::string description;
+  std::vector<std::pair<std::string, double>> numbers;  // unit-suffixed keys: "total_params", "hbm_bytes"
+  std::vector<std::pair<std::string, std::string>> strings;
+};
+/// {"schema_version": 1, "kind": "models", "items": [{"name", "description", <numbers>, <strings>}, ...]}.
+nlohmann::json list_json(const std::string& kind, const std::vector<ListEntry>& rows);
+
 /// The predict report: {schema_version, context, plan, memory, time, throughput}.
 nlohmann::json predict_json(const ReportContext& ctx, const Estimate& e);
 

@@ -259,13 +259,13 @@ GpuProfile read_gpu(const YAML::Node& doc, const std::string& file, const std::s
 YAML::Node merged(const YAML::Node& overlay, const YAML::Node& base) {
   if (!overlay.IsMap() || !base.IsMap()) return overlay;
   YAML::Node out(YAML::NodeType::Map);
+  // A non-scalar key (`[a, b]: 1`) is carried over unmerged, for the reader's finish() to report with its line.
   for (auto it = base.begin(); it != base.end(); ++it) {
-    const std::string key = it->first.as<std::string>();
-    const YAML::Node ov = overlay[key];
+    const YAML::Node ov = it->first.IsScalar() ? overlay[it->first.Scalar()] : YAML::Node();
     out[it->first] = ov.IsDefined() ? merged(ov, it->second) : it->second;
   }
   for (auto it = overlay.begin(); it != overlay.end(); ++it)
-    if (!base[it->first.as<std::string>()].IsDefined()) out[it->first] = it->second;
+    if (!it->first.IsScalar() || !base[it->first.Scalar()].IsDefined()) out[it->first] = it->second;
   return out;
 }
 

@@ -115,6 +115,13 @@ std::optional<double> MapReader::opt_positive(const std::string& key) {
   return v;
 }
 
+std::optional<double> MapReader::opt_number_in(const std::string& key, double lo, double hi) {
+  const auto v = opt_number(key);
+  if (v && !(*v >= lo && *v <= hi))
+    fail(key, "expected a number in [" + num(lo) + ", " + num(hi) + "], got " + node_[key].Scalar());
+  return v;
+}
+
 double MapReader::positive(const std::string& key) {
   const auto v = opt_positive(key);
   if (!v) fail_here("missing required key '" + key_path(key) + "'");
@@ -246,7 +253,11 @@ Curve MapReader::curve(const std::string& key) {
 
 void MapReader::finish() const {
   for (auto it = node_.begin(); it != node_.end(); ++it) {
-    const std::string k = it->first.as<std::string>();
+    // A key must be a plain scalar: `[a, b]: 1` or `{a: 1}: 2` is named, not converted (yaml-cpp would throw).
+    if (!it->first.IsScalar())
+      throw ConfigError(where(it->first, file_) + (path_.empty() ? "" : path_ + ": ") + "expected a plain key, got " +
+                        scalar_text(it->first));
+    const std::string k = it->first.Scalar();
     if (std::find(known_.begin(), known_.end(), k) != known_.end()) continue;
     const std::string near = closest_match(k, known_);
     throw ConfigError(where(it->first, file_) + "unknown key '" + key_path(k) + "'" +

@@ -34,6 +34,8 @@ class MapReader {
   double number(const std::string& key);                          // required
   std::optional<double> opt_number(const std::string& key);       // absent or null -> nullopt
   double positive(const std::string& key);                        // required, > 0
+  /// Absent or null -> nullopt; otherwise a finite number in [lo, hi] (user numbers that feed divisions and casts).
+  std::optional<double> opt_number_in(const std::string& key, double lo, double hi);
   std::optional<double> opt_positive(const std::string& key);
   int positive_int(const std::string& key);
   std::optional<int> opt_positive_int(const std::string& key);

@@ -32,7 +32,7 @@ class DataParallel final : public Strategy {
                                            std::to_string(p.global_batch) + ") must be at least 1"});
       return;
     }
-    if (p.global_batch % (p.micro_batch * p.dp) != 0)
+    if (p.global_batch % (1LL * p.micro_batch * p.dp) != 0)  // 64-bit: each factor is at most 2^24
       problems->push_back({"dp_divides_batch", "micro_batch x dp (" + std::to_string(p.micro_batch) + " x " +
                                                    std::to_string(p.dp) + ") does not divide global_batch (" +
                                                    std::to_string(p.global_batch) + ")"});

@@ -49,3 +49,24 @@ TEST_CASE("format_memory says whether the plan fits") {
   m.activations = GiB(100);
   CHECK(format_memory(m).find("DOES NOT FIT (30.0 GiB over)") != std::string::npos);
 }
+
+TEST_CASE("format_params and format_model: total, and active parameters for MoE models") {
+  CHECK(format_params(70.5537e9) == "70.55 B");
+  CHECK(format_params(1.008e12) == "1.008 T");
+  CHECK(format_params(124.4e6) == "124.4 M");
+  CHECK(format_params(5120) == "5,120");
+  ModelDesc m;
+  m.name = "x";
+  m.layers = 2;
+  m.hidden = 64;
+  m.ffn_hidden = 256;
+  m.heads = 4;
+  m.kv_heads = 4;
+  m.head_dim = 16;
+  m.vocab = 128;
+  // 2 x (4 x 64 x 64 attention + 2 x 64 x 256 MLP + 2 x 128 LayerNorms) + 128 final norm + 2 x 128 x 64 tables
+  CHECK(format_model(m) == "model: x, 2 layers, hidden 64: " + format_params(total_params(m)) + " parameters");
+  CHECK(total_params(m) == 2 * (4 * 64 * 64 + 2 * 64 * 256 + 2 * 128) + 128 + 2 * 128 * 64);
+  m.moe = MoeDesc{4, 1, 128, 0, 0, 0, false, false};
+  CHECK(format_model(m).find(" active per token (1 of 4 experts)") != std::string::npos);
+}

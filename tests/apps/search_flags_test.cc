@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <deque>
 #include <sstream>
 
 #include "modeler/problems.h"
@@ -12,9 +13,12 @@ using namespace shardplan::cli;
 
 namespace {
 
-/// Parses search flags as the command line would give them.
+/// Parses search flags as the command line would give them. SearchFlags keeps CLI::Option pointers into the App
+/// (sp_option, ...), so each App outlives the test that reads them: kept here until the binary exits (a local App
+/// was a use-after-free that ASan reports).
 SearchFlags parse(std::vector<std::string> args) {
-  CLI::App app;
+  static std::deque<CLI::App> apps;
+  CLI::App& app = apps.emplace_back();
   SearchFlags f;
   add_search_flags(&app, &f, false);
   args.insert(args.begin(), {"--model", "m"});

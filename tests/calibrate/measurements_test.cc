@@ -76,4 +76,38 @@ TEST_CASE("malformed lines name the file and line; a truncated last line is skip
   CHECK(f.rows.size() == 1);
 }
 
+TEST_CASE("wrongly typed fields name the line and key, never escape as a JSON type error (issue 12)") {
+  CHECK_THROWS_WITH_AS(parse_jsonl("{\"record\": 5}\n", "r.jsonl"), "r.jsonl:1: record: expected a string, got 5",
+                       ConfigError);
+  const std::string stride_text =
+      R"({"record":"result","benchmark":"collective","backend":"mpi","params":{"collective":"all_reduce",)"
+      R"("nranks":2,"stride":"2","bytes":8},"time_s":1e-5,"wrong":0})"
+      "\n";
+  CHECK_THROWS_WITH_AS(parse_jsonl(stride_text, "r.jsonl"), "r.jsonl:1: stride: expected a number, got \"2\"",
+                       ConfigError);
+  const std::string flops_text =
+      R"({"record":"result","benchmark":"attention","backend":"x","kernel":"flash2","params":{"dir":"fwd"},)"
+      R"("flops":[1],"time_s":1e-5,"wrong":0})"
+      "\n";
+  CHECK_THROWS_WITH_AS(parse_jsonl(flops_text, "r.jsonl"), "r.jsonl:1: flops: expected a number, got [1]",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(parse_jsonl("{\"record\":\"context\",\"benchmark\":7}\n", "r.jsonl"),
+                       "r.jsonl:1: benchmark: expected a string, got 7", ConfigError);
+}
+
+TEST_CASE("a huge wrong count is printed as a number, not cast to a negative integer (issue 12)") {
+  const std::string text =
+      R"({"record":"result","benchmark":"collective","backend":"nccl","params":{"bytes":1024,"collective":"all_reduce","nranks":2},"time_s":1e-5,"wrong":1e300})"
+      "\n";
+  CHECK_THROWS_WITH_AS(parse_jsonl(text, "r.jsonl"),
+                       "r.jsonl:1: collective {\"bytes\":1024,\"collective\":\"all_reduce\",\"nranks\":2} produced "
+                       "1e+300 wrong results; refusing to fit incorrect measurements (fix the cause and re-run this "
+                       "row)",
+                       ConfigError);
+  const std::string negative =
+      R"({"record":"result","benchmark":"memory","backend":"x","params":{"op":"copy"},"bytes":8,"time_s":1e-5,"wrong":-1})"
+      "\n";
+  CHECK_THROWS_WITH_AS(parse_jsonl(negative, "r.jsonl"), "r.jsonl:1: wrong: expected a count of at least 0, got -1",
+                       ConfigError);
+}
 }

@@ -24,7 +24,7 @@ expect 2 "--capacity-factor" -- "$BIN" predict --model qwen3-30b-a3b "${H100[@]}
 expect 0 "wrote megatron plan" -- "$BIN" search --model mixtral-8x7b --system dgx-h100 --gpus 16 --gbs 64 --seq 4096 \
   --quiet --top 1 --emit megatron --out "$tmp/moe.sh"
 expect 0 "--expert-model-parallel-size" -- cat "$tmp/moe.sh"
-expect 0 "--expert-tensor-parallel-size 1" -- cat "$tmp/moe.sh"
+expect 0 '--expert-tensor-parallel-size "1"' -- cat "$tmp/moe.sh"
 # Bad values: constraints of the plan, with the actual values.
 expect 2 "--sdp-mask and --sdp-granularity need --sdp-keep" -- "$BIN" predict --model llama-2-7b "${H100[@]}" --sdp-mask backward
 expect 2 "sdp keep (0) must be in (0, 1]" -- "$BIN" predict --model llama-2-7b "${H100[@]}" --sdp-keep 0
@@ -33,7 +33,7 @@ expect 2 "tsp (3) does not divide heads (32)" -- "$BIN" predict --model llama-2-
 expect 2 "tsp (8) replaces tensor and context parallelism on its ranks: give tp 1 and cp 1 (got tp 2, cp 1)" -- \
   "$BIN" predict --model llama-2-7b --gpu h100-sxm5-80gb --gpus 16 --tsp 8 --tp 2
 expect 2 "tp x tsp x pp x cp (16) does not divide the GPU count (8)" -- "$BIN" predict --model llama-2-7b "${H100[@]}" --tsp 8 --tp 2
-expect 2 "ep (2) needs a mixture-of-experts model" -- "$BIN" predict --model llama-2-7b "${H100[@]}" --ep 2
+expect 2 "--ep applies to mixture-of-experts models, and llama-2-7b is dense (no experts)" -- "$BIN" predict --model llama-2-7b "${H100[@]}" --ep 2
 expect 2 "ep (3) does not divide experts (128)" -- "$BIN" predict --model qwen3-30b-a3b --gpu h100-sxm5-80gb --gpus 6 --ep 3
 expect 2 "ep x etp (16 x 1) does not divide the ranks of a pipeline stage, tp x cp x dp (8)" -- \
   "$BIN" predict --model qwen3-30b-a3b "${H100[@]}" --ep 16
@@ -45,7 +45,7 @@ expect 0 "recompute selective (core_attn+moe)" -- "$BIN" predict --model qwen3-3
 expect 0 "wrote megatron plan" -- "$BIN" search --model qwen3-30b-a3b --gpu h100-sxm5-80gb --gpus 16 --gbs 64 \
   --seq 4096 --quiet --pp 2 --ep 8 --recompute selective --recompute-modules core_attn+moe --top 1 --emit megatron \
   --out "$tmp/recompute_modules.sh"
-expect 0 "--recompute-modules core_attn moe" -- cat "$tmp/recompute_modules.sh"
+expect 0 '--recompute-modules "core_attn" "moe"' -- cat "$tmp/recompute_modules.sh"
 expect 2 "unknown module 'experts' (choices: core_attn, layernorm, mlp, moe, moe_act, shared_experts, mla_up_proj)" -- \
   "$BIN" predict --model qwen3-30b-a3b "${H100[@]}" --recompute-modules moe+experts
 expect 2 "--recompute-modules applies to selective recompute, not --recompute full" -- \

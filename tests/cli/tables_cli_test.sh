@@ -34,7 +34,7 @@ expect 2 "--base is required (or --gpu-tables)" -- "$BIN" calibrate fit "$tmp/ra
 # plan problem (exit 2), never an internal error.
 for fw in megatron-lm nemo torchtitan llm-foundry megatron-deepspeed other megatron-lm-legacy; do
   expect 0 "throughput:" -- "$BIN" predict --model mcore-gpt-1.7b --gpu v100-sxm3-32gb --gpus 16 --precision fp16 \
-    --gbs 64 --seq 2048 --recompute full --zero 0 --tp 2 --framework "$fw"
+    --gbs 64 --seq 2048 --recompute full --tp 2 --framework "$fw"  # each framework's default ZeRO stage
 done
 expect 2 "precision bf16 is not supported by v100-sxm3-32gb" -- \
   "$BIN" predict --model mcore-gpt-1.7b --gpu v100-sxm3-32gb --gpus 16 --precision bf16 --gbs 64 --seq 2048

@@ -49,8 +49,9 @@ TEST_CASE("every format has options, each named once, with a source") {
     CHECK(seen.insert({o.format, o.name}).second);
     CHECK(std::string(o.source).size() > 10);
   }
-  CHECK(per_format.size() == 4);
-  for (const char* f : {"megatron", "torchtitan", "deepspeed", "nemo"}) CHECK(per_format[f] > 0);
+  CHECK(per_format.size() == 6);
+  for (const char* f : {"megatron", "megatron-deepspeed", "torchtitan", "torchtitan-toml", "deepspeed", "nemo"})
+    CHECK(per_format[f] > 0);
 }
 
 TEST_CASE("every name is spelled with its framework's convention") {
@@ -59,9 +60,10 @@ TEST_CASE("every name is spelled with its framework's convention") {
     CAPTURE(f);
     CAPTURE(n);
     if (f == "megatron") CHECK(megatron_style(n));
-    else if (f == "deepspeed") CHECK(dotted_snake(n, 1));  // top-level keys and section.key
-    else CHECK(dotted_snake(n, 2));                        // torchtitan section.key, NeMo trainer./model. paths
-    if (f == "nemo") CHECK((n.rfind("trainer.", 0) == 0 || n.rfind("model.", 0) == 0));
+    // DeepSpeed's own launcher arguments (--deepspeed_config) keep its underscore spelling.
+    else if (f == "megatron-deepspeed") CHECK((megatron_style(n) || n == "--deepspeed_config"));
+    else if (f == "deepspeed" || f == "torchtitan") CHECK(dotted_snake(n, 1));  // top-level keys and section.key
+    else CHECK(dotted_snake(n, 2));  // torchtitan v0.2.2 section.key, Megatron-Bridge ConfigContainer paths
   }
   // The checkers themselves.
   CHECK(megatron_style("--micro-batch-size"));

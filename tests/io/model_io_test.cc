@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -236,4 +237,14 @@ TEST_CASE("MoE and MLA YAML errors") {
         "t.yaml:16: full_attention_every: needs sliding_window (the other layers' window)");
   CHECK(yaml_error(kTiny + "published_activated_params: 1e9\n") ==
         "t.yaml:16: published_activated_params: only MoE models have activated parameters");
+}
+
+TEST_CASE("issue 12: a number beyond double's range and a non-scalar key are input errors naming the place") {
+  const std::string llama = read_file(kHf + "llama-3-8b.json");
+  const std::string huge = replace(llama, "\"rope_theta\": 500000.0", "\"rope_theta\": 1e400");
+  const size_t line = 1 + std::count(huge.begin(), huge.begin() + static_cast<long>(huge.find("1e400")), '\n');
+  CHECK(hf_error(huge) == "config.json:" + std::to_string(line) +
+                              ": rope_theta: number 1e400 is out of range (beyond +-1.8e308)");
+  CHECK(yaml_error(kTiny + "[a, b]: 1\n") == "t.yaml:16: expected a plain key, got a list");
+  CHECK(yaml_error(kTiny + "{a: 1}: 2\n") == "t.yaml:16: expected a plain key, got a mapping");
 }

@@ -163,4 +163,33 @@ TEST_CASE("precision mxfp8 states its recipe; bad recipe keys name the file, lin
       "runs.yaml:28: r1.plan.recompute_num_layers: recompute_num_layers needs recompute full (or null)", ConfigError);
 }
 
+TEST_CASE("issue 12: plan limits, a head dimension of 0, non-scalar keys and out-of-range numbers are named") {
+  auto err = [](const std::string& text) {
+    try {
+      parse_published_runs(text, "runs.yaml");
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  const std::string run = run_yaml("null", "null");
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string t = run;
+    t.replace(t.find(from), from.size(), to);
+    return t;
+  };
+  CHECK(err(replaced("    pp: 1\n", "    pp: 65536\n    vpp: 65536\n")) ==
+        "runs.yaml:22: r1.plan: pp x vpp (65536 x 65536) must be at most 2^24");
+  std::string no_head_dim = replaced("    head_dim: 16\n", "");
+  no_head_dim.replace(no_head_dim.find("hidden: 64"), 10, "hidden: 8");
+  no_head_dim.replace(no_head_dim.find("heads: 4\n    kv_heads: 4"), 24, "heads: 32\n    kv_heads: 32");
+  CHECK(err(no_head_dim) == "runs.yaml:8: r1.model.heads: hidden / heads (8 / 32) leaves no head dimension; give "
+                            "head_dim");
+  CHECK(err(replaced("    gpus: 8\n", "    gpus: 8\n    nic_gbps_per_gpu: 1e-308\n")) ==
+        "runs.yaml:20: r1.system.nic_gbps_per_gpu: expected a number in [0.1, 1e+06], got 1e-308");
+  CHECK(err(replaced("    gpus: 8\n", "    gpus: 8\n    power_limit_w: 1e300\n")) ==
+        "runs.yaml:20: r1.system.power_limit_w: expected a number in [1, 100000], got 1e300");
+  CHECK(err(replaced("  precision: bf16\n", "  precision: bf16\n  [a, b]: 1\n")) ==
+        "runs.yaml:21: r1: expected a plain key, got a list");
+}
 }

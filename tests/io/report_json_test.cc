@@ -155,3 +155,15 @@ TEST_CASE("a valid plan that does not fit keeps its breakdown") {
 }
 
 }
+
+TEST_CASE("plan JSON: precision in the contract's spelling, with the fp8 recipe") {
+  shardplan::Plan p;
+  p.precision = shardplan::Dtype::fp4;
+  CHECK(shardplan::io::plan_json(p)["precision"] == "nvfp4");
+  p.precision = shardplan::Dtype::fp8;
+  p.fp8_recipe = shardplan::Fp8Recipe::mxfp8;
+  CHECK(shardplan::io::plan_json(p)["precision"] == "mxfp8");
+  p.fp8_recipe = shardplan::Fp8Recipe::blockwise;
+  CHECK(shardplan::io::plan_json(p)["precision"] == "fp8");
+  CHECK(shardplan::io::plan_json(p)["fp8_recipe"] == "blockwise");
+}

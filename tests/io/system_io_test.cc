@@ -236,3 +236,11 @@ TEST_CASE("standard_system: defaults, a smaller node, and the Gpu overload") {
   CHECK_THROWS_WITH_AS(standard_system(h100, bad),
                        "standard h100-sxm5-80gb system: gpus (12) is not a multiple of gpus per node (8)", ConfigError);
 }
+
+TEST_CASE("issue 12: non-scalar keys in clusters and gpu_overrides are named with file and line") {
+  const std::string base = "schema_version: 1\nkind: cluster\nname: c\ninherits: dgx-h100\n";
+  CHECK_THROWS_WITH_AS(parse_cluster(base + "[a, b]: 1\n", "c.yaml", 0), "c.yaml:5: expected a plain key, got a list",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(parse_cluster(base + "gpu_overrides:\n  [a, b]: 1\n", "c.yaml", 0),
+                       "c.yaml:6: gpu_overrides: expected a plain key, got a list", ConfigError);
+}

@@ -78,6 +78,10 @@ TEST_CASE("a grid returns its points, interpolates in log space per axis and cla
   CHECK(g.at(2, 10, 4) == doctest::Approx(0.45));  // both midpoints: mean of the four corners
   CHECK(g.at(0.5, 99, 1) == doctest::Approx(0.1)); // below m and k, above the single n: clamped
   CHECK(g.at(100, 1, 100) == doctest::Approx(0.9));
+  Grid3 indexed = g;
+  indexed.index();
+  for (const double m : {0.5, 1.5, 2.0, 3.9, 9.0})
+    for (const double k : {1.0, 2.5, 5.0, 8.0}) CHECK(indexed.at(m, 10, k) == doctest::Approx(g.at(m, 10, k)));
 }
 
 }

@@ -163,3 +163,22 @@ TEST_CASE("recipe traits: what the published recipes turn on") {
 }
 
 }
+
+TEST_CASE("framework defaults: each profile's own ZeRO stage, sequence parallelism, recompute and fp8 recipe") {
+  const Framework& titan = *find_framework("torchtitan");
+  CHECK(titan.zero_default(1) == 3);  // FSDP with reshard after forward
+  CHECK(titan.zero_default(4) == 2);  // under PP torchtitan keeps parameters gathered
+  CHECK(titan.default_recompute == Recompute::selective);
+  CHECK(titan.fp8_recipe == Fp8Recipe::tensorwise);
+  for (const std::string& name : framework_names()) {
+    const Framework& f = *find_framework(name);
+    CAPTURE(name);
+    // A default is a stage the framework offers.
+    CHECK(std::find(f.zero_stages.begin(), f.zero_stages.end(), f.default_zero) != f.zero_stages.end());
+    CHECK(std::find(f.zero_stages.begin(), f.zero_stages.end(), f.default_zero_pp) != f.zero_stages.end());
+  }
+  CHECK(framework_defaults_text(titan) ==
+        "zero 3 (2 with pp > 1), sp on when tp > 1, recompute selective, fp8 recipe tensorwise");
+  CHECK(find_framework("megatron-lm")->launcher == Launcher::megatron);
+  CHECK(find_framework("llm-foundry")->launcher == Launcher::none);
+}

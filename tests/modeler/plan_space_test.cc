@@ -229,3 +229,21 @@ TEST_CASE("make_plan_space: a pp that does not divide the layers is an uneven la
   for (const Layout& l : deep.layouts) deep_vpps.insert(l.vpp);
   CHECK(deep_vpps == std::set<int>{1, 2, 4, 8, 16});
 }
+
+TEST_CASE("parse_axis and make_plan_space refuse spaces above their limits before allocating (issue 12)") {
+  CHECK_THROWS_WITH_AS(parse_axis("--vpp", "1:16777216:1"),
+                       "--vpp: '1:16777216:1' lists 16777216 values, more than 4096; use a larger step, or a:b for "
+                       "the axis's usual candidates in that range",
+                       ConfigError);
+  CHECK(parse_axis("--vpp", "1:4096:1").values.size() == 4096);
+  // 4,096 explicit vpps x 4,096 micro-batches x the option axes: about 1.6e9 plans, refused while it grows.
+  SpaceRequest r;
+  r.global_batch = 1 << 20;
+  r.seq_len = 128;
+  r.vpp = parse_axis("--vpp", "1:4096:1");
+  r.mbs = parse_axis("--mbs", "1:4096:1");
+  CHECK_THROWS_WITH_AS(make_plan_space(test::tiny_gqa_gated(), test::synthetic_system(8), r),
+                       "the plan space has more than 1000000000 plans; narrow it with --tp, --cp, --pp, --vpp, --mbs, "
+                       "--zero, --recompute or --precision (a list or a:b range each)",
+                       ConfigError);
+}

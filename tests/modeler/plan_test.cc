@@ -74,4 +74,35 @@ TEST_CASE("recompute modules: Megatron-Core's names joined by +, parsed from + o
   }
 }
 
+TEST_CASE("plan_limit_violation: degree products and batches are bounded before any arithmetic (issue 12)") {
+  Plan p;
+  CHECK(plan_limit_violation(p).empty());
+  p.tp = 65536;
+  p.pp = 65536;  // 2^32: wrapped to 0 in int and then divided by
+  CHECK(plan_limit_violation(p) == "tp x tsp x pp x cp x dp (65536 x 1 x 65536 x 1 x 1) must be at most 2^24 GPUs");
+  p = Plan{};
+  p.pp = 65536;
+  p.vpp = 65536;
+  CHECK(plan_limit_violation(p) == "pp x vpp (65536 x 65536) must be at most 2^24");
+  p = Plan{};
+  p.tp = 1 << 25;
+  CHECK(plan_limit_violation(p) == "tp (33554432) must be at most 2^24");
+  p = Plan{};
+  p.micro_batch = 2147483647;
+  CHECK(plan_limit_violation(p) == "micro_batch (2147483647) and global_batch (1) must be at most 2^24 sequences");
+  p = Plan{};
+  p.seq_len = 1 << 27;
+  CHECK(plan_limit_violation(p) == "seq_len (134217728) must be at most 2^26 tokens");
+  p = Plan{};
+  p.tp = 0;  // below 1 is the strategies' to report, with their own messages
+  CHECK(plan_limit_violation(p).empty());
+}
+
+TEST_CASE("num_microbatches is computed in 64 bits") {
+  Plan p;
+  p.dp = 65536;
+  p.micro_batch = 65536;  // 2^32 in int is 0
+  p.global_batch = 4;
+  CHECK(p.num_microbatches() == 0);
+}
 }

@@ -101,3 +101,11 @@ TEST_CASE("rejection_label") {
   CHECK(rejection_label("tsp_divides_kv_heads") == "tsp does not divide kv_heads");
   CHECK(rejection_label("sdp_holders") == "sdp keep x dp not a whole number of workers");
 }
+
+TEST_CASE("search: an exception in a worker thread becomes the search's error, not std::terminate (issue 12)") {
+  Case c;
+  c.system.gpu.hbm_bw = BytesPerSec(0);  // memory-bound kernels take forever: evaluate's invariant throws
+  SearchOptions opt;
+  opt.threads = 2;
+  CHECK_THROWS_AS(search(c.model, c.system, c.fw, c.space, opt), std::logic_error);
+}

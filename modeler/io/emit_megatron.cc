@@ -1,0 +1,173 @@
+// Megatron-LM launch unit: a bash script running pretrain_gpt.py under torchrun, in the shape of Megatron-LM's
+// examples/llama/train_llama3_8b_h100_fp8.sh (mock data, so it runs without a dataset). Flag names are Megatron-LM
+// main at d98e8a6 (launcher_options_megatron.cc); the plan reaches the script whole or not at all.
+#include <sstream>
+
+#include "modeler/io/emit_common.h"
+#include "modeler/io/emit_script.h"
+
+namespace shardplan::io::detail {
+
+namespace {
+
+constexpr const char* kTarget = "Megatron-LM main d98e8a6 (core_r0.15 era) pretrain_gpt.py, Transformer Engine 2.x";
+
+/// Megatron-LM's --pipeline-model-parallel-layout: one '|'-separated segment per virtual stage in model order,
+/// 'E' the embedding (first), 't' a transformer layer, 'L' the loss (last)
+/// (megatron/core/transformer/pipeline_parallel_layer_layout.py parse_str_to_list).
+std::string pipeline_layout(const std::vector<int>& stages) {
+  std::string s;
+  for (size_t i = 0; i < stages.size(); ++i) {
+    if (i) s += "|";
+    if (i == 0) s += "E";
+    if (stages[i] > 0) s += stages[i] == 1 ? "t" : "t*" + std::to_string(stages[i]);
+    if (i + 1 == stages.size()) s += "L";
+  }
+  return s;
+}
+
+}  // namespace
+
+void megatron_model_args(const ModelDesc& m, const Plan& p, EmitFormat f, ScriptArgs* a) {
+  const std::string what = detail::what(f);
+  if (m.position == PositionKind::alibi)
+    throw ConfigError(what + "Megatron-LM has no ALiBi position embedding (" + m.name +
+                      "); --emit json writes the plan");
+  if (m.sliding_window > 0 || m.attention_sinks)
+    throw ConfigError(what + m.name +
+                      " uses sliding-window attention or attention sinks, which this emitter does "
+                      "not express (Megatron-LM --window-size per layer pattern); --emit json writes the plan");
+  a->add("--num-layers", m.layers);
+  a->add("--hidden-size", m.hidden);
+  a->add("--ffn-hidden-size", m.ffn_hidden);
+  a->add("--num-attention-heads", m.heads);
+  if (m.kv_heads != m.heads) {
+    a->add("--group-query-attention");
+    a->add("--num-query-groups", m.kv_heads);
+  }
+  a->add("--kv-channels", m.head_dim);
+  a->add("--seq-length", p.seq_len);
+  a->add("--max-position-embeddings", std::max(p.seq_len, m.max_position));
+  a->add("--position-embedding-type", m.position == PositionKind::rope      ? "rope"
+                                      : m.position == PositionKind::learned ? "learned_absolute"
+                                                                            : "none");
+  a->add("--normalization", m.norm == NormKind::rmsnorm ? "RMSNorm" : "LayerNorm");
+  if (m.gated_mlp) a->add("--swiglu");
+  if (!m.tied_embeddings) a->add("--untie-embeddings-and-output-weights");
+  if (!m.linear_bias) a->add("--disable-bias-linear");
+  if (m.qkv_bias && !m.linear_bias) a->add("--add-qkv-bias");
+  if (m.mla) {
+    a->add("--multi-latent-attention");
+    if (m.mla->q_lora_rank > 0) a->add("--q-lora-rank", m.mla->q_lora_rank);
+    a->add("--kv-lora-rank", m.mla->kv_lora_rank);
+    a->add("--qk-head-dim", m.mla->qk_nope_head_dim);
+    a->add("--qk-pos-emb-head-dim", m.mla->qk_rope_head_dim);
+    a->add("--v-head-dim", m.mla->v_head_dim);
+  }
+  if (m.moe) {
+    const MoeDesc& e = *m.moe;
+    a->add("--num-experts", e.experts);
+    a->add("--moe-router-topk", e.top_k);
+    a->add("--moe-ffn-hidden-size", e.expert_ffn_hidden);
+    if (e.shared_experts > 0)
+      a->add("--moe-shared-expert-intermediate-size",
+             e.shared_experts * (e.shared_expert_ffn_hidden > 0 ? e.shared_expert_ffn_hidden : e.expert_ffn_hidden));
+    if (e.dense_layers > 0)  // a Python list expression, Megatron's moe_freq_type
+      a->add("--moe-layer-freq",
+             "([0]*" + std::to_string(e.dense_layers) + "+[1]*" + std::to_string(m.layers - e.dense_layers) + ")");
+    a->add("--moe-grouped-gemm");
+    a->add("--moe-token-dispatcher-type", "alltoall");
+  }
+}
+
+std::string emit_megatron(const EmitInput& in) {
+  const Plan& p = in.estimate.plan;
+  const ModelDesc& m = desc_of(in);
+  ScriptArgs model, plan;
+  megatron_model_args(m, p, EmitFormat::megatron, &model);
+  plan.add("--use-mcore-models");
+  plan.add("--tensor-model-parallel-size", p.tp);
+  plan.add("--pipeline-model-parallel-size", p.pp);
+  if (p.pp > 1 && m.layers % (p.pp * p.vpp) != 0) {
+    // Uneven: the layout names every virtual stage's layers (and sets vpp), as no divisibility rule applies.
+    plan.add("--pipeline-model-parallel-layout", pipeline_layout(stage_layers(p, m.layers)));
+  } else if (p.vpp > 1) {
+    plan.add("--num-layers-per-virtual-pipeline-stage", m.layers / (p.pp * p.vpp));
+  }
+  if (p.cp > 1) {
+    plan.add("--context-parallel-size", p.cp);
+    plan.add("--cp-comm-type", p.cp_kind == CpKind::allgather ? "all_gather" : "p2p");
+  }
+  if (p.sequence_parallel && p.tp > 1) plan.add("--sequence-parallel");
+  if (p.tp_comm_overlap) plan.add("--tp-comm-overlap");
+  if (in.moe) {
+    plan.add("--expert-model-parallel-size", p.ep);
+    plan.add("--expert-tensor-parallel-size", p.etp);
+    if (p.capacity_factor > 0) plan.add("--moe-expert-capacity-factor", num(p.capacity_factor));
+    if (p.ep_comm_overlap) plan.add("--overlap-moe-expert-parallel-comm");
+  }
+  if (p.zero == 2)
+    throw ConfigError(what(EmitFormat::megatron) +
+                      "Megatron-LM has no ZeRO-2 (gradient-only sharding); the plan "
+                      "needs zero 0, 1 or 3");
+  if (p.zero == 1) plan.add("--use-distributed-optimizer");
+  if (p.zero == 3) {
+    // --use-torch-fsdp2 refuses gradient-accumulation fusion (on by default) and needs a distributed checkpoint.
+    plan.add("--use-torch-fsdp2");
+    plan.add("--no-gradient-accumulation-fusion");
+    plan.add("--ckpt-format", "torch_dist");
+  }
+  const bool data_parallel = p.dp * p.cp > 1;
+  if (data_parallel) plan.add("--overlap-grad-reduce");
+  if (data_parallel && p.zero == 1) plan.add("--overlap-param-gather");  // needs the distributed optimizer
+  plan.add("--micro-batch-size", p.micro_batch);
+  plan.add("--global-batch-size", p.global_batch);
+  if (p.recompute == Recompute::selective) {
+    plan.add("--recompute-granularity", "selective");
+    if (p.recompute_modules != kRecomputeCoreAttn) {
+      std::vector<std::string> mods;
+      for (const RecomputeModuleName& n : kRecomputeModuleNames)
+        if (p.recompute_modules & n.bit) mods.push_back(n.name);
+      plan.add("--recompute-modules", mods);  // nargs='*': one argument per module
+    }
+  }
+  if (p.recompute == Recompute::full) {
+    plan.add("--recompute-granularity", "full");
+    plan.add("--recompute-method", p.recompute_layers > 0 ? "block" : "uniform");
+    plan.add("--recompute-num-layers", p.recompute_layers > 0 ? p.recompute_layers : 1);
+  }
+  plan.add(p.precision == Dtype::fp16 ? "--fp16" : "--bf16");
+  if (p.precision == Dtype::fp8) {
+    const Fp8Recipe r = fp8_recipe_of(p, in.framework);
+    plan.add("--fp8-format", r == Fp8Recipe::mxfp8 ? "e4m3" : "hybrid");
+    plan.add("--fp8-recipe", to_string(r));  // delayed, tensorwise, blockwise, mxfp8 (Megatron-Core Fp8Recipe)
+  }
+  if (p.precision == Dtype::fp4) {
+    plan.add("--fp4-format", "e2m1");
+    plan.add("--fp4-recipe", "nvfp4");
+  }
+  ScriptArgs data;
+  data.add("--mock-data");
+  data.add("--tokenizer-type", "NullTokenizer");
+  data.add("--vocab-size", m.vocab);
+  data.add("--make-vocab-size-divisible-by", 1);  // the profile's vocabulary is already the padded one
+  data.add("--train-iters", "${TRAIN_ITERS:-100}");
+  data.add("--lr", "1.5e-4");
+  data.add("--min-lr", "1.5e-5");
+  data.add("--lr-decay-style", "cosine");
+  data.add("--log-interval", 1);
+
+  // Before Blackwell, TP/CP comm kernels must be queued in order (one hardware queue) for Megatron's compute-comm
+  // overlap; FSDP2 requires more than one queue (arguments.py, validate_args).
+  std::string env;
+  if (p.zero == 3)
+    env = "unset CUDA_DEVICE_MAX_CONNECTIONS  # --use-torch-fsdp2 refuses CUDA_DEVICE_MAX_CONNECTIONS=1\n";
+  else if (p.ep_comm_overlap)
+    env = "export CUDA_DEVICE_MAX_CONNECTIONS=32  # MoE all-to-all overlap wants several queues\n";
+  else if (p.tp > 1 || p.cp > 1)
+    env = "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
+  return bash_script(header(in, "#", kTarget), in.system, env, "${MEGATRON_LM:-.}/pretrain_gpt.py",
+                     {{"MODEL_ARGS", model}, {"PLAN_ARGS", plan}, {"DATA_ARGS", data}});
+}
+
+}  // namespace shardplan::io::detail

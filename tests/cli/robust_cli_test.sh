@@ -1,0 +1,53 @@
+# Issue 12's reproducers through the CLI: each exits 2 with a message naming the input, never a signal or
+# "internal error". The input files are the fuzz corpus's regression inputs (tests/fuzz/corpus/*/finding_*).
+source "$(dirname "$0")/lib.sh"
+F=$SRC/tests/fuzz/corpus
+P=(predict --model llama-3-8b --system dgx-h100)
+
+# Signals before: SIGFPE from int overflow, then division by zero; the search's worker threads aborting.
+expect 2 "tp x pp x cp (4294967296) must be at most 2^24 GPUs" -- "$BIN" "${P[@]}" --tp 65536 --pp 65536
+expect 2 "micro_batch x dp (65536 x 65536) does not divide global_batch (4)" -- \
+  "$BIN" "${P[@]}" --gpus 65536 --mbs 65536 --gbs 4
+expect 2 "plan: pp x vpp (65536 x 65536) must be at most 2^24" -- "$BIN" validate --runs "$F/published_runs/finding_pp_vpp_65536.yaml"
+# V100 (no bf16 peak) is evaluated at its fp16 peak since the measured-tables merge; its search used to abort.
+expect 0 "mbs1 none fp16" -- "$BIN" search --model llama-3-8b --gpu v100-sxm3-32gb --gpus 8 --gbs 64 --seq 2048 --precision fp16
+expect 2 "out of memory" -- "$BIN" predict --model llama-3-8b --gpu v100-sxm3-32gb --gpus 8 --precision fp16
+
+# "internal error" before: yaml-cpp conversions, nlohmann out_of_range and type errors, an invariant.
+expect 2 "finding_nonscalar_key.yaml:20: expected a plain key, got a list" -- \
+  "$BIN" predict --model "$F/model_yaml/finding_nonscalar_key.yaml" --system dgx-h100
+expect 2 "finding_nonscalar_key.yaml:5: expected a plain key, got a list" -- \
+  "$BIN" predict --model llama-3-8b --system "$F/system_yaml/finding_nonscalar_key.yaml"
+expect 2 "finding_gpu_overrides_nonscalar_key.yaml:6: gpu_overrides: expected a plain key, got a list" -- \
+  "$BIN" predict --model llama-3-8b --system "$F/system_yaml/finding_gpu_overrides_nonscalar_key.yaml"
+expect 2 "expected a plain key, got a list" -- "$BIN" validate --runs "$F/published_runs/finding_nonscalar_key.yaml"
+mkdir -p "$tmp/rope" && cp "$F/hf_config/finding_rope_theta_1e400.json" "$tmp/rope/config.json"
+expect 2 "config.json:21: rope_theta: number 1e400 is out of range" -- \
+  "$BIN" predict --model "$tmp/rope/config.json" --system dgx-h100
+expect 2 "finding_record_5.jsonl:1: record: expected a string, got 5" -- \
+  "$BIN" calibrate fit "$F/calibration_jsonl/finding_record_5.jsonl" --base dgx-h100 --out "$tmp/p.yaml"
+expect 2 "finding_stride_string.jsonl:1: stride: expected a number, got \"2\"" -- \
+  "$BIN" calibrate fit "$F/calibration_jsonl/finding_stride_string.jsonl" --base dgx-h100 --out "$tmp/p.yaml"
+expect 2 "--nic-gbps: must be a number in [0.1, 1e+06], got '1e-308'" -- \
+  "$BIN" predict --model llama-3-8b --gpu h100-sxm5-80gb --gpus 16 --nic-gbps 1e-308
+expect 2 "--vpp: '1:16777216:1' lists 16777216 values, more than 4096" -- \
+  "$BIN" search --model llama-3-8b --system dgx-h100 --gpus 8 --gbs 64 --seq 4096 --vpp 1:16777216:1
+
+# Garbage printed before: negative batches, a negative wattage, a negative count, nan times, head_dim 0.
+expect 2 "the default global batch dp x mbs (8 x 2147483647) must be at most 2^24 sequences; give --gbs" -- \
+  "$BIN" "${P[@]}" --mbs 2147483647 --json
+expect 2 "micro_batch (2147483647) and global_batch (64) must be at most 2^24 sequences" -- \
+  "$BIN" "${P[@]}" --mbs 2147483647 --gbs 64
+expect 2 "--power-limit-w: must be a number in [1, 100000], got '1e300'" -- "$BIN" "${P[@]}" --power-limit-w 1e300
+expect 2 "produced 1e+300 wrong results" -- \
+  "$BIN" calibrate fit "$F/calibration_jsonl/finding_wrong_1e300.jsonl" --base dgx-h100 --out "$tmp/p.yaml"
+printf '1024,inf,1024\n' >"$tmp/inf.txt"
+expect 2 "inf.txt:1: expected m,n,k (integers from 1 to 2^31 - 1), got '1024,inf,1024'" -- \
+  "$BIN" profile gemm dgx-h100 --shapes "$tmp/inf.txt"
+printf 'nan,1,1\n' >"$tmp/nan.txt"
+expect 2 "nan.txt:1: expected m,n,k" -- "$BIN" profile gemm dgx-h100 --shapes "$tmp/nan.txt"
+expect 2 "model.heads: hidden / heads (8 / 32) leaves no head dimension; give head_dim" -- \
+  "$BIN" validate --runs "$F/published_runs/finding_head_dim_0.yaml"
+# Valid inputs at the edge still work.
+expect 0 "tokens/s" -- "$BIN" predict --model llama-3-8b --gpu h100-sxm5-80gb --gpus 16 --nic-gbps 0.1
+finish
