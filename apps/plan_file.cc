@@ -125,6 +125,8 @@ std::vector<std::string> apply_plan_file(const io::PlanFile& file, const CLI::Ap
     fill("--recompute-modules", "recompute_modules", &plan->recompute_modules, m);
   }
   fill("--precision", "precision", &plan->precision, pf.precision);
+  if (pf.optimizer_offload && *pf.optimizer_offload > 0)
+    fill("--optimizer-offload", "optimizer_offload", &plan->optimizer_offload, pf.optimizer_offload);
   if (pf.moe_imbalance && *pf.moe_imbalance != 1.0)
     fill("--moe-imbalance", "moe_imbalance", &plan->moe_imbalance, pf.moe_imbalance);
   if (pf.capacity_factor && *pf.capacity_factor > 0)

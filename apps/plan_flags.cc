@@ -86,7 +86,7 @@ void add_plan_flags(CLI::App* app, PlanFlags* f) {
                   "selective recompute of these Megatron-Core modules, joined by + or ,: core_attn (the default), "
                   "layernorm, mlp, moe, moe_act, shared_experts, mla_up_proj (implies --recompute selective)");
   app->add_option("--precision", f->precision,
-                  "GEMM precision: bf16 (default), fp16, fp8 (the framework's fp8 recipe), fp8-delayed, "
+                  "GEMM precision (default bf16): bf16, fp16, fp8 (the framework's fp8 recipe), fp8-delayed, "
                   "fp8-tensorwise, fp8-blockwise, mxfp8 or nvfp4")
       ->check(
           CLI::IsMember({"bf16", "fp16", "fp8", "fp8-delayed", "fp8-tensorwise", "fp8-blockwise", "mxfp8", "nvfp4"}));

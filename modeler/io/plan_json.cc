@@ -216,6 +216,14 @@ PlanFields read_plan(ObjectReader r) {
   // plan_json writes the Dtype's name (fp4 for NVFP4 GEMMs); predict's flag names are accepted too.
   if (auto prec = r.opt_choice("precision", {"bf16", "fp16", "fp8", "mxfp8", "nvfp4", "fp4"}))
     f.precision = *prec == "fp4" ? "nvfp4" : *prec;
+  // fp8_recipe (null: the framework's) names the scaling; predict spells it in --precision (fp8-delayed, ...).
+  if (const json* rec = r.get("fp8_recipe"); rec && !rec->is_null()) {
+    const std::optional<Fp8Recipe> recipe = rec->is_string() ? parse_fp8_recipe(rec->get<std::string>()) : std::nullopt;
+    if (!recipe) r.fail("fp8_recipe", "expected delayed, tensorwise, blockwise, mxfp8 or nvfp4, got " + rec->dump());
+    if (f.precision == "fp8" && *recipe != Fp8Recipe::mxfp8 && *recipe != Fp8Recipe::nvfp4)
+      f.precision = std::string("fp8-") + to_string(*recipe);
+  }
+  f.optimizer_offload = r.opt_number("optimizer_offload", 0.0, 1.0);
   f.moe_imbalance = r.opt_number("moe_imbalance", 1.0, 1e9);
   f.capacity_factor = r.opt_number("capacity_factor", 0.0, 1e9);
   f.sdp_keep = r.opt_number("sdp_keep", 0.0, 1.0, /*min_open=*/true);
@@ -273,7 +281,7 @@ const std::vector<std::string>& plan_keys() {
   static const std::vector<std::string> keys = {
       "tp", "pp", "vpp", "dp", "cp", "ep", "etp", "tsp", "zero", "sequence_parallel", "tp_comm_overlap",
       "ep_comm_overlap", "uneven_pipeline", "cp_kind", "micro_batch", "global_batch", "microbatches_per_step",
-      "seq_len", "recompute", "recompute_layers", "recompute_modules", "precision", "moe_imbalance",
+      "seq_len", "recompute", "recompute_layers", "recompute_modules", "precision", "fp8_recipe", "optimizer_offload", "moe_imbalance",
       "capacity_factor", "sdp_keep", "sdp_mask", "sdp_granularity", "changes_training_semantics"};
   return keys;
 }

@@ -42,6 +42,7 @@ struct PlanFields {
   std::optional<CpKind> cp_kind;
   std::optional<Recompute> recompute;
   std::optional<unsigned> recompute_modules;  // RecomputeModule bits; only read with selective recompute
+  std::optional<double> optimizer_offload;  // fraction of optimizer states on the host (modeler/offload.h)
   std::optional<std::string> precision;       // a predict --precision name: bf16 fp16 fp8 mxfp8 nvfp4
   std::optional<double> moe_imbalance, capacity_factor, sdp_keep;
   std::optional<SdpMask> sdp_mask;

@@ -110,6 +110,7 @@ TEST_CASE("timeline: the trace's step is the reported step, for evaluated plans 
                         Case{"llama-2-7b dp8 zero1", test::llama2_7b(), zero1_dp}}) {
     CAPTURE(c.name);
     test::Setup su(c.model, c.plan);
+    su.framework.launcher = Launcher::none;  // the schedule's physics, not a launcher's rules (framework_rules.h)
     su.system.gpu.sm_count = 132;  // H100's SMs: collectives that run beside compute take some (time_model.cc)
     const Estimate e = evaluate(su.model, su.system, su.plan, su.framework);
     REQUIRE(e.time.compute.v > 0);
