@@ -101,6 +101,12 @@ ServeRowResult predict_row(const ServingRun& r, std::map<std::string, GpuProfile
   in.workload.context_depth = r.context_depth.value_or(0);
   if (r.concurrency) {
     in.workload.concurrency = *r.concurrency;
+    // AIConfigurator's benchmark (generator/config/backend_templates/benchmark/bench_run.sh.j2): aiperf with
+    // --concurrency c, --num-requests 20c after a 2c warm-up, fixed lengths: simulated as it ran.
+    if (r.source.find("AIConfigurator") != std::string::npos) {
+      in.workload.rounds = 20;
+      out.assumed.push_back("closed loop, 20 rounds");
+    }
   } else {
     in.static_batch = *r.batch_size;
     out.assumed.push_back("static batch " + std::to_string(*r.batch_size));
