@@ -29,18 +29,19 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
                        << o[0].runs << "; decode MAPE " << o[2].mape << "% over " << o[2].runs);
   // Measured at commit time (serve validate --runs tests/validation/serving/serving_runs.yaml), with the
   // AIConfigurator rows simulated as their closed-loop benchmark ran (closed_loop.h):
-  // TPOT 22.3% over 1259, TTFT 133.3% over 1265 (16 rows whose concurrency exceeds max_batch x attention_dp x
+  // and decode attention at the measured rate (decode_attention_table.cc):
+  // TPOT 21.5% over 1259, TTFT 136.6% over 1265 (16 rows whose concurrency exceeds max_batch x attention_dp x
   // workers contribute most of it), decode 16.1% over 8 (llama.cpp full-GPU rows,
   // RTX 4090/3090; llama-bench's tg runs from an empty context).
   CHECK(o[1].runs >= 1250);
-  CHECK(o[1].mape <= 22.5);
-  CHECK(o[0].mape <= 134.0);
+  CHECK(o[1].mape <= 21.7);
+  CHECK(o[0].mape <= 137.0);
   CHECK(o[2].runs >= 8);
   CHECK(o[2].mape <= 16.5);
   // The TRT-LLM dense aggregated rows, the best-covered family, stay within their measured error.
   const auto& trt = rep.by_engine.at("trtllm");
-  CHECK(trt[1].mape <= 18.5);
-  // vLLM and SGLang TTFT after the closed-loop simulation (54.4% and 64.9% at commit time).
+  CHECK(trt[1].mape <= 17.5);
+  // vLLM and SGLang TTFT after the closed-loop simulation (54.8% and 64.9% at commit time).
   CHECK(rep.by_engine.at("vllm")[0].mape <= 55.0);
   CHECK(rep.by_engine.at("sglang")[0].mape <= 65.5);
 }
