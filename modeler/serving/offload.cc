@@ -4,8 +4,10 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <regex>
 
 #include "modeler/gemm_model.h"
+#include "modeler/problems.h"
 #include "modeler/serving/engine_memory.h"
 
 namespace shardplan::serving {
@@ -180,6 +182,29 @@ Placement layer_placement(const std::vector<OffloadItem>& items, const OffloadSe
   Placement p;
   p.ngl = ngl;
   const std::vector<bool> on = ngl_set(items, s.model->model.layers, ngl);
+  for (int ph = 0; ph < 2; ++ph) evaluate(items, on, ph, &p);
+  return p;
+}
+
+Placement flags_placement(const std::vector<OffloadItem>& items, const OffloadSetup& s, int ngl, int n_cpu_moe,
+                          const std::vector<std::string>& cpu_regexes) {
+  Placement p;
+  p.ngl = ngl;
+  std::vector<bool> on = ngl_set(items, s.model->model.layers, ngl);
+  std::vector<std::regex> res;
+  for (const std::string& r : cpu_regexes) {
+    try {
+      res.emplace_back(r);
+    } catch (const std::regex_error&) {
+      throw ConfigError("tensor override '" + r + "' is not a regular expression");
+    }
+  }
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].expert && items[i].layer < n_cpu_moe) on[i] = false;
+    // llama.cpp matches -ot patterns with std::regex_search against the tensor name.
+    for (const auto& re : res)
+      if (std::regex_search(items[i].name, re)) on[i] = false;
+  }
   for (int ph = 0; ph < 2; ++ph) evaluate(items, on, ph, &p);
   return p;
 }
