@@ -302,6 +302,11 @@ std::string llama_cpp_flags(const std::vector<OffloadItem>& items, const Placeme
   expert_layers.erase(std::unique(expert_layers.begin(), expert_layers.end()), expert_layers.end());
   for (size_t i = 0; i < expert_layers.size(); ++i)
     if (expert_layers[i] != static_cast<int>(i)) experts_prefix = false;
+  // --n-cpu-moe N moves every expert tensor of blocks 0..N-1: it fits only when none of them stayed resident.
+  for (size_t i = 0; i < items.size() && experts_prefix; ++i)
+    if (items[i].expert && items[i].layer < static_cast<int>(expert_layers.size()) &&
+        p.home[phase][i] == Home::gpu)
+      experts_prefix = false;
   std::string flags = "-ngl 999";
   bool only_experts = !host.empty();
   for (const auto& [stem, layers] : host)

@@ -3,6 +3,7 @@
 // every offload row of the file.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -75,10 +76,26 @@ TEST_CASE("offload: tensor placement is never slower than the best -ngl split, e
       const auto items = serving::offload_items(s);
       const auto layer = serving::best_layer_placement(items, s);
       const auto tensor = serving::tensor_placement(items, s);
+      // The -ngl optimum computed here, independently of best_layer_placement (which tensor_placement also
+      // starts from): every -ngl value evaluated from its flags, its GPU bytes summed from the homes.
+      const int blocks = sm.model.layers;
       for (int ph = 0; ph < 2; ++ph) {
+        double best = 1e300;
+        for (int ngl = 0; ngl <= blocks + 1; ++ngl) {
+          const auto fp = serving::flags_placement(items, s, ngl, 0, {});
+          double bytes = 0;
+          for (size_t i = 0; i < items.size(); ++i)
+            if (fp.home[ph][i] == serving::Home::gpu) bytes += items[i].bytes.v;
+          if (bytes <= s.vram.v) best = std::min(best, fp.step[ph].v);
+        }
+        double tensor_bytes = 0;
+        for (size_t i = 0; i < items.size(); ++i)
+          if (tensor.home[ph][i] == serving::Home::gpu) tensor_bytes += items[i].bytes.v;
         INFO(r.id << " " << gib << " GiB phase " << ph);
-        CHECK(tensor.step[ph].v <= layer.step[ph].v * (1 + 1e-9));
-        CHECK(tensor.gpu_bytes[ph].v <= s.vram.v);
+        REQUIRE(best < 1e300);  // -ngl 0 always fits
+        CHECK(tensor.step[ph].v <= best * (1 + 1e-9));
+        CHECK(layer.step[ph].v == doctest::Approx(best));
+        CHECK(tensor_bytes <= s.vram.v);
       }
     }
   }

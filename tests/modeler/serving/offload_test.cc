@@ -127,4 +127,10 @@ TEST_CASE("llama.cpp flags as a placement: -ngl, --n-cpu-moe and -ot regexes; th
   const Placement exps = flags_placement(items, s, 33, 0, {"exps"});
   CHECK(exps.gpu_bytes[1].v < moe.gpu_bytes[1].v);
   CHECK_THROWS_AS(flags_placement(items, s, 33, 0, {"blk.(["}), ConfigError);
+  // Only some of block 1's experts on the host: not --n-cpu-moe (it would move them all), -ot instead.
+  Placement part = all;
+  for (size_t i = 0; i < items.size(); ++i)
+    if (items[i].expert && (items[i].layer == 0 || items[i].name == "blk.1.ffn_down_exps")) part.home[1][i] = Home::cpu;
+  CHECK(llama_cpp_flags(items, part, 1).find("--n-cpu-moe") == std::string::npos);
+  CHECK(llama_cpp_flags(items, part, 1).find("-ot 'blk\\.(0|1)\\.ffn_down_exps=CPU'") != std::string::npos);
 }
