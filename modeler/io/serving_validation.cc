@@ -133,7 +133,8 @@ ServeRowResult predict_row(const ServingRun& r, std::map<std::string, GpuProfile
   };
   if (out.family == "flexgen")
     return skip("FlexGen / Accelerate offload rows need FlexGen's zig-zag block schedule; not modelled yet");
-  if (out.family != "llama.cpp offload" && (!r.input_len || !r.output_len)) return skip("variable-length dataset (" + r.dataset + ") without lengths");
+  if (out.family != "llama.cpp offload" && (!r.input_len || !r.output_len))
+    return skip("variable-length dataset (" + r.dataset + ") without lengths");
   if (!r.concurrency && !r.batch_size) return skip("neither concurrency nor batch_size stated");
   auto it = gpus->find(r.gpu);
   if (it == gpus->end()) {
