@@ -26,7 +26,8 @@ Finetune resolve_finetune(const FinetuneFlags& f) {
   Finetune out;
   if (f.optimizer) {
     const std::optional<Optimizer> o = parse_optimizer(*f.optimizer);
-    if (!o) throw ConfigError("--optimizer: unknown optimizer '" + *f.optimizer + "' (choices: " + optimizer_names() + ")");
+    if (!o)
+      throw ConfigError("--optimizer: unknown optimizer '" + *f.optimizer + "' (choices: " + optimizer_names() + ")");
     out.optimizer = *o;
   }
   if (f.peft) {
@@ -35,7 +36,8 @@ Finetune resolve_finetune(const FinetuneFlags& f) {
     out.peft = *p;
   }
   if (out.peft == Peft::none) {
-    if (f.lora_rank || f.lora_targets) throw ConfigError("--lora-rank and --lora-targets need --peft lora, dora or qlora");
+    if (f.lora_rank || f.lora_targets)
+      throw ConfigError("--lora-rank and --lora-targets need --peft lora, dora or qlora");
     return out;
   }
   if (!f.lora_rank) throw ConfigError(std::string("--peft ") + to_string(out.peft) + " needs --lora-rank R");
@@ -45,8 +47,9 @@ Finetune resolve_finetune(const FinetuneFlags& f) {
   std::string unknown;
   const std::optional<unsigned> t = parse_lora_targets(*f.lora_targets, &unknown);
   if (!t)
-    throw ConfigError("--lora-targets: " + (unknown.empty() ? std::string("no module given") : "unknown module '" + unknown + "'") +
-                      " (choices: q, k, v, o, gate, up, down, all)");
+    throw ConfigError(
+        "--lora-targets: " + (unknown.empty() ? std::string("no module given") : "unknown module '" + unknown + "'") +
+        " (choices: q, k, v, o, gate, up, down, all)");
   out.lora_targets = *t;
   return out;
 }
@@ -60,8 +63,8 @@ std::string format_finetune(const Plan& p, const ModelDesc& m) {
   } else {
     const double n = trainable_params(m, p);
     char buf[160];
-    std::snprintf(buf, sizeof buf, "%s rank %d on %s: %s trainable parameters (%.2f%%), base frozen%s", to_string(f.peft),
-                  f.lora_rank, lora_targets_string(f.lora_targets).c_str(), format_params(n).c_str(),
+    std::snprintf(buf, sizeof buf, "%s rank %d on %s: %s trainable parameters (%.2f%%), base frozen%s",
+                  to_string(f.peft), f.lora_rank, lora_targets_string(f.lora_targets).c_str(), format_params(n).c_str(),
                   100.0 * trainable_share(m, p), f.peft == Peft::qlora ? " in NF4" : "");
     s += buf;
   }

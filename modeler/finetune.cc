@@ -33,13 +33,18 @@ const char* target_name(LoraTarget t) {
 LinearShape local_shape(const ModelDesc& m, const Sharding& sh, LoraTarget t) {
   const double h = m.hidden, d = m.head_dim;
   switch (t) {
-    case kLoraQ: return {h, sh.heads * d};
+    case kLoraQ:
+      return {h, sh.heads * d};
     case kLoraK:
-    case kLoraV: return {h, sh.kv_heads * d};
-    case kLoraO: return {sh.heads * d, h};
+    case kLoraV:
+      return {h, sh.kv_heads * d};
+    case kLoraO:
+      return {sh.heads * d, h};
     case kLoraGate:
-    case kLoraUp: return {h, sh.ffn};
-    case kLoraDown: return {sh.ffn, h};
+    case kLoraUp:
+      return {h, sh.ffn};
+    case kLoraDown:
+      return {sh.ffn, h};
   }
   return {};
 }
@@ -162,7 +167,7 @@ std::vector<ParamGroup> trainable_groups(const ModelDesc& m, const Plan& p) {
   }
   if (!m.moe && !m.mla) {
     add(m.ffn_hidden, h, L * (m.gated_mlp ? 2.0 : 1.0), true);  // gate and up
-    add(h, m.ffn_hidden, L, true);                               // down
+    add(h, m.ffn_hidden, L, true);                              // down
   } else if (m.moe && m.moe->expert_ffn_hidden > 0) {
     const double per_expert = h * m.moe->expert_ffn_hidden;
     add(m.moe->expert_ffn_hidden, h, std::floor(routed_expert_params(m) / per_expert), true);
@@ -184,15 +189,19 @@ void validate_finetune(const Context& ctx, Problems* problems) {
     if (f.lora_rank != 0 || f.lora_targets != 0)
       problem("lora_needs_peft", "a LoRA rank or targets need --peft lora, dora or qlora");
   } else {
-    if (f.lora_rank < 1) problem("lora_rank_range", "LoRA rank (" + std::to_string(f.lora_rank) + ") must be at least 1");
-    if (f.lora_targets == 0) problem("lora_targets_empty", "--peft " + std::string(to_string(f.peft)) +
-                                                               " needs target modules (--lora-targets q,v,...)");
+    if (f.lora_rank < 1)
+      problem("lora_rank_range", "LoRA rank (" + std::to_string(f.lora_rank) + ") must be at least 1");
+    if (f.lora_targets == 0)
+      problem("lora_targets_empty",
+              "--peft " + std::string(to_string(f.peft)) + " needs target modules (--lora-targets q,v,...)");
     if (m.mla && (f.lora_targets & kAttentionQkv))
-      problem("lora_target_missing", m.name + " uses multi-head latent attention: it has no separate q, k, v "
-                                              "projections to adapt (target o or the MLP)");
+      problem("lora_target_missing", m.name +
+                                         " uses multi-head latent attention: it has no separate q, k, v "
+                                         "projections to adapt (target o or the MLP)");
     if (m.moe && (f.lora_targets & kMlpTargets))
-      problem("lora_target_moe", "adapters on the MLPs of an MoE model (routed experts) are not modelled; target "
-                                 "the attention projections");
+      problem("lora_target_moe",
+              "adapters on the MLPs of an MoE model (routed experts) are not modelled; target "
+              "the attention projections");
     if (!m.gated_mlp && (f.lora_targets & kLoraGate))
       problem("lora_target_missing", m.name + " has no gate projection (its MLP is not gated)");
     for (LoraTarget t : targets_of(f.lora_targets)) {
@@ -209,8 +218,8 @@ void validate_finetune(const Context& ctx, Problems* problems) {
   }
   if (p.optimizer_offload > 0 && f.optimizer != Optimizer::adamw)
     problem("offload_optimizer", std::string("optimizer offload steps AdamW on the CPU (DeepSpeedCPUAdam, Megatron "
-                                             "HybridDeviceOptimizer); --optimizer ") + to_string(f.optimizer) +
-                                     " is not offloaded");
+                                             "HybridDeviceOptimizer); --optimizer ") +
+                                     to_string(f.optimizer) + " is not offloaded");
   // What each launcher runs (its source read at the commit its emitter targets).
   const std::string peft = to_string(f.peft), opt = to_string(f.optimizer);
   switch (fw.launcher) {
@@ -218,8 +227,9 @@ void validate_finetune(const Context& ctx, Problems* problems) {
       // Megatron-LM d98e8a6: no adapter training (tensor_parallel/layers.py only mentions NeMo's LoRA adapter);
       // --optimizer adam|sgd|muon|lion|soap|adaptive_muon (training/arguments.py), --sgd-momentum 0.9 default.
       if (f.peft != Peft::none)
-        problem("peft_unsupported", "Megatron-LM has no LoRA or adapter training (Megatron-Core d98e8a6); "
-                                    "NeMo/Megatron-Bridge's PEFT has LoRA and DoRA: --framework nemo");
+        problem("peft_unsupported",
+                "Megatron-LM has no LoRA or adapter training (Megatron-Core d98e8a6); "
+                "NeMo/Megatron-Bridge's PEFT has LoRA and DoRA: --framework nemo");
       if (f.optimizer == Optimizer::adamw8bit || f.optimizer == Optimizer::adafactor)
         problem("optimizer_unsupported", "Megatron-LM has no " + opt + " (--optimizer adam, sgd, muon, lion)");
       break;
@@ -228,27 +238,29 @@ void validate_finetune(const Context& ctx, Problems* problems) {
       // linear_fc2), CanonicalLoRA (linear_q/k/v, linear_fc1_up/gate) and DoRA (fused modules only); no 4-bit base.
       // Optimizers are Megatron-Core OptimizerConfig.optimizer's: adam, sgd, muon.
       if (f.peft == Peft::qlora)
-        problem("peft_unsupported", "NeMo/Megatron-Bridge's PEFT (LoRA, canonical LoRA, DoRA) has no 4-bit base "
-                                    "weights (QLoRA); use --peft lora");
+        problem("peft_unsupported",
+                "NeMo/Megatron-Bridge's PEFT (LoRA, canonical LoRA, DoRA) has no 4-bit base "
+                "weights (QLoRA); use --peft lora");
       if (f.peft == Peft::dora) {
         const unsigned t = f.lora_targets;
         const bool split_qkv = (t & kAttentionQkv) != 0 && (t & kAttentionQkv) != kAttentionQkv;
         const bool split_fc1 = (t & (kLoraGate | kLoraUp)) != 0 && (t & (kLoraGate | kLoraUp)) != (kLoraGate | kLoraUp);
         if (split_qkv || split_fc1)
-          problem("peft_unsupported", "Megatron-Bridge's DoRA adapts the fused linear_qkv and linear_fc1: target q, k "
-                                      "and v together and gate with up");
+          problem("peft_unsupported",
+                  "Megatron-Bridge's DoRA adapts the fused linear_qkv and linear_fc1: target q, k "
+                  "and v together and gate with up");
       }
       if (f.optimizer != Optimizer::adamw && f.optimizer != Optimizer::sgd && f.optimizer != Optimizer::sgd_momentum &&
           f.optimizer != Optimizer::muon)
-        problem("optimizer_unsupported", "NeMo/Megatron-Bridge (Megatron-Core OptimizerConfig) has no " + opt +
-                                             " (adam, sgd, muon)");
+        problem("optimizer_unsupported",
+                "NeMo/Megatron-Bridge (Megatron-Core OptimizerConfig) has no " + opt + " (adam, sgd, muon)");
       break;
     case Launcher::torchtitan:
       // torchtitan b5bcd76: components/lora.py LoRAConverter (rank, alpha, target_modules by FQN's last segment; wk
       // and wv share one config, wkv); components/optimizer: Adam, AdamW, DistMuon.
       if (f.peft == Peft::dora || f.peft == Peft::qlora)
-        problem("peft_unsupported", "torchtitan's LoRAConverter trains plain LoRA only; --peft " + peft +
-                                        " is not offered");
+        problem("peft_unsupported",
+                "torchtitan's LoRAConverter trains plain LoRA only; --peft " + peft + " is not offered");
       if (f.peft != Peft::none && ((f.lora_targets & kLoraK) != 0) != ((f.lora_targets & kLoraV) != 0))
         problem("peft_unsupported", "torchtitan builds wk and wv from one config (wkv): target k and v together");
       if (f.optimizer != Optimizer::adamw && f.optimizer != Optimizer::muon)
@@ -256,12 +268,12 @@ void validate_finetune(const Context& ctx, Problems* problems) {
       break;
     case Launcher::megatron_deepspeed:
       // Megatron-DeepSpeed: Megatron's arguments (--optimizer adam|sgd), no adapter training.
-      if (f.peft != Peft::none)
-        problem("peft_unsupported", "Megatron-DeepSpeed has no LoRA or adapter training");
+      if (f.peft != Peft::none) problem("peft_unsupported", "Megatron-DeepSpeed has no LoRA or adapter training");
       if (f.optimizer != Optimizer::adamw && f.optimizer != Optimizer::sgd && f.optimizer != Optimizer::sgd_momentum)
         problem("optimizer_unsupported", "Megatron-DeepSpeed offers --optimizer adam or sgd, not " + opt);
       break;
-    case Launcher::none: break;  // a plan only: any method the model allows
+    case Launcher::none:
+      break;  // a plan only: any method the model allows
   }
 }
 
@@ -290,8 +302,8 @@ double finetune_activation_delta(const ModelDesc& m, const Sharding& sh, const P
   const unsigned t = p.finetune.lora_targets;
   const double T = sh.tokens, Tn = sh.norm_tokens, h = m.hidden;
   double d = 0;
-  if (!(t & kAttentionQkv)) d -= Tn * h * lin;          // the QKV projection's input
-  if (!(t & (kLoraGate | kLoraUp))) d -= Tn * h * lin;  // the MLP's up (and gate) input
+  if (!(t & kAttentionQkv)) d -= Tn * h * lin;            // the QKV projection's input
+  if (!(t & (kLoraGate | kLoraUp))) d -= Tn * h * lin;    // the MLP's up (and gate) input
   if (!(t & kLoraDown) && !m.moe) d -= T * sh.ffn * lin;  // the down projection's input
   for (LoraTarget target : targets_of(t)) {
     const LinearShape s = local_shape(m, sh, target);

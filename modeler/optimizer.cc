@@ -30,7 +30,8 @@ bool is_matrix(double rows, double cols) { return rows > 1 && cols > 1; }
 /// State bytes per parameter of one tensor.
 double per_param_state(Optimizer o, double rows, double cols, bool hidden) {
   switch (o) {
-    case Optimizer::adamw: return kAdamStateBytes;  // m, v in fp32 (Loshchilov & Hutter 2019)
+    case Optimizer::adamw:
+      return kAdamStateBytes;  // m, v in fp32 (Loshchilov & Hutter 2019)
     case Optimizer::adamw8bit:
       if (rows * cols < kMin8bitElements) return kAdamStateBytes;
       return 2.0 + 2.0 * 4.0 / kBlockwiseBlock;
@@ -38,12 +39,15 @@ double per_param_state(Optimizer o, double rows, double cols, bool hidden) {
       // Factored second moment: a row and a column accumulator for a matrix, the full one for a vector; no first
       // moment (beta1 = None, the paper's setting and transformers' Adafactor default).
       return is_matrix(rows, cols) ? 4.0 * (rows + cols) / (rows * cols) : 4.0;
-    case Optimizer::sgd: return 0.0;
-    case Optimizer::sgd_momentum: return 4.0;  // one fp32 momentum buffer (torch.optim.SGD momentum_buffer)
+    case Optimizer::sgd:
+      return 0.0;
+    case Optimizer::sgd_momentum:
+      return 4.0;  // one fp32 momentum buffer (torch.optim.SGD momentum_buffer)
     case Optimizer::muon:
       // Momentum for the hidden matrices (KellerJordan/Muon: momentum_buffer); AdamW for the rest.
       return is_matrix(rows, cols) && hidden ? 4.0 : kAdamStateBytes;
-    case Optimizer::lion: return 4.0;  // one momentum (Chen et al. 2023, Algorithm 2: only m is tracked)
+    case Optimizer::lion:
+      return 4.0;  // one momentum (Chen et al. 2023, Algorithm 2: only m is tracked)
   }
   return kAdamStateBytes;
 }

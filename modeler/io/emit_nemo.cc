@@ -171,7 +171,8 @@ std::string emit_nemo(const EmitInput& in) {
     if (opt != Optimizer::sgd && opt != Optimizer::sgd_momentum && opt != Optimizer::muon)
       throw ConfigError(what + "Megatron-Core's OptimizerConfig has no " + to_string(opt));
     out << YAML::Key << "optimizer" << YAML::Value << (opt == Optimizer::muon ? "muon" : "sgd");
-    if (opt != Optimizer::muon) out << YAML::Key << "sgd_momentum" << YAML::Value << (opt == Optimizer::sgd ? 0.0 : 0.9);
+    if (opt != Optimizer::muon)
+      out << YAML::Key << "sgd_momentum" << YAML::Value << (opt == Optimizer::sgd ? 0.0 : 0.9);
   }
   out << YAML::EndMap;
   if (base_frozen(p)) emit_peft(p, what, &out);

@@ -182,7 +182,8 @@ std::string emit_torchtitan_python(const EmitInput& in) {
   if (p.finetune.optimizer != Optimizer::adamw)
     throw ConfigError(what(f) + "this emitter writes torchtitan's AdamW; --optimizer " +
                       to_string(p.finetune.optimizer) +
-                      (p.finetune.optimizer == Optimizer::muon ? " needs DistMuon param groups set by hand" : " is not offered"));
+                      (p.finetune.optimizer == Optimizer::muon ? " needs DistMuon param groups set by hand"
+                                                               : " is not offered"));
   const Fp8Recipe recipe = fp8_recipe_of(p, in.framework);
   std::ostringstream o;
   o << header(in, "#", kMainTarget)
