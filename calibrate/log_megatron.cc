@@ -91,6 +91,7 @@ void settings_from_arguments(const Arguments& args, const std::string& file, Log
   get_int("seq_length", s->seq_len);
   const auto gqa = flag("group_query_attention");
   if (gqa && gqa->value) get_int("num_query_groups", s->kv_heads);
+  get_int("num_key_value_heads", s->kv_heads);  // Megatron-DeepSpeed's name for the KV heads
   if (const auto swiglu = flag("swiglu")) set_bool(s->gated_mlp, swiglu, "swiglu");
   if (const auto untie = flag("untie_embeddings_and_output_weights"))
     state(s->tied_embeddings, !untie->value, untie->line, "untie_embeddings_and_output_weights", file);
@@ -194,7 +195,8 @@ void settings_from_arguments(const Arguments& args, const std::string& file, Log
   }
 
   // Precision: fp4 (NVFP4), else fp8 (the recipe names the scaling; mxfp8 is its own precision name in the
-  // schema), else fp16, else bf16, else fp32.
+  // schema), else fp16, else bf16, else fp32. --fp8-format and --fp4-format store into fp8 and fp4
+  // (megatron/core/transformer/transformer_config.py argparse_meta arg_names).
   if (args.start_line > 0) {
     std::string precision = "fp32";
     int line = args.start_line;
@@ -251,8 +253,8 @@ void read_training_lines(const std::vector<std::string>& lines, ParsedLog* log) 
         state(padded, static_cast<int>(*v), line, "padded vocabulary", file);
     }
   }
-  // The tokenizer's padded size is what the model was built with; it wins over the arguments' vocab_size (a
-  // tokenizer may add tokens, as NullTokenizer adds its end-of-document token).
+  // The tokenizer's padded size is what the model was built with; it wins over the arguments' vocab_size (the
+  // tokenizer's own vocabulary, not --vocab-size, is what gets padded).
   if (padded) log->settings.vocab = padded;
 }
 
