@@ -192,6 +192,9 @@ ParsedLog parse_torchtitan_log(const std::vector<std::string>& lines, const std:
           throw ConfigError(at(file, mode->line) + "activation_checkpoint.mode '" + mode->value +
                             "' has no schema equivalent (none, selective, full)");
         state(s.recompute, mode->value, mode->line, "activation_checkpoint.mode", file);
+        // Full activation checkpointing wraps every transformer block (torchtitan/distributed/
+        // activation_checkpoint.py): the schema's recompute_num_layers 0.
+        if (mode->value == "full") state(s.recompute_num_layers, 0, mode->line, "activation_checkpoint.mode", file);
       }
       // Precision: bf16 mixed precision unless mixed_precision_param is float32; a float8 or MX converter makes
       // the linears fp8 (tensorwise scaling; rowwise has no schema recipe and is left unstated).

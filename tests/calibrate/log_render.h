@@ -135,13 +135,16 @@ inline std::string megatron_log(const std::string& script, int world, int steps 
          "45000.00 | max reserved: 51200.00\n";
 }
 
-/// A Megatron-DeepSpeed log of a run of `script` (the emitted script with its DeepSpeed config heredoc).
-inline std::string deepspeed_log(const std::string& script, int world, int steps = 30, double step_s = 2.0) {
+/// A Megatron-DeepSpeed log of a run of `script` (the emitted script with its DeepSpeed config heredoc). The
+/// script names a tokenizer model, not a vocabulary: `vocab` is that tokenizer's, printed as Megatron pads it.
+inline std::string deepspeed_log(const std::string& script, int world, int vocab, int steps = 30,
+                                 double step_s = 2.0) {
   auto a = megatron_arguments(script, world);
   const size_t open = script.find("<<'EOF'\n"), close = script.find("\nEOF\n");
   const nlohmann::json ds = nlohmann::json::parse(script.substr(open + 8, close - open - 8));
   const int dp = world / (std::stoi(a["tensor_model_parallel_size"]) * std::stoi(a["pipeline_model_parallel_size"]));
-  std::string out = arguments_block(a);
+  std::string out = arguments_block(a) + " > padded vocab (size: " + std::to_string(vocab) +
+                    ") with 0 dummy tokens (new size: " + std::to_string(vocab) + ")\n";
   const std::string pre = "[2026-12-01 13:05:02,011] [INFO] [config.py:1007:print] ";
   out += pre + "DeepSpeedEngine configuration:\n";
   const std::map<std::string, std::string> attrs = {
