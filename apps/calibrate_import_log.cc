@@ -45,8 +45,9 @@ std::string num(double v, const char* f) {
 
 void ImportLogVerb::setup(CLI::App* calibrate) {
   app_ = calibrate->add_subcommand(
-      "import-log", "Read training logs (Megatron-LM, NeMo, torchtitan, DeepSpeed, llm-foundry) into runs of the "
-                    "published-runs schema, for validate and fit-runs");
+      "import-log",
+      "Read training logs (Megatron-LM, NeMo, torchtitan, DeepSpeed, llm-foundry) into runs of the "
+      "published-runs schema, for validate and fit-runs");
   app_->add_option("logs", files_, "Log files, one run each")->required()->check(CLI::ExistingFile);
   app_->add_option("--framework", framework_,
                    "Framework that wrote the logs: megatron, nemo (NeMo or Megatron-Bridge), torchtitan, deepspeed "
@@ -71,8 +72,8 @@ void ImportLogVerb::setup(CLI::App* calibrate) {
 
 int ImportLogVerb::run() {
   const calibrate::LogFramework framework = calibrate::parse_log_framework(framework_);
-  if (!id_.empty() && files_.size() > 1) throw ConfigError("--id: names one run; " + std::to_string(files_.size()) +
-                                                           " logs were given");
+  if (!id_.empty() && files_.size() > 1)
+    throw ConfigError("--id: names one run; " + std::to_string(files_.size()) + " logs were given");
   const io::Output out(out_, force_);
   out.check();  // a refusal (file exists, no directory) comes before any reading
   const SystemFacts sys = system_facts(system_);
@@ -116,7 +117,8 @@ int ImportLogVerb::run() {
   try {
     io::parse_published_runs(text, out.where());
   } catch (const ConfigError& e) {
-    throw ConfigError(std::string("the imported runs do not form a valid runs file (") + e.what() + "); nothing "
+    throw ConfigError(std::string("the imported runs do not form a valid runs file (") + e.what() +
+                      "); nothing "
                       "written");
   }
   out.write(text);

@@ -76,8 +76,10 @@ ParsedLog parse_deepspeed_log(const std::vector<std::string>& lines, const std::
         text += "\n" + lines[j];
         for (char c : lines[j]) depth += c == '{' ? 1 : c == '}' ? -1 : 0;
       }
-      if (depth > 0) throw ConfigError(at(file, line) + "the DeepSpeed config JSON opened here does not close: the "
-                                       "log is truncated");
+      if (depth > 0)
+        throw ConfigError(at(file, line) +
+                          "the DeepSpeed config JSON opened here does not close: the "
+                          "log is truncated");
       json cfg;
       try {
         cfg = json::parse(text);
@@ -100,14 +102,18 @@ ParsedLog parse_deepspeed_log(const std::vector<std::string>& lines, const std::
       if (cfg.contains("zero_optimization") && cfg["zero_optimization"].is_object())
         zero = integer(cfg["zero_optimization"], "stage").value_or(0);
       state(s.zero, zero, line, "zero_optimization.stage", file);
-      state(s.precision, std::string(enabled("bf16") ? "bf16" : enabled("fp16") ? "fp16" : "fp32"), line,
-            "precision (bf16/fp16 enabled)", file);
+      state(s.precision,
+            std::string(enabled("bf16")   ? "bf16"
+                        : enabled("fp16") ? "fp16"
+                                          : "fp32"),
+            line, "precision (bf16/fp16 enabled)", file);
       i = j;
       continue;
     }
   }
   if (config_line == 0 && !train_batch)
-    throw ConfigError(file + ": no DeepSpeed configuration print ('DeepSpeedEngine configuration:' and its "
+    throw ConfigError(file +
+                      ": no DeepSpeed configuration print ('DeepSpeedEngine configuration:' and its "
                       "'json = {...}'); the batch and ZeRO stage cannot be read without it");
   if (train_batch) state(s.global_batch, train_batch->value, train_batch->line, "train_batch_size", file);
   if (world) state(s.dp, world->value, world->line, "world_size (data-parallel)", file);

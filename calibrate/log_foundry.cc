@@ -36,8 +36,8 @@ ParsedLog parse_foundry_log(const std::vector<std::string>& lines, const std::st
     const std::string value = logtext::unquote(k.value);
     auto [it, inserted] = kv.emplace(path, Stated<std::string>{value, k.line});
     if (!inserted && it->second.value != value)
-      throw ConfigError(at(file, k.line) + path + " is '" + value + "' here but '" + it->second.value +
-                        "' at line " + std::to_string(it->second.line));
+      throw ConfigError(at(file, k.line) + path + " is '" + value + "' here but '" + it->second.value + "' at line " +
+                        std::to_string(it->second.line));
   }
   const auto find = [&](const std::string& path) -> const Stated<std::string>* {
     const auto it = kv.find(path);
@@ -47,7 +47,8 @@ ParsedLog parse_foundry_log(const std::vector<std::string>& lines, const std::st
     if (const auto* v = find(path)) state(slot, logtext::to_int(v->value, file, v->line, path), v->line, path, file);
   };
   if (!find("global_train_batch_size"))
-    throw ConfigError(file + ": no llm-foundry run config (the YAML printed at start-up, with "
+    throw ConfigError(file +
+                      ": no llm-foundry run config (the YAML printed at start-up, with "
                       "global_train_batch_size); the plan cannot be read without it");
   get_int(s.layers, "model.n_layers");
   get_int(s.hidden, "model.d_model");
@@ -65,8 +66,8 @@ ParsedLog parse_foundry_log(const std::vector<std::string>& lines, const std::st
   }
   if (s.layers) {
     const auto* ffn = find("model.ffn_config.ffn_type");
-    state(s.gated_mlp, ffn && ffn->value.find("glu") != std::string::npos, ffn ? ffn->line : s.layers->line,
-          "ffn_type", file);
+    state(s.gated_mlp, ffn && ffn->value.find("glu") != std::string::npos, ffn ? ffn->line : s.layers->line, "ffn_type",
+          file);
     // MPT ties the output to the input embedding unless tie_word_embeddings is false (configuration_mpt.py).
     const auto* tie = find("model.tie_word_embeddings");
     state(s.tied_embeddings, tie ? logtext::to_bool(tie->value, file, tie->line, "tie_word_embeddings") : true,
@@ -83,10 +84,13 @@ ParsedLog parse_foundry_log(const std::vector<std::string>& lines, const std::st
   int zero = 0;
   if (strategy) {
     const std::string& v = strategy->value;
-    if (v == "FULL_SHARD" || v == "HYBRID_SHARD") zero = 3;
-    else if (v == "SHARD_GRAD_OP" || v == "_HYBRID_SHARD_ZERO2") zero = 2;
+    if (v == "FULL_SHARD" || v == "HYBRID_SHARD")
+      zero = 3;
+    else if (v == "SHARD_GRAD_OP" || v == "_HYBRID_SHARD_ZERO2")
+      zero = 2;
     else if (v != "NO_SHARD")
-      throw ConfigError(at(file, strategy->line) + "fsdp_config.sharding_strategy '" + v + "' is not FULL_SHARD, "
+      throw ConfigError(at(file, strategy->line) + "fsdp_config.sharding_strategy '" + v +
+                        "' is not FULL_SHARD, "
                         "SHARD_GRAD_OP, HYBRID_SHARD or NO_SHARD");
   }
   state(s.zero, zero, strategy ? strategy->line : batch_line, "fsdp_config.sharding_strategy", file);
@@ -97,10 +101,15 @@ ParsedLog parse_foundry_log(const std::vector<std::string>& lines, const std::st
   const auto* precision = find("precision");
   if (precision) {
     const std::string& v = precision->value;
-    const std::string name = v == "amp_bf16" ? "bf16" : v == "amp_fp16" ? "fp16" : v == "amp_fp8" ? "fp8"
-                             : v == "fp32" ? "fp32" : "";
-    if (name.empty()) throw ConfigError(at(file, precision->line) + "precision '" + v + "' is not amp_bf16, amp_fp16, "
-                                        "amp_fp8 or fp32");
+    const std::string name = v == "amp_bf16"   ? "bf16"
+                             : v == "amp_fp16" ? "fp16"
+                             : v == "amp_fp8"  ? "fp8"
+                             : v == "fp32"     ? "fp32"
+                                               : "";
+    if (name.empty())
+      throw ConfigError(at(file, precision->line) + "precision '" + v +
+                        "' is not amp_bf16, amp_fp16, "
+                        "amp_fp8 or fp32");
     state(s.precision, name, precision->line, "precision", file);
   }
 
@@ -113,8 +122,9 @@ ParsedLog parse_foundry_log(const std::vector<std::string>& lines, const std::st
     const auto batch = logtext::number_after(h.substr(b), "[batch=");
     std::optional<double> step, rate, tps, reserved, allocated;
     size_t j = i + 1;
-    for (; j < lines.size() && lines[j].find(" Train ") != std::string::npos && lines[j].find("[batch=") ==
-                                                                                    std::string::npos; ++j) {
+    for (; j < lines.size() && lines[j].find(" Train ") != std::string::npos &&
+           lines[j].find("[batch=") == std::string::npos;
+         ++j) {
       const std::string& l = lines[j];
       if (!step) step = logtext::number_after(l, "Train time/batch:");
       if (!rate) rate = logtext::number_after(l, "Train throughput/batches_per_sec:");
@@ -129,9 +139,12 @@ ParsedLog parse_foundry_log(const std::vector<std::string>& lines, const std::st
     StepRecord r;
     r.line = static_cast<int>(i + 1);
     r.step = static_cast<long>(*step);
-    if (rate && *rate > 0) r.step_time_s = 1 / *rate;
-    else if (tps && *tps > 0) r.tokens_per_s_per_gpu = *tps;
-    else throw ConfigError(at(file, r.line) + "a Composer throughput of zero");
+    if (rate && *rate > 0)
+      r.step_time_s = 1 / *rate;
+    else if (tps && *tps > 0)
+      r.tokens_per_s_per_gpu = *tps;
+    else
+      throw ConfigError(at(file, r.line) + "a Composer throughput of zero");
     const auto mem = reserved ? reserved : allocated;
     if (mem) r.memory_gib = *mem * kBytesPerGB / kBytesPerGiB;
     if (!reserved && allocated) log.memory_kind = "peak allocated memory (Composer memory/peak_allocated_mem)";

@@ -77,7 +77,6 @@ T median(std::vector<T> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-
 }  // namespace
 
 LogFramework parse_log_framework(const std::string& name) {
@@ -174,7 +173,7 @@ std::string unquote(const std::string& v) {
 
 std::vector<KeyLine> key_lines(const std::vector<std::string>& lines) {
   std::vector<KeyLine> out;
-  std::string header;                              // a Bridge "[model]" header
+  std::string header;                                   // a Bridge "[model]" header
   std::vector<std::pair<size_t, std::string>> parents;  // (indent, key) of the enclosing mappings
   for (size_t i = 0; i < lines.size(); ++i) {
     const std::string& l = lines[i];
@@ -223,11 +222,16 @@ std::vector<KeyLine> key_lines(const std::vector<std::string>& lines) {
 ParsedLog parse_log(LogFramework f, std::string_view text, const std::string& file) {
   const std::vector<std::string> lines = logtext::clean_lines(text);
   switch (f) {
-    case LogFramework::megatron: return detail::parse_megatron_log(lines, file);
-    case LogFramework::nemo: return detail::parse_nemo_log(lines, file);
-    case LogFramework::torchtitan: return detail::parse_torchtitan_log(lines, file);
-    case LogFramework::deepspeed: return detail::parse_deepspeed_log(lines, file);
-    case LogFramework::llm_foundry: return detail::parse_foundry_log(lines, file);
+    case LogFramework::megatron:
+      return detail::parse_megatron_log(lines, file);
+    case LogFramework::nemo:
+      return detail::parse_nemo_log(lines, file);
+    case LogFramework::torchtitan:
+      return detail::parse_torchtitan_log(lines, file);
+    case LogFramework::deepspeed:
+      return detail::parse_deepspeed_log(lines, file);
+    case LogFramework::llm_foundry:
+      return detail::parse_foundry_log(lines, file);
   }
   throw std::logic_error("parse_log: unknown framework");
 }
@@ -276,11 +280,11 @@ namespace {
 using logtext::at;
 
 /// The --model description, checked against what the log states.
-void check_against(const std::optional<Stated<int>>& stated, int model_value, const char* what,
-                   const ImportOptions& o, const std::string& file) {
+void check_against(const std::optional<Stated<int>>& stated, int model_value, const char* what, const ImportOptions& o,
+                   const std::string& file) {
   if (stated && stated->value != model_value)
-    throw ConfigError(at(file, stated->line) + what + " " + std::to_string(stated->value) + " in the log, but --model " +
-                      o.model_name + " has " + std::to_string(model_value));
+    throw ConfigError(at(file, stated->line) + what + " " + std::to_string(stated->value) +
+                      " in the log, but --model " + o.model_name + " has " + std::to_string(model_value));
 }
 
 ModelDesc model_of(const LogSettings& s, const ImportOptions& o, const std::string& file) {
@@ -298,8 +302,8 @@ ModelDesc model_of(const LogSettings& s, const ImportOptions& o, const std::stri
                         " in the log, but --model " + o.model_name + " has " + logtext::show(m.gated_mlp));
     if (s.tied_embeddings && s.tied_embeddings->value != m.tied_embeddings)
       throw ConfigError(at(file, s.tied_embeddings->line) + "tied embeddings " +
-                        logtext::show(s.tied_embeddings->value) + " in the log, but --model " + o.model_name +
-                        " has " + logtext::show(m.tied_embeddings));
+                        logtext::show(s.tied_embeddings->value) + " in the log, but --model " + o.model_name + " has " +
+                        logtext::show(m.tied_embeddings));
     if (s.experts && (!m.moe || m.moe->experts != s.experts->value))
       throw ConfigError(at(file, s.experts->line) + std::to_string(s.experts->value) +
                         " experts in the log, but --model " + o.model_name + " has " +
@@ -384,8 +388,8 @@ ImportedRun build_run(const ParsedLog& log, const ImportOptions& o) {
     if (r.gpus <= 0)
       throw ConfigError(file + ": the log states neither the world size nor the data-parallel size; pass --gpus N");
     if (r.gpus % model_parallel != 0)
-      throw ConfigError(file + ": " + std::to_string(r.gpus) + " GPUs are not a multiple of tp x pp x cp = " +
-                        std::to_string(model_parallel));
+      throw ConfigError(file + ": " + std::to_string(r.gpus) +
+                        " GPUs are not a multiple of tp x pp x cp = " + std::to_string(model_parallel));
     r.dp = r.gpus / model_parallel;
   }
   if (s.global_batch)
@@ -502,9 +506,9 @@ std::string runs_yaml(const std::vector<ImportedRun>& runs) {
     out << YAML::Key << "moe" << YAML::Value;
     if (m.moe) {
       out << YAML::BeginMap << YAML::Key << "experts" << YAML::Value << m.moe->experts << YAML::Key << "top_k"
-          << YAML::Value << m.moe->top_k << YAML::Key << "expert_ffn_hidden" << YAML::Value
-          << m.moe->expert_ffn_hidden << YAML::Key << "shared_experts" << YAML::Value << m.moe->shared_experts
-          << YAML::Key << "dense_layers" << YAML::Value << m.moe->dense_layers << YAML::EndMap;
+          << YAML::Value << m.moe->top_k << YAML::Key << "expert_ffn_hidden" << YAML::Value << m.moe->expert_ffn_hidden
+          << YAML::Key << "shared_experts" << YAML::Value << m.moe->shared_experts << YAML::Key << "dense_layers"
+          << YAML::Value << m.moe->dense_layers << YAML::EndMap;
     } else {
       out << YAML::Null;
     }
@@ -561,8 +565,9 @@ std::string runs_yaml(const std::vector<ImportedRun>& runs) {
   }
   out << YAML::EndSeq;
   if (!out.good()) throw std::logic_error("YAML emitter: " + out.GetLastError());
-  return std::string("# Runs imported by `shardplan calibrate import-log` (published-runs schema 1, docs/validation.md;\n"
-                     "# docs/import-log.md says how each value was read). Warm-up steps are dropped; see derived_from.\n") +
+  return std::string(
+             "# Runs imported by `shardplan calibrate import-log` (published-runs schema 1, docs/validation.md;\n"
+             "# docs/import-log.md says how each value was read). Warm-up steps are dropped; see derived_from.\n") +
          out.c_str() + "\n";
 }
 

@@ -43,8 +43,7 @@ struct LogSettings {
   std::optional<Stated<bool>> gated_mlp, tied_embeddings;
   std::optional<Stated<int>> experts, top_k, expert_ffn_hidden, shared_experts, dense_layers;
   // Plan and batch.
-  std::optional<Stated<int>> gpus, tp, pp, vpp, cp, ep, etp, dp, zero, micro_batch, global_batch,
-      recompute_num_layers;
+  std::optional<Stated<int>> gpus, tp, pp, vpp, cp, ep, etp, dp, zero, micro_batch, global_batch, recompute_num_layers;
   /// Sequences per data-parallel rank per step, where the global batch follows from it (torchtitan's
   /// global_batch_size -1: local_batch_size x data-parallel size).
   std::optional<Stated<int>> local_batch;
@@ -59,8 +58,8 @@ struct LogSettings {
 /// One logged training step (or one log interval: frameworks that log every k steps average over them).
 struct StepRecord {
   int line = 0;
-  long step = 0;           // the iteration number the line names
-  double step_time_s = 0;  // seconds per iteration; 0 when the line gives throughput only
+  long step = 0;                               // the iteration number the line names
+  double step_time_s = 0;                      // seconds per iteration; 0 when the line gives throughput only
   std::optional<double> tokens_per_s_per_gpu;  // torchtitan's tps, from which the step time follows
   std::optional<double> tflops_per_gpu;
   std::optional<double> memory_gib;  // the peak the line reports (GiB = 2^30 bytes)
@@ -109,12 +108,12 @@ ParsedLog parse_foundry_log(const std::vector<std::string>& lines, const std::st
 struct ImportOptions {
   const ModelDesc* model = nullptr;  // --model (checked against the log's architecture); null: the log's
   std::string model_name;
-  std::string gpu;                   // GPU profile name (system.gpu)
-  int gpus = 0;                      // --gpus, or the cluster's; the log's world size wins when it states one
+  std::string gpu;  // GPU profile name (system.gpu)
+  int gpus = 0;     // --gpus, or the cluster's; the log's world size wins when it states one
   int gpus_per_node = 0, nvlink_domain = 0;
-  int seq_len = 0;                   // --seq, for logs that do not state it (plain DeepSpeed); checked otherwise
+  int seq_len = 0;  // --seq, for logs that do not state it (plain DeepSpeed); checked otherwise
   int warmup_steps = 10;
-  std::string id;                    // run id ("" : the file name's stem)
+  std::string id;  // run id ("" : the file name's stem)
 };
 
 /// The steps after warm-up: the first logged step is always warm-up (it carries start-up: compilation, NCCL

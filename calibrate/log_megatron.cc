@@ -19,8 +19,8 @@ bool is_rule(const std::string& line, const std::string& title) {
   if (b == std::string::npos || line.compare(b, 3, "---") != 0) return false;
   const size_t t = line.find(" " + title + " ");
   if (t == std::string::npos) return false;
-  return line.find_first_not_of("- ", b) == t + 1 && line.find_first_not_of("- ", t + title.size() + 1) ==
-                                                         std::string::npos;
+  return line.find_first_not_of("- ", b) == t + 1 &&
+         line.find_first_not_of("- ", t + title.size() + 1) == std::string::npos;
 }
 
 }  // namespace
@@ -40,8 +40,10 @@ Arguments read_arguments(const std::vector<std::string>& lines, const std::strin
       }
       // "  NAME ..... VALUE": NAME, then spaces and dots (none when NAME has 48 characters or more), then VALUE.
       if (!starts_with(l, "  ") || l.size() < 3 || l[2] == ' ') {
-        throw ConfigError(at(file, static_cast<int>(i + 1)) + "not an argument line inside the arguments block opened "
-                          "at line " + std::to_string(open) + " (is the log truncated or interleaved?)");
+        throw ConfigError(at(file, static_cast<int>(i + 1)) +
+                          "not an argument line inside the arguments block opened "
+                          "at line " +
+                          std::to_string(open) + " (is the log truncated or interleaved?)");
       }
       const size_t name_end = l.find(' ', 2);
       const std::string name = l.substr(2, name_end == std::string::npos ? std::string::npos : name_end - 2);
@@ -49,18 +51,21 @@ Arguments read_arguments(const std::vector<std::string>& lines, const std::strin
       if (name_end != std::string::npos) {
         size_t p = name_end + 1;
         const size_t dots = l.find_first_not_of('.', p);
-        if (dots != std::string::npos && dots > p) p = dots + 1;  // past the dots and the space after them
-        else if (l.size() > p && l[p] == ' ') ++p;                // a 48-character name: two spaces
+        if (dots != std::string::npos && dots > p)
+          p = dots + 1;  // past the dots and the space after them
+        else if (l.size() > p && l[p] == ' ')
+          ++p;  // a 48-character name: two spaces
         value = p < l.size() ? l.substr(p) : "";
       }
       auto [it, inserted] = a.values.emplace(name, Stated<std::string>{value, static_cast<int>(i + 1)});
       if (!inserted && it->second.value != value)
-        throw ConfigError(at(file, static_cast<int>(i + 1)) + "argument " + name + " is '" + value +
-                          "' here but '" + it->second.value + "' at line " + std::to_string(it->second.line) +
+        throw ConfigError(at(file, static_cast<int>(i + 1)) + "argument " + name + " is '" + value + "' here but '" +
+                          it->second.value + "' at line " + std::to_string(it->second.line) +
                           " (two runs in one log?)");
     }
     if (!closed)
-      throw ConfigError(at(file, open) + "the arguments block opened here has no '-- end of arguments --' line: "
+      throw ConfigError(at(file, open) +
+                        "the arguments block opened here has no '-- end of arguments --' line: "
                         "the log is truncated");
   }
   return a;
@@ -179,7 +184,8 @@ void settings_from_arguments(const Arguments& args, const std::string& file, Log
     const auto* g = find("recompute_granularity");
     const std::string granularity = g ? logtext::unquote(g->value) : "none";
     if (granularity != "none" && granularity != "selective" && granularity != "full")
-      throw ConfigError(at(file, g->line) + "recompute_granularity: expected full or selective, got '" + g->value + "'");
+      throw ConfigError(at(file, g->line) + "recompute_granularity: expected full or selective, got '" + g->value +
+                        "'");
     state(s->recompute, granularity, g ? g->line : args.start_line, "recompute", file);
     if (granularity == "full") {
       const auto* method = find("recompute_method");
@@ -268,7 +274,8 @@ ParsedLog parse_megatron_log(const std::vector<std::string>& lines, const std::s
   log.framework = "megatron-lm";
   const megatron::Arguments args = megatron::read_arguments(lines, file);
   if (args.start_line == 0)
-    throw ConfigError(file + ": no Megatron-LM arguments block ('---- arguments ----', printed by rank 0 at "
+    throw ConfigError(file +
+                      ": no Megatron-LM arguments block ('---- arguments ----', printed by rank 0 at "
                       "start-up); was the log captured from the start, on rank 0?");
   megatron::settings_from_arguments(args, file, &log.settings, &log.notes);
   megatron::read_training_lines(lines, &log);

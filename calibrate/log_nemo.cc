@@ -25,23 +25,58 @@ namespace {
 using logtext::at;
 
 /// Sections whose keys describe the run (others, e.g. [logger] or model.tokenizer, are ignored).
-const std::set<std::string> kSections = {"model",         "train",      "ddp",     "optimizer", "dist",
-                                         "comm_overlap",  "mixed_precision", "dataset", "trainer",
-                                         "model.optim",   "model.data", ""};
+const std::set<std::string> kSections = {
+    "model",           "train",   "ddp",     "optimizer",   "dist",       "comm_overlap",
+    "mixed_precision", "dataset", "trainer", "model.optim", "model.data", ""};
 
 /// The keys read (a key not in this list is never compared, so unrelated settings cannot conflict).
-const std::set<std::string> kKeys = {
-    "num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads", "num_query_groups", "kv_channels",
-    "vocab_size", "padded_vocab_size", "seq_length", "encoder_seq_length", "sequence_length", "gated_linear_unit",
-    "activation", "share_embeddings_and_output_weights", "num_moe_experts", "moe_router_topk",
-    "moe_ffn_hidden_size", "tensor_model_parallel_size", "pipeline_model_parallel_size",
-    "virtual_pipeline_model_parallel_size", "context_parallel_size", "expert_model_parallel_size",
-    "expert_tensor_parallel_size", "micro_batch_size", "global_batch_size", "devices", "num_nodes",
-    "sequence_parallel", "tp_comm_overlap", "use_distributed_optimizer", "name", "use_torch_fsdp2", "fsdp",
-    "use_megatron_fsdp", "data_parallel_sharding_strategy", "recompute_granularity",
-    "activations_checkpoint_granularity", "recompute_method", "activations_checkpoint_method",
-    "recompute_num_layers", "activations_checkpoint_num_layers", "precision", "bf16", "fp16", "fp8", "fp8_recipe",
-    "fp4"};
+const std::set<std::string> kKeys = {"num_layers",
+                                     "hidden_size",
+                                     "ffn_hidden_size",
+                                     "num_attention_heads",
+                                     "num_query_groups",
+                                     "kv_channels",
+                                     "vocab_size",
+                                     "padded_vocab_size",
+                                     "seq_length",
+                                     "encoder_seq_length",
+                                     "sequence_length",
+                                     "gated_linear_unit",
+                                     "activation",
+                                     "share_embeddings_and_output_weights",
+                                     "num_moe_experts",
+                                     "moe_router_topk",
+                                     "moe_ffn_hidden_size",
+                                     "tensor_model_parallel_size",
+                                     "pipeline_model_parallel_size",
+                                     "virtual_pipeline_model_parallel_size",
+                                     "context_parallel_size",
+                                     "expert_model_parallel_size",
+                                     "expert_tensor_parallel_size",
+                                     "micro_batch_size",
+                                     "global_batch_size",
+                                     "devices",
+                                     "num_nodes",
+                                     "sequence_parallel",
+                                     "tp_comm_overlap",
+                                     "use_distributed_optimizer",
+                                     "name",
+                                     "use_torch_fsdp2",
+                                     "fsdp",
+                                     "use_megatron_fsdp",
+                                     "data_parallel_sharding_strategy",
+                                     "recompute_granularity",
+                                     "activations_checkpoint_granularity",
+                                     "recompute_method",
+                                     "activations_checkpoint_method",
+                                     "recompute_num_layers",
+                                     "activations_checkpoint_num_layers",
+                                     "precision",
+                                     "bf16",
+                                     "fp16",
+                                     "fp8",
+                                     "fp8_recipe",
+                                     "fp4"};
 
 std::optional<double> step_of(const std::string& l) {
   if (const auto g = logtext::number_after(l, "global_step:")) return g;
@@ -71,8 +106,8 @@ ParsedLog parse_nemo_log(const std::vector<std::string>& lines, const std::strin
     const std::string value = logtext::unquote(k.value);
     auto [it, inserted] = kv.emplace(k.key, Stated<std::string>{value, k.line});
     if (!inserted && it->second.value != value)
-      throw ConfigError(at(file, k.line) + k.key + " is '" + value + "' here but '" + it->second.value +
-                        "' at line " + std::to_string(it->second.line));
+      throw ConfigError(at(file, k.line) + k.key + " is '" + value + "' here but '" + it->second.value + "' at line " +
+                        std::to_string(it->second.line));
   }
   const auto find = [&](std::initializer_list<const char*> keys) -> const Stated<std::string>* {
     for (const char* key : keys)
@@ -80,15 +115,17 @@ ParsedLog parse_nemo_log(const std::vector<std::string>& lines, const std::strin
     return nullptr;
   };
   const auto get_int = [&](std::optional<Stated<int>>& slot, std::initializer_list<const char*> keys) {
-    if (const auto* v = find(keys)) state(slot, logtext::to_int(v->value, file, v->line, *keys.begin()), v->line,
-                                          *keys.begin(), file);
+    if (const auto* v = find(keys))
+      state(slot, logtext::to_int(v->value, file, v->line, *keys.begin()), v->line, *keys.begin(), file);
   };
   const auto get_bool = [&](std::initializer_list<const char*> keys) -> std::optional<Stated<bool>> {
-    if (const auto* v = find(keys)) return Stated<bool>{logtext::to_bool(v->value, file, v->line, *keys.begin()), v->line};
+    if (const auto* v = find(keys))
+      return Stated<bool>{logtext::to_bool(v->value, file, v->line, *keys.begin()), v->line};
     return std::nullopt;
   };
   if (!find({"tensor_model_parallel_size", "global_batch_size", "micro_batch_size"}) && bridge_line == 0)
-    throw ConfigError(file + ": no NeMo config dump (the OmegaConf YAML of the training script) and no "
+    throw ConfigError(file +
+                      ": no NeMo config dump (the OmegaConf YAML of the training script) and no "
                       "Megatron-Bridge configuration summary; the plan cannot be read without one");
   const int base = bridge_line > 0 ? bridge_line : 1;
   const auto defaulted = [&](std::optional<Stated<int>>& slot, const char* key, int def) {
@@ -129,9 +166,12 @@ ParsedLog parse_nemo_log(const std::vector<std::string>& lines, const std::strin
           logtext::to_int(devices->value, file, devices->line, "trainer.devices") *
               (nodes ? logtext::to_int(nodes->value, file, nodes->line, "trainer.num_nodes") : 1),
           devices->line, "trainer.devices x num_nodes", file);
-  if (const auto sp = get_bool({"sequence_parallel"})) state(s.sequence_parallel, sp->value, sp->line, "sequence_parallel", file);
-  else if (bridge_line > 0) state(s.sequence_parallel, false, bridge_line, "sequence_parallel", file);
-  if (const auto o = get_bool({"tp_comm_overlap"})) state(s.tp_comm_overlap, o->value, o->line, "tp_comm_overlap", file);
+  if (const auto sp = get_bool({"sequence_parallel"}))
+    state(s.sequence_parallel, sp->value, sp->line, "sequence_parallel", file);
+  else if (bridge_line > 0)
+    state(s.sequence_parallel, false, bridge_line, "sequence_parallel", file);
+  if (const auto o = get_bool({"tp_comm_overlap"}))
+    state(s.tp_comm_overlap, o->value, o->line, "tp_comm_overlap", file);
 
   // ZeRO: distributed optimizer (ZeRO-1; NeMo 1 names it optim.name distributed_fused_adam); torch FSDP2 or NeMo
   // 1's fsdp (ZeRO-3); Megatron-FSDP by its sharding strategy.
@@ -153,10 +193,12 @@ ParsedLog parse_nemo_log(const std::vector<std::string>& lines, const std::strin
   if (g || bridge_line > 0 || stated_null) {
     const std::string granularity = g ? g->value : "none";
     if (granularity != "selective" && granularity != "full" && granularity != "none")
-      throw ConfigError(at(file, g->line) + "recompute granularity: expected full or selective, got '" + g->value + "'");
-    const int null_line = stated_null ? (kv.count("recompute_granularity") ? kv["recompute_granularity"].line
-                                                                            : kv["activations_checkpoint_granularity"].line)
-                                      : base;
+      throw ConfigError(at(file, g->line) + "recompute granularity: expected full or selective, got '" + g->value +
+                        "'");
+    const int null_line = stated_null
+                              ? (kv.count("recompute_granularity") ? kv["recompute_granularity"].line
+                                                                   : kv["activations_checkpoint_granularity"].line)
+                              : base;
     state(s.recompute, granularity, g ? g->line : null_line, "recompute", file);
     if (granularity == "full") {
       const auto* method = find({"recompute_method", "activations_checkpoint_method"});
@@ -172,8 +214,10 @@ ParsedLog parse_nemo_log(const std::vector<std::string>& lines, const std::strin
   std::optional<Stated<std::string>> precision;
   if (const auto* t = find({"precision"})) {
     const std::string p = t->value;
-    const std::string name = p.rfind("bf16", 0) == 0 ? "bf16" : (p.rfind("16", 0) == 0 || p == "fp16") ? "fp16"
-                             : (p.rfind("32", 0) == 0) ? "fp32" : "";
+    const std::string name = p.rfind("bf16", 0) == 0                  ? "bf16"
+                             : (p.rfind("16", 0) == 0 || p == "fp16") ? "fp16"
+                             : (p.rfind("32", 0) == 0)                ? "fp32"
+                                                                      : "";
     if (name.empty()) throw ConfigError(at(file, t->line) + "trainer.precision '" + p + "' is not bf16, 16 or 32");
     precision = Stated<std::string>{name, t->line};
   }
@@ -199,11 +243,13 @@ ParsedLog parse_nemo_log(const std::vector<std::string>& lines, const std::strin
       continue;
     }
     if (l.find("train_step_timing in s") == std::string::npos) continue;
-    const auto t = logtext::number_after(l, "train_step_timing in s:") ? logtext::number_after(l, "train_step_timing in s:")
-                                                                        : logtext::number_after(l, "train_step_timing in s=");
+    const auto t = logtext::number_after(l, "train_step_timing in s:")
+                       ? logtext::number_after(l, "train_step_timing in s:")
+                       : logtext::number_after(l, "train_step_timing in s=");
     const auto step = step_of(l);
     if (!t || !step || *t <= 0)
-      throw ConfigError(at(file, static_cast<int>(i + 1)) + "a train_step_timing line without a readable step and time");
+      throw ConfigError(at(file, static_cast<int>(i + 1)) +
+                        "a train_step_timing line without a readable step and time");
     StepRecord r;
     r.line = static_cast<int>(i + 1);
     r.step = static_cast<long>(*step);

@@ -29,9 +29,12 @@ std::string dump_text(const std::vector<std::string>& lines, size_t open, const 
     if (i != open) text += "\n" + l;
     for (char c : l) {
       if (in_string) {
-        if (escaped) escaped = false;
-        else if (c == '\\') escaped = true;
-        else if (c == '"') in_string = false;
+        if (escaped)
+          escaped = false;
+        else if (c == '\\')
+          escaped = true;
+        else if (c == '"')
+          in_string = false;
         continue;
       }
       if (c == '"') in_string = true;
@@ -43,7 +46,8 @@ std::string dump_text(const std::vector<std::string>& lines, size_t open, const 
       return text;
     }
   }
-  throw ConfigError(at(file, static_cast<int>(open + 1)) + "the config dump opened here does not close: the log is "
+  throw ConfigError(at(file, static_cast<int>(open + 1)) +
+                    "the config dump opened here does not close: the log is "
                     "truncated");
 }
 
@@ -159,8 +163,8 @@ ParsedLog parse_torchtitan_log(const std::vector<std::string>& lines, const std:
       }
       // Batch: v0.2.2 counts sequences (local_batch_size per data-parallel rank, global_batch_size, -1: local x
       // dp); main counts tokens (num_tokens_per_microbatch_per_dp_rank, num_tokens_per_train_step).
-      const auto seq = integer("training", "seq_len") ? integer("training", "seq_len")
-                                                      : integer("training", "max_context_length");
+      const auto seq =
+          integer("training", "seq_len") ? integer("training", "seq_len") : integer("training", "max_context_length");
       put(s.seq_len, seq, "seq_len");
       if (const auto local = integer("training", "local_batch_size")) {
         if (pp_degree == 1) state(s.micro_batch, local->value, local->line, "local_batch_size", file);
@@ -171,12 +175,12 @@ ParsedLog parse_torchtitan_log(const std::vector<std::string>& lines, const std:
           state(s.local_batch, local->value, local->line, "local_batch_size", file);
       }
       if (seq && seq->value > 0) {
-        if (const auto step_tokens = integer("training", "num_tokens_per_train_step"); step_tokens && step_tokens->value > 0)
+        if (const auto step_tokens = integer("training", "num_tokens_per_train_step");
+            step_tokens && step_tokens->value > 0)
           state(s.global_batch, static_cast<int>(step_tokens->value / seq->value), step_tokens->line,
                 "num_tokens_per_train_step / seq", file);
         if (const auto mb = integer("training", "num_tokens_per_microbatch_per_dp_rank"))
-          state(s.micro_batch, static_cast<int>(mb->value / seq->value), mb->line, "tokens per microbatch / seq",
-                file);
+          state(s.micro_batch, static_cast<int>(mb->value / seq->value), mb->line, "tokens per microbatch / seq", file);
       }
       const int tp_degree = tp ? tp->value : 1;
       if (const auto sp = boolean("parallelism", "enable_sequence_parallel"))
@@ -244,7 +248,8 @@ ParsedLog parse_torchtitan_log(const std::vector<std::string>& lines, const std:
     }
   }
   if (!have_config)
-    throw ConfigError(file + ": no torchtitan config dump ('Running with configs: {...}', printed with "
+    throw ConfigError(file +
+                      ": no torchtitan config dump ('Running with configs: {...}', printed with "
                       "--job.print_config / debug.print_config); the plan cannot be read without it");
   return log;
 }

@@ -1,8 +1,7 @@
-#include "shardplan_source_dir.h"
-
 #include <doctest/doctest.h>
 
 #include "modeler/io/yaml_reader.h"
+#include "shardplan_source_dir.h"
 #include "tests/calibrate/log_render.h"
 #include "tests/io/emit_test_util.h"
 
@@ -24,15 +23,15 @@ calibrate::ImportOptions opts() {
 }  // namespace
 
 TEST_CASE("deepspeed log: Megatron-DeepSpeed arguments, the DeepSpeed config print and throughput-timer lines") {
-  const auto log = calibrate::parse_log(LogFramework::deepspeed, fixture("gpt_1.3b_megatron_deepspeed_8gpu.log"),
-                                        "d.log");
+  const auto log =
+      calibrate::parse_log(LogFramework::deepspeed, fixture("gpt_1.3b_megatron_deepspeed_8gpu.log"), "d.log");
   CHECK(log.framework == "megatron-deepspeed");
   const auto& s = log.settings;
   CHECK(s.tp->value == 2);
-  CHECK(s.dp->value == 4);           // DeepSpeed's world_size is the data-parallel world
+  CHECK(s.dp->value == 4);  // DeepSpeed's world_size is the data-parallel world
   CHECK(s.global_batch->value == 256);
   CHECK(s.micro_batch->value == 4);
-  CHECK(s.zero->value == 1);         // zero_optimization.stage, agreeing with --zero-stage
+  CHECK(s.zero->value == 1);  // zero_optimization.stage, agreeing with --zero-stage
   CHECK(s.precision->value == "bf16");
   CHECK(s.vocab->value == 50304);
   REQUIRE(log.steps.size() == 25);
@@ -70,11 +69,10 @@ TEST_CASE("deepspeed log: the older 'E/N, RunningAvgSamplesPerSec' timer line an
 TEST_CASE("deepspeed log: --zero-stage contradicting the DeepSpeed config, and a truncated config") {
   CHECK_THROWS_WITH_AS(calibrate::parse_log(LogFramework::deepspeed, fixture("bad_zero_conflict.log"), "z.log"),
                        "z.log:44: zero_optimization.stage 1 contradicts 2 stated at line 28", ConfigError);
-  CHECK_THROWS_WITH_AS(calibrate::parse_log(LogFramework::deepspeed,
-                                            "x\n[t] [INFO] [config.py:1:print_user_config]   json = {\n  \"a\": 1,\n",
-                                            "t.log"),
-                       "t.log:2: the DeepSpeed config JSON opened here does not close: the log is truncated",
-                       ConfigError);
+  CHECK_THROWS_WITH_AS(
+      calibrate::parse_log(LogFramework::deepspeed,
+                           "x\n[t] [INFO] [config.py:1:print_user_config]   json = {\n  \"a\": 1,\n", "t.log"),
+      "t.log:2: the DeepSpeed config JSON opened here does not close: the log is truncated", ConfigError);
   CHECK_THROWS_WITH_AS(calibrate::parse_log(LogFramework::deepspeed, "step 1\n", "n.log"),
                        doctest::Contains("n.log: no DeepSpeed configuration print"), ConfigError);
 }

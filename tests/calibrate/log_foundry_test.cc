@@ -1,8 +1,7 @@
-#include "shardplan_source_dir.h"
-
 #include <doctest/doctest.h>
 
 #include "modeler/io/yaml_reader.h"
+#include "shardplan_source_dir.h"
 #include "tests/calibrate/log_render.h"
 #include "tests/io/emit_test_util.h"
 
@@ -35,9 +34,9 @@ TEST_CASE("llm-foundry log: the printed run config and Composer's console blocks
   CHECK(s.layers->value == 32);
   CHECK(s.ffn_hidden->value == 16384);  // d_model x expansion_ratio
   CHECK(!s.gated_mlp->value);
-  CHECK(s.tied_embeddings->value);      // MPT's default
+  CHECK(s.tied_embeddings->value);  // MPT's default
   CHECK(s.gpus->value == 16);
-  CHECK(s.zero->value == 3);            // FULL_SHARD
+  CHECK(s.zero->value == 3);  // FULL_SHARD
   CHECK(s.recompute->value == "full");
   CHECK(s.precision->value == "bf16");
   CHECK(s.global_batch->value == 512);
@@ -55,14 +54,15 @@ TEST_CASE("llm-foundry log: the printed run config and Composer's console blocks
 }
 
 TEST_CASE("llm-foundry log: an unknown sharding strategy and a log without the run config") {
-  CHECK_THROWS_WITH_AS(calibrate::parse_log(LogFramework::llm_foundry,
-                                            "global_train_batch_size: 8\nfsdp_config:\n  sharding_strategy: ZERO9\n",
-                                            "s.log"),
-                       "s.log:3: fsdp_config.sharding_strategy 'ZERO9' is not FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD "
-                       "or NO_SHARD",
-                       ConfigError);
-  CHECK_THROWS_WITH_AS(calibrate::parse_log(LogFramework::llm_foundry, "[batch=1/2]:\n\t Train time/batch: 0\n", "n.log"),
-                       doctest::Contains("n.log: no llm-foundry run config"), ConfigError);
+  CHECK_THROWS_WITH_AS(
+      calibrate::parse_log(LogFramework::llm_foundry,
+                           "global_train_batch_size: 8\nfsdp_config:\n  sharding_strategy: ZERO9\n", "s.log"),
+      "s.log:3: fsdp_config.sharding_strategy 'ZERO9' is not FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD "
+      "or NO_SHARD",
+      ConfigError);
+  CHECK_THROWS_WITH_AS(
+      calibrate::parse_log(LogFramework::llm_foundry, "[batch=1/2]:\n\t Train time/batch: 0\n", "n.log"),
+      doctest::Contains("n.log: no llm-foundry run config"), ConfigError);
 }
 
 TEST_CASE("llm-foundry log: a plan from shardplan's plan JSON, run as llm-foundry, imports back to the same plan") {
@@ -70,14 +70,15 @@ TEST_CASE("llm-foundry log: a plan from shardplan's plan JSON, run as llm-foundr
   const ModelDesc m = mpt7b();
   // llm-foundry runs FSDP data parallelism (no tensor or pipeline parallelism in its configs).
   int round_trips = 0;
-  for (const Estimate& e : {sample(1, 1, 1, 16, 3, Recompute::full, Dtype::bf16),
-                            sample(1, 1, 1, 16, 2, Recompute::none, Dtype::bf16),
-                            sample(1, 1, 1, 8, 3, Recompute::none, Dtype::fp16)}) {
+  for (const Estimate& e :
+       {sample(1, 1, 1, 16, 3, Recompute::full, Dtype::bf16), sample(1, 1, 1, 16, 2, Recompute::none, Dtype::bf16),
+        sample(1, 1, 1, 8, 3, Recompute::none, Dtype::fp16)}) {
     CAPTURE(e.plan.zero);
     const std::string json = test::emit_util::emit(io::EmitFormat::json, e, m);
     calibrate::ImportOptions o;
     o.gpu = "h100-sxm5-80gb";
-    const io::PublishedRun r = test::render::import_back(LogFramework::llm_foundry, test::render::foundry_log(json, m), o);
+    const io::PublishedRun r =
+        test::render::import_back(LogFramework::llm_foundry, test::render::foundry_log(json, m), o);
     Plan p = e.plan;
     p.recompute_layers = 0;
     test::render::check_same_plan(r, p, m);

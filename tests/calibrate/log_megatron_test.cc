@@ -1,8 +1,9 @@
-#include "shardplan_source_dir.h"
+#include "calibrate/log_megatron.h"
+
 #include <doctest/doctest.h>
 
-#include "calibrate/log_megatron.h"
 #include "modeler/io/yaml_reader.h"
+#include "shardplan_source_dir.h"
 #include "tests/calibrate/log_render.h"
 #include "tests/io/emit_test_util.h"
 
@@ -74,7 +75,8 @@ TEST_CASE("megatron log: the fixture's arguments, steps and memory report") {
 
 TEST_CASE("megatron log: an argument line with a 48-character name and an empty value") {
   const std::string name(48, 'x');
-  const std::string text = "---- arguments ----\n  " + name + "  7\n  tensor_model_parallel_size ... \n"
+  const std::string text = "---- arguments ----\n  " + name +
+                           "  7\n  tensor_model_parallel_size ... \n"
                            "---- end of arguments ----\n";
   const auto a = calibrate::megatron::read_arguments(calibrate::logtext::clean_lines(text), "a.log");
   CHECK(a.values.at(name).value == "7");
@@ -83,8 +85,9 @@ TEST_CASE("megatron log: an argument line with a 48-character name and an empty 
 }
 
 TEST_CASE("megatron log: virtual stages from num_layers_per_virtual_pipeline_stage when vpp is not printed") {
-  const std::string text = "--- arguments ---\n  num_layers .... 32\n  pipeline_model_parallel_size .... 4\n"
-                           "  num_layers_per_virtual_pipeline_stage .... 2\n--- end of arguments ---\n";
+  const std::string text =
+      "--- arguments ---\n  num_layers .... 32\n  pipeline_model_parallel_size .... 4\n"
+      "  num_layers_per_virtual_pipeline_stage .... 2\n--- end of arguments ---\n";
   calibrate::LogSettings s;
   std::vector<std::string> notes;
   calibrate::megatron::settings_from_arguments(
@@ -109,16 +112,19 @@ TEST_CASE("megatron log: malformed logs name the file and line") {
                        doctest::Contains("bad_no_steady_state.log:56: no steady-state steps: the 3 logged steps are "
                                          "all warm-up"),
                        ConfigError);
-  CHECK_THROWS_WITH_AS(parse("bad_no_iterations.log"), doctest::Contains("bad_no_iterations.log: no training-step lines"),
-                       ConfigError);
-  CHECK_THROWS_WITH_AS(calibrate::parse_log(LogFramework::megatron, "iteration 1/ 2 | elapsed time per iteration "
-                                                                    "(ms): 5.0 |\n", "x.log"),
-                       doctest::Contains("x.log: no Megatron-LM arguments block"), ConfigError);
+  CHECK_THROWS_WITH_AS(parse("bad_no_iterations.log"),
+                       doctest::Contains("bad_no_iterations.log: no training-step lines"), ConfigError);
   CHECK_THROWS_WITH_AS(calibrate::parse_log(LogFramework::megatron,
-                                            "--- arguments ---\n  num_layers .. 3\n--- end of arguments ---\n iteration "
-                                            "x | elapsed time per iteration (ms): 5.0 |\n",
-                                            "y.log"),
-                       "y.log:4: an iteration line without a readable iteration number and time", ConfigError);
+                                            "iteration 1/ 2 | elapsed time per iteration "
+                                            "(ms): 5.0 |\n",
+                                            "x.log"),
+                       doctest::Contains("x.log: no Megatron-LM arguments block"), ConfigError);
+  CHECK_THROWS_WITH_AS(
+      calibrate::parse_log(LogFramework::megatron,
+                           "--- arguments ---\n  num_layers .. 3\n--- end of arguments ---\n iteration "
+                           "x | elapsed time per iteration (ms): 5.0 |\n",
+                           "y.log"),
+      "y.log:4: an iteration line without a readable iteration number and time", ConfigError);
 }
 
 TEST_CASE("megatron log: a run emitted by shardplan imports back to the same plan") {

@@ -1,8 +1,7 @@
-#include "shardplan_source_dir.h"
-
 #include <doctest/doctest.h>
 
 #include "modeler/io/yaml_reader.h"
+#include "shardplan_source_dir.h"
 #include "tests/calibrate/log_render.h"
 #include "tests/io/emit_test_util.h"
 
@@ -58,8 +57,8 @@ TEST_CASE("nemo log: NeMo 1's OmegaConf dump and the progress bar's train_step_t
   const auto& s = log.settings;
   CHECK(s.gpus->value == 16);  // trainer.devices 8 x num_nodes 2
   CHECK(s.tp->value == 4);
-  CHECK(s.zero->value == 1);   // optim.name distributed_fused_adam
-  CHECK(s.gated_mlp->value);   // activation fast-swiglu
+  CHECK(s.zero->value == 1);  // optim.name distributed_fused_adam
+  CHECK(s.gated_mlp->value);  // activation fast-swiglu
   CHECK(s.precision->value == "bf16");
   CHECK(s.recompute->value == "none");
   CHECK(s.vocab->value == 32000);
@@ -70,11 +69,11 @@ TEST_CASE("nemo log: NeMo 1's OmegaConf dump and the progress bar's train_step_t
 }
 
 TEST_CASE("nemo log: a key stated twice with two values, and a log without any config") {
-  CHECK_THROWS_WITH_AS(
-      calibrate::parse_log(LogFramework::nemo, "model:\n  tensor_model_parallel_size: 2\n"
-                                               "  micro_batch_size: 1\nmodel:\n  tensor_model_parallel_size: 4\n",
-                           "c.log"),
-      "c.log:5: tensor_model_parallel_size is '4' here but '2' at line 2", ConfigError);
+  CHECK_THROWS_WITH_AS(calibrate::parse_log(LogFramework::nemo,
+                                            "model:\n  tensor_model_parallel_size: 2\n"
+                                            "  micro_batch_size: 1\nmodel:\n  tensor_model_parallel_size: 4\n",
+                                            "c.log"),
+                       "c.log:5: tensor_model_parallel_size is '4' here but '2' at line 2", ConfigError);
   CHECK_THROWS_WITH_AS(calibrate::parse_log(LogFramework::nemo, "Training epoch 0, iteration 1/9 | x: 1\n", "e.log"),
                        doctest::Contains("e.log: no NeMo config dump"), ConfigError);
 }

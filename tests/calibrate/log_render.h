@@ -4,6 +4,7 @@
 // plan, so a round trip checks emitter and importer against each other.
 #pragma once
 
+#include <doctest/doctest.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cstdio>
@@ -12,8 +13,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <doctest/doctest.h>
 
 #include "calibrate/log_import.h"
 #include "modeler/io/published_runs.h"
@@ -66,8 +65,8 @@ inline std::pair<std::string, std::string> megatron_dest(const std::string& flag
 /// Megatron's _print_args block (48-column dots, sorted case-insensitively).
 inline std::string arguments_block(const std::map<std::string, std::string>& args) {
   std::vector<std::string> lines;
-  for (const auto& [k, v] : args) lines.push_back("  " + k + " " + std::string(k.size() < 48 ? 48 - k.size() : 0, '.') +
-                                                  " " + v);
+  for (const auto& [k, v] : args)
+    lines.push_back("  " + k + " " + std::string(k.size() < 48 ? 48 - k.size() : 0, '.') + " " + v);
   std::sort(lines.begin(), lines.end(), [](std::string a, std::string b) {
     for (auto* s : {&a, &b})
       for (char& c : *s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -81,15 +80,26 @@ inline std::string arguments_block(const std::map<std::string, std::string>& arg
 /// The arguments a Megatron-LM (or Megatron-DeepSpeed) run of `script` prints: the flags, Megatron's defaults for
 /// the plan arguments not given, and what validate_args derives (world and data-parallel size, virtual stages).
 inline std::map<std::string, std::string> megatron_arguments(const std::string& script, int world) {
-  std::map<std::string, std::string> a = {
-      {"context_parallel_size", "1"},         {"sequence_parallel", "False"},    {"use_distributed_optimizer", "False"},
-      {"use_torch_fsdp2", "False"},           {"recompute_granularity", "None"}, {"recompute_method", "None"},
-      {"recompute_num_layers", "None"},       {"fp8", "None"},                   {"fp8_recipe", "delayed"},
-      {"fp4", "None"},                        {"bf16", "False"},                 {"fp16", "False"},
-      {"swiglu", "False"},                    {"group_query_attention", "False"}, {"num_query_groups", "1"},
-      {"untie_embeddings_and_output_weights", "False"}, {"tp_comm_overlap", "False"},
-      {"virtual_pipeline_model_parallel_size", "None"}, {"make_vocab_size_divisible_by", "128"},
-      {"rank", "0"}};
+  std::map<std::string, std::string> a = {{"context_parallel_size", "1"},
+                                          {"sequence_parallel", "False"},
+                                          {"use_distributed_optimizer", "False"},
+                                          {"use_torch_fsdp2", "False"},
+                                          {"recompute_granularity", "None"},
+                                          {"recompute_method", "None"},
+                                          {"recompute_num_layers", "None"},
+                                          {"fp8", "None"},
+                                          {"fp8_recipe", "delayed"},
+                                          {"fp4", "None"},
+                                          {"bf16", "False"},
+                                          {"fp16", "False"},
+                                          {"swiglu", "False"},
+                                          {"group_query_attention", "False"},
+                                          {"num_query_groups", "1"},
+                                          {"untie_embeddings_and_output_weights", "False"},
+                                          {"tp_comm_overlap", "False"},
+                                          {"virtual_pipeline_model_parallel_size", "None"},
+                                          {"make_vocab_size_divisible_by", "128"},
+                                          {"rank", "0"}};
   for (const auto& [flag, values] : script_flags(script)) {
     const auto [k, v] = megatron_dest(flag, values);
     a[k] = v;
@@ -128,17 +138,17 @@ inline std::string megatron_log(const std::string& script, int world, int steps 
   const int tp = std::stoi(a["tensor_model_parallel_size"]);
   const int vocab = std::stoi(a["vocab_size"]), multiple = std::stoi(a["make_vocab_size_divisible_by"]) * tp;
   const int padded = (vocab + multiple - 1) / multiple * multiple;
-  return "using world size: " + std::to_string(world) + "\n" + arguments_block(a) + " > padded vocab (size: " +
-         std::to_string(vocab) + ") with " + std::to_string(padded - vocab) + " dummy tokens (new size: " +
-         std::to_string(padded) + ")\n" + megatron_iterations(steps, step_s, std::stoi(a["global_batch_size"])) +
+  return "using world size: " + std::to_string(world) + "\n" + arguments_block(a) +
+         " > padded vocab (size: " + std::to_string(vocab) + ") with " + std::to_string(padded - vocab) +
+         " dummy tokens (new size: " + std::to_string(padded) + ")\n" +
+         megatron_iterations(steps, step_s, std::stoi(a["global_batch_size"])) +
          "[Rank 0] (after 1 iterations) memory (MB) | allocated: 1000.00 | max allocated: 40960.00 | reserved: "
          "45000.00 | max reserved: 51200.00\n";
 }
 
 /// A Megatron-DeepSpeed log of a run of `script` (the emitted script with its DeepSpeed config heredoc). The
 /// script names a tokenizer model, not a vocabulary: `vocab` is that tokenizer's, printed as Megatron pads it.
-inline std::string deepspeed_log(const std::string& script, int world, int vocab, int steps = 30,
-                                 double step_s = 2.0) {
+inline std::string deepspeed_log(const std::string& script, int world, int vocab, int steps = 30, double step_s = 2.0) {
   auto a = megatron_arguments(script, world);
   const size_t open = script.find("<<'EOF'\n"), close = script.find("\nEOF\n");
   const nlohmann::json ds = nlohmann::json::parse(script.substr(open + 8, close - open - 8));
@@ -153,7 +163,8 @@ inline std::string deepspeed_log(const std::string& script, int world, int vocab
       {"gradient_accumulation_steps", ds["gradient_accumulation_steps"].dump()},
       {"world_size", std::to_string(dp)},
       {"zero_optimization_stage", ds["zero_optimization"]["stage"].dump()}};
-  for (const auto& [k, v] : attrs) out += pre + "  " + k + " " + std::string(29 - std::min<size_t>(29, k.size()), '.') + " " + v + "\n";
+  for (const auto& [k, v] : attrs)
+    out += pre + "  " + k + " " + std::string(29 - std::min<size_t>(29, k.size()), '.') + " " + v + "\n";
   out += "[2026-12-01 13:05:02,012] [INFO] [config.py:993:print_user_config]   json = " + ds.dump(4) + "\n";
   const int gbs = ds["train_batch_size"].get<int>();
   for (int it = 1; it <= steps; ++it)
@@ -186,17 +197,36 @@ inline std::string py_repr(const YAML::Node& n) {
 inline std::string nemo_log(const std::string& yaml, int steps = 30, double step_s = 2.0) {
   const YAML::Node n = YAML::Load(yaml);
   // Megatron-Core defaults of the TransformerConfig / DDP / optimizer fields the emitter writes.
-  const std::map<std::string, std::string> mcore_model = {
-      {"num_layers", "0"}, {"hidden_size", "0"}, {"ffn_hidden_size", "None"}, {"num_attention_heads", "0"},
-      {"num_query_groups", "None"}, {"kv_channels", "None"}, {"normalization", "'LayerNorm'"},
-      {"gated_linear_unit", "False"}, {"add_bias_linear", "True"}, {"tensor_model_parallel_size", "1"},
-      {"pipeline_model_parallel_size", "1"}, {"virtual_pipeline_model_parallel_size", "None"},
-      {"context_parallel_size", "1"}, {"sequence_parallel", "False"}, {"expert_model_parallel_size", "1"},
-      {"expert_tensor_parallel_size", "None"}, {"recompute_granularity", "None"}, {"recompute_method", "None"},
-      {"recompute_num_layers", "None"}, {"recompute_modules", "['core_attn']"}, {"bf16", "False"},
-      {"fp16", "False"}, {"fp8", "None"}, {"fp8_recipe", "'delayed'"}, {"fp4", "None"},
-      {"tp_comm_overlap", "False"}, {"num_moe_experts", "None"}, {"moe_router_topk", "2"},
-      {"moe_ffn_hidden_size", "None"}, {"cp_comm_type", "'p2p'"}};
+  const std::map<std::string, std::string> mcore_model = {{"num_layers", "0"},
+                                                          {"hidden_size", "0"},
+                                                          {"ffn_hidden_size", "None"},
+                                                          {"num_attention_heads", "0"},
+                                                          {"num_query_groups", "None"},
+                                                          {"kv_channels", "None"},
+                                                          {"normalization", "'LayerNorm'"},
+                                                          {"gated_linear_unit", "False"},
+                                                          {"add_bias_linear", "True"},
+                                                          {"tensor_model_parallel_size", "1"},
+                                                          {"pipeline_model_parallel_size", "1"},
+                                                          {"virtual_pipeline_model_parallel_size", "None"},
+                                                          {"context_parallel_size", "1"},
+                                                          {"sequence_parallel", "False"},
+                                                          {"expert_model_parallel_size", "1"},
+                                                          {"expert_tensor_parallel_size", "None"},
+                                                          {"recompute_granularity", "None"},
+                                                          {"recompute_method", "None"},
+                                                          {"recompute_num_layers", "None"},
+                                                          {"recompute_modules", "['core_attn']"},
+                                                          {"bf16", "False"},
+                                                          {"fp16", "False"},
+                                                          {"fp8", "None"},
+                                                          {"fp8_recipe", "'delayed'"},
+                                                          {"fp4", "None"},
+                                                          {"tp_comm_overlap", "False"},
+                                                          {"num_moe_experts", "None"},
+                                                          {"moe_router_topk", "2"},
+                                                          {"moe_ffn_hidden_size", "None"},
+                                                          {"cp_comm_type", "'p2p'"}};
   std::map<std::string, std::string> model;
   const auto take = [&](const YAML::Node& section) {
     for (const auto& kv : section) {
@@ -210,22 +240,24 @@ inline std::string nemo_log(const std::string& yaml, int steps = 30, double step
   take(n["model"]);
   take(n["mixed_precision"]);
   take(n["comm_overlap"]);
-  std::string out = "======================================================================\n"
-                    "Configuration Summary (Non-Default Values vs Megatron Core)\n"
-                    "======================================================================\n";
+  std::string out =
+      "======================================================================\n"
+      "Configuration Summary (Non-Default Values vs Megatron Core)\n"
+      "======================================================================\n";
   const auto section = [&](const char* name, const char* cls, const YAML::Node& node) {
     std::string s;
     for (const auto& kv : node)
-      if (py_repr(kv.second) != "False") s += "  " + kv.first.as<std::string>() + ": " + py_repr(kv.second) +
-                                               "  (Mcore default: False)\n";
+      if (py_repr(kv.second) != "False")
+        s += "  " + kv.first.as<std::string>() + ": " + py_repr(kv.second) + "  (Mcore default: False)\n";
     if (!s.empty()) out += std::string("\n[") + name + "] Non-default values (vs Mcore " + cls + "):\n" + s;
   };
   section("optimizer", "OptimizerConfig", n["optimizer"]);
   section("ddp", "DistributedDataParallelConfig", n["ddp"]);
   out += "\n[model] Non-default values (vs Mcore TransformerConfig):\n";
   for (const auto& [k, v] : model) out += "  " + k + ": " + v + "  (Mcore default: " + mcore_model.at(k) + ")\n";
-  out += "\n----------------------------------------------------------------------\nOther Configuration Values:\n"
-         "----------------------------------------------------------------------\n\n[train]:\n";
+  out +=
+      "\n----------------------------------------------------------------------\nOther Configuration Values:\n"
+      "----------------------------------------------------------------------\n\n[train]:\n";
   for (const auto& kv : n["train"]) out += "  " + kv.first.as<std::string>() + ": " + py_repr(kv.second) + "\n";
   out += "\n[dataset]:\n";
   for (const auto& kv : n["dataset"]) out += "  " + kv.first.as<std::string>() + ": " + py_repr(kv.second) + "\n";
@@ -271,23 +303,27 @@ inline std::string torchtitan_log(const std::string& toml, int gpus, int steps =
 inline std::string foundry_log(const std::string& plan_json, const ModelDesc& m, int steps = 30, double step_s = 2.0) {
   const nlohmann::json p = nlohmann::json::parse(plan_json)["plan"];
   const int zero = p["zero"].get<int>();
-  std::string out = "max_seq_len: " + p["seq_len"].dump() + "\nmodel:\n  name: mpt_causal_lm\n  d_model: " +
-                    std::to_string(m.hidden) + "\n  n_heads: " + std::to_string(m.heads) + "\n  n_layers: " +
-                    std::to_string(m.layers) + "\n  expansion_ratio: " + fmt("%g", double(m.ffn_hidden) / m.hidden) +
+  std::string out = "max_seq_len: " + p["seq_len"].dump() +
+                    "\nmodel:\n  name: mpt_causal_lm\n  d_model: " + std::to_string(m.hidden) +
+                    "\n  n_heads: " + std::to_string(m.heads) + "\n  n_layers: " + std::to_string(m.layers) +
+                    "\n  expansion_ratio: " + fmt("%g", double(m.ffn_hidden) / m.hidden) +
                     "\n  max_seq_len: " + p["seq_len"].dump() + "\n  vocab_size: " + std::to_string(m.vocab) +
                     "\n  attn_config:\n    attn_impl: flash\n    kv_n_heads: " + std::to_string(m.kv_heads) +
                     "\n  ffn_config:\n    ffn_type: " + (m.gated_mlp ? "mptglu" : "mptmlp") +
                     "\n  tie_word_embeddings: " + (m.tied_embeddings ? "true" : "false") +
                     "\nglobal_train_batch_size: " + p["global_batch"].dump() +
                     "\ndevice_train_microbatch_size: " + p["micro_batch"].dump() + "\nprecision: " +
-                    (p["precision"] == "fp16" ? "amp_fp16" : p["precision"] == "fp8" ? "amp_fp8" : "amp_bf16") + "\n";
+                    (p["precision"] == "fp16"  ? "amp_fp16"
+                     : p["precision"] == "fp8" ? "amp_fp8"
+                                               : "amp_bf16") +
+                    "\n";
   if (zero > 0)
     out += std::string("fsdp_config:\n  sharding_strategy: ") + (zero == 3 ? "FULL_SHARD" : "SHARD_GRAD_OP") +
            "\n  activation_checkpointing: " + (p["recompute"] == "full" ? "true" : "false") + "\n";
   out += "n_gpus: " + p["dp"].dump() + "\n";
   for (int b = 1; b <= steps; ++b) {
-    out += "[batch=" + std::to_string(b) + "/" + std::to_string(steps) + "]:\n\t Train time/batch: " +
-           std::to_string(b - 1) + "\n\t Train memory/peak_reserved_mem: 70.1000\n";
+    out += "[batch=" + std::to_string(b) + "/" + std::to_string(steps) +
+           "]:\n\t Train time/batch: " + std::to_string(b - 1) + "\n\t Train memory/peak_reserved_mem: 70.1000\n";
     if (b > 3) out += "\t Train throughput/batches_per_sec: " + fmt("%.6f", 1 / step_time(b, step_s)) + "\n";
   }
   return out;

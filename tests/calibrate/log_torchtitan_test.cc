@@ -1,8 +1,7 @@
-#include "shardplan_source_dir.h"
-
 #include <doctest/doctest.h>
 
 #include "modeler/io/yaml_reader.h"
+#include "shardplan_source_dir.h"
 #include "tests/calibrate/log_render.h"
 #include "tests/io/emit_test_util.h"
 
@@ -24,7 +23,7 @@ TEST_CASE("torchtitan log: the config dump and the coloured step lines of every 
   CHECK(!s.dp);               // data_parallel_shard_degree -1: the GPUs left over, from --gpus
   CHECK(s.zero->value == 3);  // FSDP, reshard "default" without pipelining
   CHECK(s.local_batch->value == 1);
-  CHECK(!s.global_batch);     // global_batch_size -1: local x dp
+  CHECK(!s.global_batch);  // global_batch_size -1: local x dp
   CHECK(s.seq_len->value == 8192);
   CHECK(s.recompute->value == "selective");
   CHECK(s.precision->value == "bf16");
@@ -66,9 +65,9 @@ TEST_CASE("torchtitan log: a run of shardplan's TOML job config imports back to 
   using test::emit_util::sample;
   const ModelDesc m = test::emit_util::llama8b();
   std::vector<Estimate> plans = test::emit_util::samples();
-  plans.push_back(sample(2, 2, 1, 4, 3, Recompute::selective, Dtype::bf16));   // FSDP + TP + PP
-  plans.push_back(sample(4, 1, 1, 4, 2, Recompute::full, Dtype::fp8));         // FSDP without reshard, float8
-  plans.push_back(sample(2, 4, 2, 2, 3, Recompute::none, Dtype::bf16));        // interleaved pipeline
+  plans.push_back(sample(2, 2, 1, 4, 3, Recompute::selective, Dtype::bf16));  // FSDP + TP + PP
+  plans.push_back(sample(4, 1, 1, 4, 2, Recompute::full, Dtype::fp8));        // FSDP without reshard, float8
+  plans.push_back(sample(2, 4, 2, 2, 3, Recompute::none, Dtype::bf16));       // interleaved pipeline
   int round_trips = 0;
   for (const Estimate& e : plans) {
     CAPTURE(e.plan.tp);
