@@ -61,8 +61,8 @@ ParsedLog parse_deepspeed_log(const std::vector<std::string>& lines, const std::
       const size_t name_end = m.find(' ', 2);
       const std::string name = m.substr(2, name_end == std::string::npos ? std::string::npos : name_end - 2);
       const size_t dots = name_end == std::string::npos ? std::string::npos : m.find_first_not_of('.', name_end + 1);
-      const std::string value =
-          dots == std::string::npos ? "" : logtext::unquote(m.substr(m.find_first_not_of(' ', dots)));
+      const size_t start = dots == std::string::npos ? std::string::npos : m.find_first_not_of(' ', dots);
+      const std::string value = start == std::string::npos ? "" : logtext::unquote(m.substr(start));
       if (name == "world_size") state(world, logtext::to_int(value, file, line, name), line, name, file);
       continue;
     }
@@ -138,7 +138,7 @@ ParsedLog parse_deepspeed_log(const std::vector<std::string>& lines, const std::
       throw ConfigError(at(file, line) + "a throughput-timer line before the DeepSpeed config states train_batch_size");
     StepRecord r;
     r.line = line;
-    r.step = static_cast<long>(*step);
+    r.step = logtext::to_count(*step, file, line, "global step");
     r.step_time_s = s.global_batch->value / *rate;
     r.memory_gib = logtext::number_after(l, "MaxMemAllocated=");
     log.steps.push_back(r);

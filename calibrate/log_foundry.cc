@@ -138,7 +138,7 @@ ParsedLog parse_foundry_log(const std::vector<std::string>& lines, const std::st
     if (!step) throw ConfigError(at(file, static_cast<int>(i + 1)) + "a Composer block without a batch number");
     StepRecord r;
     r.line = static_cast<int>(i + 1);
-    r.step = static_cast<long>(*step);
+    r.step = logtext::to_count(*step, file, r.line, "batch");
     if (rate && *rate > 0)
       r.step_time_s = 1 / *rate;
     else if (tps && *tps > 0)

@@ -160,6 +160,12 @@ double to_number(const std::string& v, const std::string& file, int line, const 
   return out;
 }
 
+int to_count(double v, const std::string& file, int line, const std::string& what) {
+  if (!(v >= 0 && v < 2147483648.0 && v == std::floor(v)))
+    throw ConfigError(at(file, line) + what + ": expected a whole number, got " + std::to_string(v));
+  return static_cast<int>(v);
+}
+
 bool is_none(const std::string& v) {
   const std::string t = trim(v);
   return t.empty() || t == "None" || t == "null" || t == "~";
@@ -279,6 +285,8 @@ namespace {
 
 using logtext::at;
 
+constexpr int kMax = 1 << 24;  // the largest degree, batch or dimension a log may state
+
 /// The --model description, checked against what the log states.
 void check_against(const std::optional<Stated<int>>& stated, int model_value, const char* what, const ImportOptions& o,
                    const std::string& file) {
@@ -356,6 +364,41 @@ ImportedRun build_run(const ParsedLog& log, const ImportOptions& o) {
   if (log.steps.empty())
     throw ConfigError(file + ": no training-step lines (" + log.framework +
                       " prints one per logged iteration; was the log cut before the first?)");
+  // Every count within the range the schema admits, so that a corrupted number cannot overflow what follows.
+  const auto bounded = [&](const std::optional<Stated<int>>& v, const char* what, int lo, int hi = kMax) {
+    if (v && (v->value < lo || v->value > hi))
+      throw ConfigError(at(file, v->line) + what + " " + std::to_string(v->value) + " is out of range (" +
+                        std::to_string(lo) + ".." + std::to_string(hi) + ")");
+  };
+  for (const auto& [v, what] : {std::pair{&s.layers, "layers"},
+                                {&s.hidden, "hidden size"},
+                                {&s.ffn_hidden, "ffn hidden size"},
+                                {&s.heads, "attention heads"},
+                                {&s.kv_heads, "kv heads"},
+                                {&s.head_dim, "head dim"},
+                                {&s.vocab, "vocabulary"},
+                                {&s.seq_len, "sequence length"},
+                                {&s.experts, "experts"},
+                                {&s.top_k, "top-k"},
+                                {&s.expert_ffn_hidden, "expert ffn hidden size"},
+                                {&s.gpus, "world size"},
+                                {&s.tp, "tp"},
+                                {&s.pp, "pp"},
+                                {&s.vpp, "vpp"},
+                                {&s.cp, "cp"},
+                                {&s.ep, "ep"},
+                                {&s.etp, "etp"},
+                                {&s.dp, "dp"},
+                                {&s.micro_batch, "micro batch"},
+                                {&s.global_batch, "global batch"},
+                                {&s.local_batch, "local batch"}})
+    bounded(*v, what, 1);
+  bounded(s.zero, "ZeRO stage", 0, 3);
+  bounded(s.recompute_num_layers, "recompute_num_layers", 0);
+  bounded(s.shared_experts, "shared experts", 0);
+  bounded(s.dense_layers, "dense layers", 0);
+  if (1LL * (s.tp ? s.tp->value : 1) * (s.pp ? s.pp->value : 1) * (s.cp ? s.cp->value : 1) > kMax)
+    throw ConfigError(file + ": tp x pp x cp is out of range");
   ImportedRun r;
   r.id = o.id.empty() ? stem_id(file) : o.id;
   r.framework = log.framework;
@@ -379,6 +422,7 @@ ImportedRun build_run(const ParsedLog& log, const ImportOptions& o) {
   r.gpus = s.gpus ? s.gpus->value : o.gpus;
   if (s.dp) {
     r.dp = s.dp->value;
+    if (1LL * r.dp * model_parallel > kMax) throw ConfigError(file + ": the run's GPU count is out of range");
     if (r.gpus > 0 && r.dp * model_parallel != r.gpus)
       throw ConfigError(at(file, s.dp->line) + "data-parallel size " + std::to_string(r.dp) + " x tp " +
                         std::to_string(r.tp) + " x pp " + std::to_string(r.pp) + " x cp " + std::to_string(r.cp) +
@@ -392,10 +436,13 @@ ImportedRun build_run(const ParsedLog& log, const ImportOptions& o) {
                         " GPUs are not a multiple of tp x pp x cp = " + std::to_string(model_parallel));
     r.dp = r.gpus / model_parallel;
   }
+  if (1LL * r.dp * model_parallel > kMax) throw ConfigError(file + ": the run's GPU count is out of range");
   if (s.global_batch)
     r.global_batch = s.global_batch->value;
-  else if (s.local_batch)
+  else if (s.local_batch && 1LL * s.local_batch->value * r.dp <= kMax)
     r.global_batch = s.local_batch->value * r.dp;
+  else if (s.local_batch)
+    throw ConfigError(at(file, s.local_batch->line) + "local batch x data-parallel size is out of range");
   else
     throw ConfigError(file + ": the log states no global batch size");
   if (s.micro_batch) r.micro_batch = s.micro_batch->value;

@@ -156,6 +156,9 @@ std::optional<double> number_after(std::string_view line, std::string_view key);
 int to_int(const std::string& v, const std::string& file, int line, const std::string& key);
 bool to_bool(const std::string& v, const std::string& file, int line, const std::string& key);
 double to_number(const std::string& v, const std::string& file, int line, const std::string& key);
+/// A count read from a log line (an iteration number, a batch, a vocabulary): a whole number in [0, 2^31), else
+/// a ConfigError "FILE:LINE: WHAT: expected a whole number, got V".
+int to_count(double v, const std::string& file, int line, const std::string& what);
 /// Python's and YAML's spellings of "no value": None, null, ~, "".
 bool is_none(const std::string& v);
 /// `v` without surrounding quotes ('x' or "x").

@@ -234,11 +234,12 @@ void read_training_lines(const std::vector<std::string>& lines, ParsedLog* log) 
         throw ConfigError(at(file, line) + "an iteration line without a readable iteration number and time");
       StepRecord r;
       r.line = line;
-      r.step = static_cast<long>(*step);
+      r.step = logtext::to_count(*step, file, line, "iteration");
       r.step_time_s = *ms / 1000;
       r.tflops_per_gpu = logtext::number_after(l, "throughput per GPU (TFLOP/s/GPU):");
       if (!r.tflops_per_gpu) r.tflops_per_gpu = logtext::number_after(l, "TFLOPs:");  // Megatron-DeepSpeed
-      if (const auto gb = logtext::number_after(l, "global batch size:")) r.global_batch = static_cast<int>(*gb);
+      if (const auto gb = logtext::number_after(l, "global batch size:"))
+        r.global_batch = logtext::to_count(*gb, file, line, "global batch size");
       log->steps.push_back(r);
       continue;
     }
@@ -256,7 +257,7 @@ void read_training_lines(const std::vector<std::string>& lines, ParsedLog* log) 
     }
     if (l.find(" > padded vocab (size:") != std::string::npos) {
       if (const auto v = logtext::number_after(l, "(new size:"))
-        state(padded, static_cast<int>(*v), line, "padded vocabulary", file);
+        state(padded, logtext::to_count(*v, file, line, "padded vocab"), line, "padded vocabulary", file);
     }
   }
   // The tokenizer's padded size is what the model was built with; it wins over the arguments' vocab_size (the

@@ -239,7 +239,8 @@ ParsedLog parse_nemo_log(const std::vector<std::string>& lines, const std::strin
     // NeMo pads the tokenizer's vocabulary as Megatron does and says so (nemo/lightning/base.py,
     // megatron_base_model.py): "Padded vocab_size: W, original vocab_size: V, dummy tokens: K."
     if (const auto padded = logtext::number_after(l, "Padded vocab_size:")) {
-      state(s.vocab, static_cast<int>(*padded), static_cast<int>(i + 1), "padded vocab_size", file);
+      state(s.vocab, logtext::to_count(*padded, file, static_cast<int>(i + 1), "padded vocab_size"),
+            static_cast<int>(i + 1), "padded vocab_size", file);
       continue;
     }
     if (l.find("train_step_timing in s") == std::string::npos) continue;
@@ -252,9 +253,10 @@ ParsedLog parse_nemo_log(const std::vector<std::string>& lines, const std::strin
                         "a train_step_timing line without a readable step and time");
     StepRecord r;
     r.line = static_cast<int>(i + 1);
-    r.step = static_cast<long>(*step);
+    r.step = logtext::to_count(*step, file, r.line, "step");
     r.step_time_s = *t;
-    if (const auto gb = logtext::number_after(l, "global_batch_size:")) r.global_batch = static_cast<int>(*gb);
+    if (const auto gb = logtext::number_after(l, "global_batch_size:"))
+      r.global_batch = logtext::to_count(*gb, file, r.line, "global_batch_size");
     log.steps.push_back(r);
   }
   return log;

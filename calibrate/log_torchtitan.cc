@@ -139,7 +139,12 @@ ParsedLog parse_torchtitan_log(const std::vector<std::string>& lines, const std:
       // FSDP2 shards over dp_shard (-1: every rank the other degrees leave); dp_replicate alone is DDP. Reshard
       // after forward: "always" keeps parameters sharded (ZeRO-3), "never" keeps them gathered (ZeRO-2),
       // "default" reshards except with pipelining (torchtitan/distributed/... fully_shard policy).
-      if (sh > 0) state(s.dp, rep * sh, shard->line, "data-parallel size", file);
+      if (sh > 0) {
+        if (rep < 1 || 1LL * rep * sh > (1 << 24))
+          throw ConfigError(at(file, shard->line) + "data-parallel degrees " + std::to_string(rep) + " x " +
+                            std::to_string(sh) + " out of range");
+        state(s.dp, rep * sh, shard->line, "data-parallel size", file);
+      }
       const int pp_degree = pp ? pp->value : 1;
       if (sh != 1) {
         const auto reshard = text_of("parallelism", "fsdp_reshard_after_forward");
@@ -240,7 +245,7 @@ ParsedLog parse_torchtitan_log(const std::vector<std::string>& lines, const std:
         throw ConfigError(at(file, static_cast<int>(i + 1)) + "a step line without a readable step and tps");
       StepRecord r;
       r.line = static_cast<int>(i + 1);
-      r.step = static_cast<long>(*step);
+      r.step = logtext::to_count(*step, file, r.line, "step");
       r.tokens_per_s_per_gpu = *tps;
       r.tflops_per_gpu = logtext::number_after(l, "tflops:");
       r.memory_gib = logtext::number_after(l, "memory:");

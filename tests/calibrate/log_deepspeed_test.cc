@@ -73,6 +73,12 @@ TEST_CASE("deepspeed log: --zero-stage contradicting the DeepSpeed config, and a
       calibrate::parse_log(LogFramework::deepspeed,
                            "x\n[t] [INFO] [config.py:1:print_user_config]   json = {\n  \"a\": 1,\n", "t.log"),
       "t.log:2: the DeepSpeed config JSON opened here does not close: the log is truncated", ConfigError);
+  // An attribute line whose value is only spaces (found by a mutation run under ASan/UBSan).
+  CHECK_THROWS_WITH_AS(calibrate::parse_log(LogFramework::deepspeed,
+                                            "DeepSpeedEngine configuration:\n[t] [INFO] [config.py:1:print]   "
+                                            "world_size .....   \n",
+                                            "w.log"),
+                       "w.log:2: world_size: expected an integer, got ''", ConfigError);
   CHECK_THROWS_WITH_AS(calibrate::parse_log(LogFramework::deepspeed, "step 1\n", "n.log"),
                        doctest::Contains("n.log: no DeepSpeed configuration print"), ConfigError);
 }
