@@ -155,3 +155,28 @@ TEST_CASE("megatron log: a run emitted by shardplan imports back to the same pla
   }
   CHECK(round_trips == 7);  // 8 plans, ZeRO-2 refused by the emitter
 }
+
+TEST_CASE("megatron log: a mixture-of-experts run imports back with its experts and expert parallelism") {
+  ModelDesc m = test::emit_util::llama8b();  // Mixtral-shaped: 8 experts of the dense width, top-2
+  m.name = "moe8b";
+  MoeDesc e;
+  e.experts = 8;
+  e.top_k = 2;
+  e.expert_ffn_hidden = 14336;
+  m.moe = e;
+  Estimate est = test::emit_util::sample(2, 1, 1, 8, 1, Recompute::none, Dtype::bf16);
+  est.plan.ep = 4;
+  est.plan.etp = 1;
+  const std::string script = test::emit_util::emit(io::EmitFormat::megatron, est, m);
+  const io::PublishedRun r =
+      test::render::import_back(LogFramework::megatron, test::render::megatron_log(script, 16), opts());
+  test::render::check_same_plan(r, est.plan, m);
+  CHECK(r.moe);
+  REQUIRE(r.model.moe);
+  CHECK(r.model.moe->experts == 8);
+  CHECK(r.model.moe->top_k == 2);
+  CHECK(r.model.moe->expert_ffn_hidden == 14336);
+  CHECK(r.plan.plan.ep == 4);
+  REQUIRE(r.etp);
+  CHECK(*r.etp == 1);
+}
