@@ -196,6 +196,14 @@ ParsedLog parse_torchtitan_log(const std::vector<std::string>& lines, const std:
       if (!async_tp) async_tp = boolean("compile", "enable_async_tensor_parallel");
       if (async_tp) state(s.tp_comm_overlap, async_tp->value, async_tp->line, "async tensor parallel", file);
       const auto mode = text_of("activation_checkpoint", "mode");
+      // main writes the activation-checkpoint config object, or null when there is none (no recompute).
+      if (!mode && j.contains("activation_checkpoint") && j["activation_checkpoint"].is_null())
+        state(s.recompute, std::string("none"), line_of(lines, i, last, "activation_checkpoint"),
+              "activation_checkpoint", file);
+      else if (!mode && j.contains("activation_checkpoint"))
+        log.notes.push_back(
+            "activation_checkpoint has no mode (torchtitan main's config object): recompute left "
+            "unstated");
       if (mode) {
         if (mode->value != "none" && mode->value != "selective" && mode->value != "full")
           throw ConfigError(at(file, mode->line) + "activation_checkpoint.mode '" + mode->value +
@@ -228,8 +236,9 @@ ParsedLog parse_torchtitan_log(const std::vector<std::string>& lines, const std:
         }
       }
       state(s.precision, precision, precision_line, "precision", file);
-      const auto name = text_of("model", "name");
-      const auto flavor = text_of("model", "flavor");
+      // v0.2.2: model.name / model.flavor; main: model_spec.name / model_spec.flavor.
+      const auto name = text_of("model", "name") ? text_of("model", "name") : text_of("model_spec", "name");
+      const auto flavor = text_of("model", "flavor") ? text_of("model", "flavor") : text_of("model_spec", "flavor");
       if (name && flavor) {
         const std::string known = model_name(name->value, flavor->value);
         if (!known.empty()) state(s.model_hint, known, flavor->line, "model flavor", file);

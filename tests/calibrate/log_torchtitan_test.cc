@@ -46,6 +46,27 @@ TEST_CASE("torchtitan log: the config dump and the coloured step lines of every 
   CHECK(*r.peak_memory_gib == doctest::Approx(62.84));
 }
 
+TEST_CASE("torchtitan log: main's dump (model_spec, token counts, activation_checkpoint null)") {
+  const std::string text =
+      "[titan] INFO - Running with configs: {\n  \"model_spec\": {\"name\": \"llama3\", \"flavor\": \"70B\"},\n"
+      "  \"parallelism\": {\"tensor_parallel_degree\": 8, \"data_parallel_shard_degree\": 4,\n"
+      "    \"enable_sequence_parallel\": true},\n"
+      "  \"training\": {\"num_tokens_per_microbatch_per_dp_rank\": 8192, \"num_tokens_per_train_step\": 262144,\n"
+      "    \"max_context_length\": 8192},\n  \"activation_checkpoint\": null\n}\n"
+      "[titan] INFO - step:  1  loss: 9  memory: 70.00GiB(88.50%)  tps: 900  tflops: 1.00  mfu: 1.00%\n";
+  const auto log = calibrate::parse_log(LogFramework::torchtitan, text, "m.log");
+  const auto& s = log.settings;
+  CHECK(s.model_hint->value == "llama-3-70b");
+  CHECK(s.tp->value == 8);
+  CHECK(s.dp->value == 4);
+  CHECK(s.sequence_parallel->value);
+  CHECK(s.global_batch->value == 32);  // 262144 tokens / 8192
+  CHECK(s.micro_batch->value == 1);
+  CHECK(s.seq_len->value == 8192);
+  CHECK(s.recompute->value == "none");
+  CHECK(s.recompute->line == 7);
+}
+
 TEST_CASE("torchtitan log: a truncated or unreadable config dump, and a log without one") {
   CHECK_THROWS_WITH_AS(calibrate::parse_log(LogFramework::torchtitan,
                                             "a\n[titan] INFO - Running with configs: {\n  \"training\": {\n", "t.log"),
