@@ -10,7 +10,7 @@
 //    naming the line it opened at; a log with no step records, or none left after the warm-up, is an error;
 //  * lines are read after removing ANSI colour codes (torchtitan colours its step line) and launcher prefixes
 //    ("[rank0]:", "[default0]:" from torchrun --tee, "0: " from srun --label), and CRLF line ends;
-//  * no std::regex (nccl_tests_log.h says why): the lines are scanned with find and from_chars.
+//  * no std::regex (nccl_tests_log.h says why): the lines are scanned with find and from_chars (log_text.h).
 #pragma once
 
 #include <optional>
@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "calibrate/log_text.h"
 #include "modeler/model_desc.h"
 #include "modeler/problems.h"
 
@@ -75,13 +76,6 @@ struct ParsedLog {
   std::string memory_kind;                 // what the peak is: "max reserved", "max allocated", ...
   std::vector<std::string> notes;          // what the parser assumed, for the run's notes
 };
-
-namespace logtext {
-std::string at(const std::string& file, int line);
-inline std::string show(const std::string& v) { return "'" + v + "'"; }
-inline std::string show(bool v) { return v ? "true" : "false"; }
-inline std::string show(int v) { return std::to_string(v); }
-}  // namespace logtext
 
 /// Records `v` in `slot`; a second statement with another value is a ConfigError naming both lines.
 template <class T>
@@ -145,35 +139,5 @@ ImportedRun build_run(const ParsedLog& log, const ImportOptions& opts);
 
 /// The runs as a published-runs file (schema 1), with a header comment saying where they came from.
 std::string runs_yaml(const std::vector<ImportedRun>& runs);
-
-namespace logtext {
-
-/// The lines of `text` (CRLF accepted) with ANSI escapes and launcher prefixes removed.
-std::vector<std::string> clean_lines(std::string_view text);
-/// The number right after `key` in `line` (spaces skipped, thousands commas accepted); nullopt if absent.
-std::optional<double> number_after(std::string_view line, std::string_view key);
-/// A whole-value parse of an integer / boolean / number, or a ConfigError "FILE:LINE: KEY: expected ...".
-int to_int(const std::string& v, const std::string& file, int line, const std::string& key);
-bool to_bool(const std::string& v, const std::string& file, int line, const std::string& key);
-double to_number(const std::string& v, const std::string& file, int line, const std::string& key);
-/// A count read from a log line (an iteration number, a batch, a vocabulary): a whole number in [0, 2^31), else
-/// a ConfigError "FILE:LINE: WHAT: expected a whole number, got V".
-int to_count(double v, const std::string& file, int line, const std::string& what);
-/// Python's and YAML's spellings of "no value": None, null, ~, "".
-bool is_none(const std::string& v);
-/// `v` without surrounding quotes ('x' or "x").
-std::string unquote(const std::string& v);
-
-/// One "key: value" line of an indented YAML-style dump (OmegaConf to_yaml in NeMo and llm-foundry, Megatron-Bridge's
-/// configuration summary); `section` is the key path of the enclosing mappings ("model", "model.data") or the name
-/// of the Bridge "[model]" header above it.
-struct KeyLine {
-  std::string section, key, value;
-  int line = 0;
-};
-/// Every YAML-style key line of the log (others are skipped), with its section.
-std::vector<KeyLine> key_lines(const std::vector<std::string>& lines);
-
-}  // namespace logtext
 
 }  // namespace shardplan::calibrate
