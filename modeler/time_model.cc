@@ -56,7 +56,8 @@ class Exposure {
       if (total_[w].v <= 0) continue;
       Seconds excess = total_[w] - hide[w];
       if (excess.v < 0) excess = Seconds(0);
-      if (w == static_cast<int>(Window::last_backward)) excess = std::max(excess, tail_exposed_fraction_of_last_backward);
+      if (w == static_cast<int>(Window::last_backward))
+        excess = std::max(excess, tail_exposed_fraction_of_last_backward);
       const double share = excess / total_[w];
       for (int k = 0; k < kNumCommKinds; ++k) out.by_kind[k] += by_window_[w][k] * share;
       all += total_[w];
@@ -74,7 +75,8 @@ class Exposure {
       const double share = std::min(1.0, excess / s.total);
       for (int k = 0; k < kNumCommKinds; ++k) out.by_kind[k] += s.by_kind[k] * share;
       const double sms = s.sm_seconds.v / s.total.v;
-      out.contention += s.total * (1.0 - share) * sm_slowdown(sys_.gpu, sms) + gemm * sm_slowdown(sys_.gpu, s.margin_sms);
+      out.contention +=
+          s.total * (1.0 - share) * sm_slowdown(sys_.gpu, sms) + gemm * sm_slowdown(sys_.gpu, s.margin_sms);
     }
     return out;
   }
