@@ -209,6 +209,13 @@ Framework torchtitan() {
   // or true (3). No optimizer-only sharding.
   f.zero_stages = {0, 2, 3};
   f.offers_tp_overlap = true;  // parallelism.enable_async_tensor_parallel (torch.compile + symmetric memory)
+  // AsyncTP moves data with copy-engine copies between symmetric-memory buffers in tp chunks, for the
+  // reduce-scatter too (torch/distributed/_symmetric_memory _pipelined_produce_and_all2all): no SMs taken.
+  f.tp_overlap_rs_splits = 0;
+  f.tp_overlap_rs_sms = 0;
+  f.tp_overlap_bulk_sms = 0;
+  // ...and then sums the tp partial chunks it received (reduce over the stacked chunks: torch.sum).
+  f.tp_overlap_rs_reduce_kernel = true;
   // torchao Float8Linear, tensor-wise dynamic scaling (torchtitan 9dec370 docs/float8.md; config_manager.py
   // float8.scaling_type_* default "dynamic"); docs/float8.md launches with --float8.enable_fsdp_float8_all_gather
   // and train_configs/llama3_405b.toml sets it. training.compile is a store_true flag (eager by default).

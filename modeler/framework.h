@@ -91,6 +91,16 @@ struct Framework {
   /// MoE all-to-all with another micro-batch's compute (Megatron-Core combined 1F1B).
   bool offers_tp_overlap = false;
   bool offers_ep_overlap = false;
+  /// How its TP comm-GEMM overlap runs (strategies/tensor_parallel.cc pairs each collective with one GEMM).
+  /// Reduce-scatters after the row-parallel GEMMs: the GEMM's chunks (0: tp chunks) and the SMs the reduction
+  /// kernels take from it; the backward's bulk overlaps (input re-gather with dgrad, dX reduce-scatter with wgrad):
+  /// their SMs. All-gathers before column-parallel GEMMs run as a ring of copy-engine transfers, tp GEMM chunks.
+  double tp_overlap_rs_splits = 4;
+  double tp_overlap_rs_sms = 16;
+  double tp_overlap_bulk_sms = 16;
+  /// The overlapped reduce-scatter sums the tp partial chunks in a separate kernel once they have all arrived
+  /// (AsyncTP), rather than inside its communication kernels (userbuffers).
+  bool tp_overlap_rs_reduce_kernel = false;
   /// Full recompute of only the first N layers of each pipeline chunk (Megatron --recompute-method block).
   bool offers_block_recompute = false;
   /// Selective recompute of chosen modules (Megatron-Core --recompute-modules, plan.h RecomputeModule).

@@ -29,16 +29,20 @@ Dtype sixteen_bit_gemm(const Context& ctx) {
 
 /// Forward and backward (data + weight gradient) time of one linear layer y[m,n] = x[m,k] W[k,n].
 struct Linear {
-  Seconds fwd, bwd;
+  Seconds fwd, bwd, dgrad, wgrad;  // bwd = dgrad + wgrad
   double flops_fwd;
 };
-Linear linear(const Context& ctx, double m, double n, double k) {
+/// `fwd_chunks` / `dgrad_chunks`: the fprop and dgrad GEMMs run as that many blocks of m / chunks rows each
+/// (TP comm-GEMM overlap), each at its own size's efficiency.
+Linear linear(const Context& ctx, double m, double n, double k, double fwd_chunks = 1, double dgrad_chunks = 1) {
   const Gpu& g = ctx.system.gpu;
   const Dtype d = gemm_dtype(ctx.plan);
   Linear l;
-  l.fwd = gemm_time(g, d, m, n, k);
-  l.bwd = gemm_time(g, d, m, k, n);                                     // dX = dY W^T
-  if (!base_frozen(ctx.plan)) l.bwd += gemm_time(g, d, k, n, m);        // dW = X^T dY (none for frozen weights)
+  l.fwd = gemm_time(g, d, m / fwd_chunks, n, k) * fwd_chunks;
+  l.dgrad = gemm_time(g, d, m / dgrad_chunks, k, n) * dgrad_chunks;  // dX = dY W^T
+  // dW = X^T dY (none for frozen weights)
+  l.wgrad = base_frozen(ctx.plan) ? Seconds{0} : gemm_time(g, d, k, n, m);
+  l.bwd = l.dgrad + l.wgrad;
   l.flops_fwd = 2.0 * m * n * k;
   return l;
 }
@@ -78,6 +82,13 @@ Materialized materialized_attention(const Context& ctx, const Sharding& sh, bool
 
 }  // namespace
 
+OverlapChunks tp_overlap_chunks(const Context& ctx) {
+  const Plan& p = ctx.plan;
+  if (p.tp <= 1 || !p.tp_comm_overlap || !p.sequence_parallel) return {};
+  const double rs = ctx.framework.tp_overlap_rs_splits;
+  return {1.0 * p.tp, rs > 0 ? rs : 1.0 * p.tp};
+}
+
 Seconds memory_time(const Gpu& gpu, Bytes bytes) {
   const double eff = gpu.eff.memory.empty() ? 1.0 : gpu.eff.memory.at(bytes.v);
   return gpu.eff.kernel_overhead + bytes / (gpu.hbm_bw * eff);
@@ -98,27 +109,33 @@ namespace {
 
 /// Forward and backward time and forward FLOPs of a set of GEMMs.
 struct Gemms {
-  Seconds fwd, bwd;
+  Seconds fwd, bwd, dgrad, wgrad;
   double flops_fwd = 0;
   void add(const Linear& l) {
     fwd += l.fwd;
     bwd += l.bwd;
+    dgrad += l.dgrad;
+    wgrad += l.wgrad;
     flops_fwd += l.flops_fwd;
   }
   void add(const Gemms& g) {
     fwd += g.fwd;
     bwd += g.bwd;
+    dgrad += g.dgrad;
+    wgrad += g.wgrad;
     flops_fwd += g.flops_fwd;
   }
+  Gemms scaled(double k) const { return {fwd * k, bwd * k, dgrad * k, wgrad * k, flops_fwd * k}; }
 };
 
 /// Under TSP a rank receives a layer's weights as `splits` shards and runs one GEMM per shard over its tokens:
 /// column shards for QKV and MLP-up (`split_n`), row shards (the reduction dimension) for the output and down
 /// projections, whose partial products accumulate locally (techniques.md section 1).
-Linear sharded_linear(const Context& ctx, double m, double n, double k, double splits, bool split_n) {
-  if (splits <= 1) return linear(ctx, m, n, k);
+Linear sharded_linear(const Context& ctx, double m, double n, double k, double splits, bool split_n,
+                      double fwd_chunks = 1, double dgrad_chunks = 1) {
+  if (splits <= 1) return linear(ctx, m, n, k, fwd_chunks, dgrad_chunks);
   const Linear one = split_n ? linear(ctx, m, n / splits, k) : linear(ctx, m, n, k / splits);
-  return {one.fwd * splits, one.bwd * splits, one.flops_fwd * splits};
+  return {one.fwd * splits, one.bwd * splits, one.dgrad * splits, one.wgrad * splits, one.flops_fwd * splits};
 }
 
 /// Time of a grouped GEMM of `groups` problems of m x n x k (TE GroupedLinear / CUTLASS grouped GEMM, what
@@ -146,8 +163,9 @@ Seconds grouped_gemm_time(const Context& ctx, double groups, double m, double n,
 Linear grouped_linear(const Context& ctx, double groups, double m, double n, double k) {
   Linear l;
   l.fwd = grouped_gemm_time(ctx, groups, m, n, k);
-  l.bwd = grouped_gemm_time(ctx, groups, m, k, n);
-  if (!base_frozen(ctx.plan)) l.bwd += grouped_gemm_time(ctx, groups, k, n, m);
+  l.dgrad = grouped_gemm_time(ctx, groups, m, k, n);
+  l.wgrad = base_frozen(ctx.plan) ? Seconds{0} : grouped_gemm_time(ctx, groups, k, n, m);
+  l.bwd = l.dgrad + l.wgrad;
   l.flops_fwd = 2.0 * m * n * k * groups;
   return l;
 }
@@ -167,24 +185,33 @@ Gemms mla_up_projections(const Context& ctx, const Sharding& sh) {
 /// the q LoRA rank (or one direct projection), the joint K/V down projection to kv_lora_rank + the shared RoPE
 /// key, the K/V up projection to heads x (nope + v), and the output projection from heads x v. The small down
 /// projections are split like the heads (Megatron-Core shards them over tp too).
-Gemms attention_projections(const Context& ctx, const Sharding& sh) {
+struct Projections {
+  Gemms in, out;  // the input projections (the qkv slot) and the output projection (proj)
+  Gemms all() const {
+    Gemms g = in;
+    g.add(out);
+    return g;
+  }
+};
+Projections attention_projections(const Context& ctx, const Sharding& sh) {
   const ModelDesc& m = ctx.model;
   const double T = sh.tokens, h = m.hidden, split = sh.gemm_splits;
-  Gemms p;
+  const OverlapChunks c = tp_overlap_chunks(ctx);
+  Projections p;
   if (!m.mla) {
-    p.add(sharded_linear(ctx, T, (sh.heads + 2.0 * sh.kv_heads) * m.head_dim, h, split, true));
-    p.add(sharded_linear(ctx, T, h, sh.heads * m.head_dim, split, false));
+    p.in.add(sharded_linear(ctx, T, (sh.heads + 2.0 * sh.kv_heads) * m.head_dim, h, split, true, c.ag, 1));
+    p.out.add(sharded_linear(ctx, T, h, sh.heads * m.head_dim, split, false, c.rs, c.ag));
     return p;
   }
   const MlaDesc& a = *m.mla;
   const double frac = sh.heads / m.heads, qk = 1.0 * a.qk_nope_head_dim + a.qk_rope_head_dim;
   if (a.q_lora_rank > 0)
-    p.add(sharded_linear(ctx, T, a.q_lora_rank * frac, h, split, true));
+    p.in.add(sharded_linear(ctx, T, a.q_lora_rank * frac, h, split, true));
   else
-    p.add(sharded_linear(ctx, T, sh.heads * qk, h, split, true));
-  p.add(sharded_linear(ctx, T, (1.0 * a.kv_lora_rank + a.qk_rope_head_dim) * frac, h, split, true));
-  p.add(mla_up_projections(ctx, sh));
-  p.add(sharded_linear(ctx, T, h, sh.heads * a.v_head_dim, split, false));
+    p.in.add(sharded_linear(ctx, T, sh.heads * qk, h, split, true));
+  p.in.add(sharded_linear(ctx, T, (1.0 * a.kv_lora_rank + a.qk_rope_head_dim) * frac, h, split, true));
+  p.in.add(mla_up_projections(ctx, sh));
+  p.out.add(sharded_linear(ctx, T, h, sh.heads * a.v_head_dim, split, false));
   return p;
 }
 
@@ -268,6 +295,7 @@ AttentionCost attention_cost(const Context& ctx, const Sharding& sh) {
 /// elements of its linear layers' inputs (what an fp8 recipe casts).
 struct MlpCost {
   Gemms gemms;
+  Gemms up, down;  // the parts of `gemms` before and after the activation (the fc1 and fc2 slots)
   Seconds mem_fwd;
   double linear_input_elems = 0;
   double linear_output_elems = 0;  // elements of its linear layers' outputs (the gradients an fp8 recipe casts)
@@ -285,8 +313,11 @@ MlpCost dense_mlp(const Context& ctx, const Sharding& sh, double ffn) {
   const ModelDesc& m = ctx.model;
   MlpCost c;
   if (ffn <= 0) return c;
-  c.gemms.add(sharded_linear(ctx, tokens, (m.gated_mlp ? 2.0 : 1.0) * ffn, m.hidden, sh.gemm_splits, true));
-  c.gemms.add(sharded_linear(ctx, tokens, m.hidden, ffn, sh.gemm_splits, false));
+  const OverlapChunks ch = tp_overlap_chunks(ctx);
+  c.up.add(sharded_linear(ctx, tokens, (m.gated_mlp ? 2.0 : 1.0) * ffn, m.hidden, sh.gemm_splits, true, ch.ag, 1));
+  c.down.add(sharded_linear(ctx, tokens, m.hidden, ffn, sh.gemm_splits, false, ch.rs, ch.ag));
+  c.gemms.add(c.up);
+  c.gemms.add(c.down);
   c.mem_fwd = memory_time(ctx.system.gpu, Bytes(activation_elems(m, ctx.framework) * tokens * ffn * kAct));
   // The up projection's input is cast before sequence parallelism's all-gather (norm tokens), the down
   // projection's after it.
@@ -305,9 +336,11 @@ MlpCost moe_mlp(const Context& ctx, const Sharding& sh) {
   const Gpu& g = ctx.system.gpu;
   const double h = m.hidden, pairs = sh.expert_tokens, per_expert = pairs / sh.local_experts;
   MlpCost c = dense_mlp(ctx, sh, sh.shared_ffn);
-  c.gemms.add(linear(ctx, sh.moe_tokens, m.moe->experts, h));
-  c.gemms.add(grouped_linear(ctx, sh.local_experts, per_expert, (m.gated_mlp ? 2.0 : 1.0) * sh.expert_ffn, h));
-  c.gemms.add(grouped_linear(ctx, sh.local_experts, per_expert, h, sh.expert_ffn));
+  c.up.add(linear(ctx, sh.moe_tokens, m.moe->experts, h));
+  c.up.add(grouped_linear(ctx, sh.local_experts, per_expert, (m.gated_mlp ? 2.0 : 1.0) * sh.expert_ffn, h));
+  c.down.add(grouped_linear(ctx, sh.local_experts, per_expert, h, sh.expert_ffn));
+  c.gemms = c.up;
+  c.gemms.add(c.down);
   // Router softmax/top-k over fp32 logits (read + write); the permutation and un-permutation of the pairs' hidden
   // vectors (fused: tokens + pairs rows per pass; unfused: every pair's row read and written, framework.h); the
   // experts' activation function over the pairs.
@@ -350,9 +383,12 @@ MlpCost mlp_cost(const MlpParts& parts, const Sharding& sh) {
   if (moe <= 0) return dense;
   const MlpCost& routed = parts.routed;
   MlpCost c;
-  c.gemms.fwd = dense.gemms.fwd * (1.0 - moe) + routed.gemms.fwd * moe;
-  c.gemms.bwd = dense.gemms.bwd * (1.0 - moe) + routed.gemms.bwd * moe;
-  c.gemms.flops_fwd = dense.gemms.flops_fwd * (1.0 - moe) + routed.gemms.flops_fwd * moe;
+  c.gemms = dense.gemms.scaled(1.0 - moe);
+  c.gemms.add(routed.gemms.scaled(moe));
+  c.up = dense.up.scaled(1.0 - moe);
+  c.up.add(routed.up.scaled(moe));
+  c.down = dense.down.scaled(1.0 - moe);
+  c.down.add(routed.down.scaled(moe));
   c.mem_fwd = dense.mem_fwd * (1.0 - moe) + routed.mem_fwd * moe;
   c.linear_input_elems = dense.linear_input_elems * (1.0 - moe) + routed.linear_input_elems * moe;
   c.linear_output_elems = dense.linear_output_elems * (1.0 - moe) + routed.linear_output_elems * moe;
@@ -440,7 +476,8 @@ LayerCost layer_cost(const Context& ctx, const Sharding& sh) {
   const Gpu& g = ctx.system.gpu;
   const double T = sh.tokens, Tn = sh.norm_tokens, h = m.hidden, d = m.head_dim;
 
-  const Gemms proj = attention_projections(ctx, sh);
+  const Projections projections = attention_projections(ctx, sh);
+  const Gemms proj = projections.all();
   const MlpParts parts = mlp_parts(ctx, sh);
   const MlpCost mlp = mlp_cost(parts, sh);
   const AttentionCost attn = attention_cost(ctx, sh);
@@ -457,6 +494,13 @@ LayerCost layer_cost(const Context& ctx, const Sharding& sh) {
   // Backward of elementwise kernels reads the saved input and the incoming gradient and writes one gradient:
   // about twice the forward traffic.
   Seconds mem_bwd = mem_fwd * 2.0;
+  if (tp_overlap_chunks(ctx).ag > 1 && fw.tp_overlap_rs_reduce_kernel) {
+    // AsyncTP's reduce-scatters (after proj and FC2 in forward, of the QKV and FC1 dX in backward) end with a sum
+    // of the tp received partials: reads T x h 16-bit elements, writes T / tp x h.
+    const Seconds reduce = memory_time(g, Bytes(T * h * kAct * (1.0 + 1.0 / ctx.plan.tp)));
+    mem_fwd += reduce * 2.0;
+    mem_bwd += reduce * 2.0;
+  }
   if (quantized_gemms(ctx.plan)) {
     // The recipe's quantization kernels (precision_recipe.h): each linear's input in forward, its output gradient
     // in backward, and its weight. The QKV and output projections' inputs and outputs, then the MLP's (dense or
@@ -478,6 +522,14 @@ LayerCost layer_cost(const Context& ctx, const Sharding& sh) {
   c.backward.attention = attn.bwd;
   c.backward.moe = mlp.moe_bwd;
   c.backward.flops = (base_frozen(ctx.plan) ? 1.0 : 2.0) * gemm_flops * bwd_frac + attn.flops_bwd;
+  const std::pair<LinearGemm, const Gemms*> linears[] = {
+      {LinearGemm::qkv, &projections.in}, {LinearGemm::proj, &projections.out},
+      {LinearGemm::fc1, &mlp.up}, {LinearGemm::fc2, &mlp.down}};
+  for (const auto& [which, gemms] : linears) {
+    c.forward.linear[linear_slot(which)] = gemms->fwd;
+    c.backward.linear[linear_slot(which)] = gemms->dgrad * bwd_frac;
+    c.backward.linear[linear_slot(which, true)] = gemms->wgrad * bwd_frac;
+  }
   // Fine-tuning adapters and QLoRA's dequantisation (finetune.h), before recompute re-runs the forward.
   const AdapterCost adapters = adapter_cost(ctx, sh);
   c.forward.time += adapters.fwd;

@@ -1,6 +1,8 @@
 // Compute time of one micro-batch through one transformer layer and through the embedding/LM head, on one rank.
 #pragma once
 
+#include <array>
+
 #include "modeler/strategies/strategy.h"
 
 namespace shardplan {
@@ -10,7 +12,18 @@ struct PassCost {
   Seconds attention;  // the attention kernel's share (the window context-parallel K/V passing hides behind)
   Seconds moe;        // the MoE layers' MLP share: router, permutations, routed and shared experts
   double flops = 0;   // FLOPs executed
+  /// Each linear's GEMM time in this pass (workload.h linear_slot: forward fprop; backward dgrad and wgrad), what
+  /// a Window::gemm collective can hide behind.
+  std::array<Seconds, kLinearSlots> linear{};
 };
+
+/// Row blocks the TP comm-GEMM overlap splits a linear's GEMMs into (1 without the overlap): the all-gather ring
+/// feeds the column-parallel fprop and the row-parallel dgrad tp chunks; the row-parallel fprop is pipelined
+/// into the framework's reduce-scatter chunks (Framework::tp_overlap_rs_splits).
+struct OverlapChunks {
+  double ag = 1, rs = 1;
+};
+OverlapChunks tp_overlap_chunks(const Context& ctx);
 
 struct LayerCost {
   PassCost forward;

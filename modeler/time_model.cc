@@ -14,7 +14,12 @@ namespace {
 using PerKind = std::array<Seconds, kNumCommKinds>;
 
 /// Exposed communication of a set of collectives against the compute they may hide behind, attributed to each
-/// strategy in proportion to its share of the overlappable time.
+/// strategy in proportion to its share of the overlappable time, and the slowdown the hidden part causes.
+struct Exposed {
+  PerKind by_kind{};
+  Seconds contention;  // extra compute time: overlapped compute runs on the SMs the collectives leave it
+};
+
 class Exposure {
  public:
   Exposure(const System& sys) : sys_(sys) {}
@@ -23,42 +28,72 @@ class Exposure {
   void add(const std::vector<CommOp>& ops, double repeat = 1.0) {
     for (const CommOp& op : ops) {
       const Seconds t = collective_time(sys_, op) * (op.count * repeat);
-      const int w = static_cast<int>(op.window);
+      if (op.window == Window::gemm && op.gemm >= 0 && op.gemm < kLinearSlots) {
+        Slot& s = slots_[op.gemm];
+        s.by_kind[static_cast<int>(op.kind)] += t;
+        s.total += t;
+        s.tail += t * op.tail;
+        s.hide = std::min(s.hide, op.hide);
+        if (op.sm_margin)
+          s.margin_sms = std::max(s.margin_sms, op.overlap_sms);
+        else
+          s.sm_seconds += t * op.overlap_sms;
+        continue;
+      }
+      const int w = static_cast<int>(op.window == Window::gemm ? Window::layer : op.window);
       by_window_[w][static_cast<int>(op.kind)] += t;
       total_[w] += t;
     }
   }
-  /// Exposed seconds per kind given the compute of each window.
-  PerKind exposed(Seconds layer_compute, Seconds attention, Seconds last_backward, Seconds next_forward,
-                  Seconds tail_exposed_fraction_of_last_backward = Seconds(0)) const {
-    PerKind out{};
-    const Seconds hide[5] = {Seconds(0), layer_compute, attention, last_backward, next_forward};
-    for (int w = 0; w < 5; ++w) {
+  /// Exposed seconds per kind given the compute of each window and, for Window::gemm collectives, the time of each
+  /// linear's GEMM in the pass (PassCost::linear).
+  Exposed exposed(Seconds layer_compute, Seconds attention, Seconds last_backward, Seconds next_forward,
+                  Seconds tail_exposed_fraction_of_last_backward = Seconds(0),
+                  const std::array<Seconds, kLinearSlots>* linear = nullptr) const {
+    Exposed out;
+    const Seconds hide[kWindows] = {Seconds(0), layer_compute, attention, last_backward, next_forward, Seconds(0)};
+    Seconds all, shown;
+    for (int w = 0; w < kWindows; ++w) {
       if (total_[w].v <= 0) continue;
       Seconds excess = total_[w] - hide[w];
       if (excess.v < 0) excess = Seconds(0);
-      if (w == static_cast<int>(Window::last_backward)) excess = std::max(excess, tail_exposed_fraction_of_last_backward);
+      if (w == static_cast<int>(Window::last_backward))
+        excess = std::max(excess, tail_exposed_fraction_of_last_backward);
       const double share = excess / total_[w];
-      for (int k = 0; k < kNumCommKinds; ++k) out[k] += by_window_[w][k] * share;
+      for (int k = 0; k < kNumCommKinds; ++k) out.by_kind[k] += by_window_[w][k] * share;
+      all += total_[w];
+      shown += total_[w] * share;
+    }
+    const Seconds h = all - shown;
+    if (h.v > 0) out.contention += h * contention_slowdown(sys_.gpu);
+    // A paired collective hides behind its own GEMM only, minus the share that always trails it; while it runs
+    // the GEMM has its SMs less.
+    for (int i = 0; i < kLinearSlots; ++i) {
+      const Slot& s = slots_[i];
+      if (s.total.v <= 0) continue;
+      const Seconds gemm = linear ? (*linear)[i] : Seconds(0);
+      const Seconds excess = std::max({s.total - gemm * s.hide, s.tail, Seconds(0)});
+      const double share = std::min(1.0, excess / s.total);
+      for (int k = 0; k < kNumCommKinds; ++k) out.by_kind[k] += s.by_kind[k] * share;
+      const double sms = s.sm_seconds.v / s.total.v;
+      out.contention +=
+          s.total * (1.0 - share) * sm_slowdown(sys_.gpu, sms) + gemm * sm_slowdown(sys_.gpu, s.margin_sms);
     }
     return out;
   }
   Seconds total(Window w) const { return total_[static_cast<int>(w)]; }
-  /// Communication time that ran concurrently with compute: the overlappable collectives minus what of them
-  /// stayed exposed (`exposed` is what exposed() returned, which includes the never-overlapped window).
-  Seconds hidden(const PerKind& exposed) const {
-    Seconds all;
-    for (Seconds t : total_) all += t;
-    Seconds shown;
-    for (Seconds t : exposed) shown += t;
-    const Seconds h = all - shown;
-    return h.v > 0 ? h : Seconds(0);
-  }
 
  private:
+  static constexpr int kWindows = 6;
+  struct Slot {
+    PerKind by_kind{};
+    Seconds total, tail, sm_seconds;  // sm_seconds: collective seconds x SMs held, for those without a margin
+    double hide = 1, margin_sms = 0;
+  };
   const System& sys_;
-  PerKind by_window_[5]{};
-  Seconds total_[5]{};
+  PerKind by_window_[kWindows]{};
+  Seconds total_[kWindows]{};
+  Slot slots_[kLinearSlots]{};
 };
 
 void add_scaled(PerKind* into, const PerKind& x, double k) {
@@ -75,11 +110,13 @@ Seconds sum(const PerKind& x) {
 
 double gradient_bucket_params(int dp) { return std::max(40e6, 1e6 * dp); }
 
-double contention_slowdown(const Gpu& gpu) {
-  if (gpu.sm_count <= 0) return 0.0;
-  const double f = std::min(0.5, kCommunicationSms / gpu.sm_count);
+double sm_slowdown(const Gpu& gpu, double sms) {
+  if (gpu.sm_count <= 0 || sms <= 0) return 0.0;
+  const double f = std::min(0.5, sms / gpu.sm_count);
   return f / (1.0 - f);
 }
+
+double contention_slowdown(const Gpu& gpu) { return sm_slowdown(gpu, kCommunicationSms); }
 
 TimeBreakdown step_time(const Context& ctx, const Sharding& sh, const Schedule& sched, const CommPlan& comm,
                         const LayerCost& layer, const LayerCost& head) {
@@ -103,21 +140,28 @@ TimeBreakdown step_time(const Context& ctx, const Sharding& sh, const Schedule& 
     bwd.add(expert_comm);
   }
   const Seconds compute_b = layer.backward.time + layer.recompute.time;
-  const PerKind exp_f = fwd.exposed(layer.forward.time, layer.forward.attention, Seconds(0), Seconds(0));
-  const PerKind exp_b =
-      bwd.exposed(compute_b, layer.backward.attention + layer.recompute.attention, Seconds(0), Seconds(0));
+  // Under full recompute the re-run forward's paired collectives hide behind the re-run fprop GEMMs.
+  std::array<Seconds, kLinearSlots> linear_b = layer.backward.linear;
+  if (p.recompute == Recompute::full)
+    for (int i = 0; i < kLinearSlots; ++i) linear_b[i] += layer.forward.linear[i] * full_recompute_share(p, sh);
+  const Exposed ef = fwd.exposed(layer.forward.time, layer.forward.attention, Seconds(0), Seconds(0), Seconds(0),
+                                 &layer.forward.linear);
+  const Exposed eb = bwd.exposed(compute_b, layer.backward.attention + layer.recompute.attention, Seconds(0),
+                                 Seconds(0), Seconds(0), &linear_b);
+  const PerKind& exp_f = ef.by_kind;
+  const PerKind& exp_b = eb.by_kind;
 
   // Collectives that run concurrently with compute take SMs from it (NCCL runs one CTA per channel; DeepSeek-V3
   // dedicates 20 of 132 H100 SMs to its communication kernels): overlapped compute runs on the rest.
-  const double slow = contention_slowdown(sys.gpu);
-  const Seconds contend_f = fwd.hidden(exp_f) * slow, contend_b = bwd.hidden(exp_b) * slow;
+  const Seconds contend_f = ef.contention, contend_b = eb.contention;
   const Seconds t_f = (layer.forward.time + contend_f + sum(exp_f)) * L + head.forward.time;
   const Seconds t_b = (compute_b + contend_b + sum(exp_b)) * L + head.backward.time;
 
   Exposure mb(sys);
   mb.add(comm.microbatch);
-  const PerKind exp_mb = mb.exposed(t_f + t_b, Seconds(0), Seconds(0), Seconds(0));
-  const Seconds contend_mb = mb.hidden(exp_mb) * slow;
+  const Exposed emb = mb.exposed(t_f + t_b, Seconds(0), Seconds(0), Seconds(0));
+  const PerKind& exp_mb = emb.by_kind;
+  const Seconds contend_mb = emb.contention;
 
   // Per step: gradient reduction behind the last micro-batch's backward (its last bucket always exposed), the
   // distributed optimizer's parameter all-gather behind the next step's first forward.
@@ -125,11 +169,11 @@ TimeBreakdown step_time(const Context& ctx, const Sharding& sh, const Schedule& 
   st.add(comm.step);
   const double params = busiest_stage_params(ctx, sh).total();
   const double tail_fraction = std::min(1.0, gradient_bucket_params(p.dp) / std::max(1.0, params));
-  const PerKind exp_step =
-      st.exposed(Seconds(0), Seconds(0), t_b, t_f, st.total(Window::last_backward) * tail_fraction);
+  const Exposed est = st.exposed(Seconds(0), Seconds(0), t_b, t_f, st.total(Window::last_backward) * tail_fraction);
+  const PerKind& exp_step = est.by_kind;
 
   TimeBreakdown tb;
-  const Seconds contend_step = st.hidden(exp_step) * slow;
+  const Seconds contend_step = est.contention;
   tb.compute = (layer.forward.time + compute_b + contend_f + contend_b) * (L * m) +
                (head.forward.time + head.backward.time + contend_mb) * m + contend_step;
   tb.recompute = layer.recompute.time * (L * m);

@@ -19,6 +19,8 @@ constexpr double kCommunicationSms = 20.0;
 /// Extra compute time per second of communication hidden behind it: compute overlapped with collectives runs on
 /// sm_count - kCommunicationSms SMs, so it takes f / (1 - f) longer, f = kCommunicationSms / sm_count.
 double contention_slowdown(const Gpu& gpu);
+/// The same for a collective whose kernels hold `sms` SMs (0: copy-engine transfers, no SMs).
+double sm_slowdown(const Gpu& gpu, double sms);
 
 /// Bytes the optimizer step moves per locally owned parameter: mixed-precision Adam reads fp32 master, m, v and
 /// the fp32 gradient (16), writes master, m, v (12) and the 16-bit model copy (2), plus the gradient-norm read (4).

@@ -85,7 +85,9 @@ Resolution fastest_fitting(const ModelDesc& model, const System& system, const O
   const bool overlap_open = !open.tp_comm_overlap && base.tp > 1 && fw.offers_tp_overlap;
   const bool overlap_default = fw.recipe_tp_comm_overlap;
   if (open.tp_comm_overlap) {
-    for (Candidate& c : cs) c.plan.tp_comm_overlap = *open.tp_comm_overlap;
+    // A stated overlap is moot at tp 1 (no TP collective; Megatron disables sequence parallelism there, which
+    // --tp-comm-overlap requires): sources that state it once for a whole table apply it where tp > 1.
+    for (Candidate& c : cs) c.plan.tp_comm_overlap = *open.tp_comm_overlap && base.tp > 1;
   } else if (overlap_open) {
     expand(&cs, std::vector<bool>{overlap_default, !overlap_default},
            [](Candidate& c, bool on) { return c.plan.tp_comm_overlap = on, true; },

@@ -56,7 +56,14 @@ enum class Window {
   attention,       // behind the attention kernel (context-parallel K/V ring)
   last_backward,   // behind the last micro-batch's backward (bucketed gradient reduction)
   next_forward,    // behind the next step's first forward (distributed-optimizer parameter all-gather)
+  gemm,            // behind one linear layer's GEMM of the same pass (CommOp::gemm): TP comm-GEMM overlap
 };
+
+/// The linear-layer GEMMs of one transformer layer pass a Window::gemm collective can pair with (PassCost::linear):
+/// forward: each linear's fprop; backward: each linear's data gradient (dgrad) and weight gradient (wgrad).
+enum class LinearGemm { qkv, proj, fc1, fc2 };
+constexpr int kLinearSlots = 8;  // 4 linears x {fprop or dgrad, wgrad}
+inline int linear_slot(LinearGemm g, bool wgrad = false) { return static_cast<int>(g) + (wgrad ? 4 : 0); }
 
 /// Which strategy a collective belongs to, for the time breakdown.
 enum class CommKind { tp, cp, pp, dp, ep, tsp };
@@ -71,6 +78,16 @@ struct CommOp {
   int stride = 1;    // rank stride between group members (Megatron order: tp innermost)
   double count = 1;  // calls per scope
   Window window = Window::exposed;
+  // Window::gemm only: the GEMM it overlaps (linear_slot); the SMs its kernels hold meanwhile (0 for copy-engine
+  // transfers), taken from the GEMM for its whole run when `sm_margin` (Transformer Engine's set_sm_margin launches
+  // the GEMM on sm_count - num_sm SMs), else only while the collective runs; the share of it that stays exposed
+  // however long the GEMM (a pipelined reduce-scatter's last chunk runs after the last GEMM chunk); the share of
+  // the GEMM it can run beside (a ring of c chunks: the last chunk computes after the last transfer, (c-1)/c).
+  int gemm = -1;
+  double overlap_sms = 0;
+  double tail = 0;
+  double hide = 1;
+  bool sm_margin = false;
 };
 
 /// Collectives per scope. Per-layer ops repeat for every layer of the stage and every micro-batch.

@@ -3,7 +3,18 @@
 // 2022, Sec. 4.2.2) the all-reduce becomes an all-gather + reduce-scatter pair of the same total bytes, norms and
 // residuals run on 1/tp of the tokens, and backward repeats the all-gather of the layer input for the weight
 // gradient (overlapped with the data-gradient GEMM in Megatron).
+//
+// TP comm-GEMM overlap (--tp-comm-overlap, Transformer Engine userbuffers; torchtitan's AsyncTP) pairs each
+// collective with one GEMM, not with the whole layer: the attention core, norms and elementwise kernels hide
+// nothing. Transformer Engine's pairing (transformer_engine/pytorch/module/base.py initialize_ub, and NeMo's
+// userbuffers_* configs): ring-exchange all-gathers feed the QKV and FC1 fprop and the proj and FC2 dgrad GEMMs
+// (copy-engine transfers, tp GEMM chunks); pipelined reduce-scatters follow the proj and FC2 fprop (4 GEMM
+// chunks, 16 SMs for the reduction kernels, the last chunk's scatter after the last GEMM chunk); bulk overlaps put
+// the input re-gather behind the QKV and FC1 dgrad and the dX reduce-scatter behind their wgrad (16 SMs each).
+// PyTorch's AsyncTP (torch/distributed/_symmetric_memory: _pipelined_all_gather_and_consume,
+// _pipelined_produce_and_all2all) pairs the same way with copy-engine transfers in tp chunks.
 #include "modeler/strategies/strategy.h"
+#include "modeler/time_model.h"
 
 namespace shardplan {
 
@@ -50,15 +61,49 @@ class TensorParallel final : public Strategy {
     const int tp = ctx.plan.tp;
     if (tp == 1) return;
     const Bytes act(sh.tokens * ctx.model.hidden * 2.0);  // [tokens x h] activation in 16 bits
-    const Window w = ctx.plan.tp_comm_overlap ? Window::layer : Window::exposed;
+    const bool overlap = ctx.plan.tp_comm_overlap;
+    const Window w = overlap ? Window::layer : Window::exposed;
     if (ctx.plan.sequence_parallel) {
+      const Framework& fw = ctx.framework;
+      const double rs_splits = fw.tp_overlap_rs_splits > 0 ? fw.tp_overlap_rs_splits : tp;
+      // The three overlap methods: a ring of tp copy-engine transfers, each beside one GEMM chunk; a pipelined
+      // reduce-scatter of rs_splits chunks, each after its GEMM chunk; a bulk collective beside the whole GEMM.
+      const CommOp ring{CommKind::tp, Collective::all_gather, act, tp, 1, 1, Window::gemm, -1, 0.0, 0.0,
+                        (tp - 1.0) / tp, false};
+      const CommOp pipelined{CommKind::tp, Collective::reduce_scatter, act, tp, 1, 1, Window::gemm, -1,
+                             fw.tp_overlap_rs_sms, 1.0 / rs_splits, (rs_splits - 1.0) / rs_splits,
+                             fw.tp_overlap_rs_sms > 0};
+      const CommOp bulk{CommKind::tp, Collective::all_gather, act, tp, 1, 1, Window::gemm, -1,
+                        fw.tp_overlap_bulk_sms, 0.0, 1.0, fw.tp_overlap_bulk_sms > 0};
+      auto paired = [](CommOp op, Collective c, LinearGemm g, bool wgrad) {
+        op.collective = c;
+        op.gemm = linear_slot(g, wgrad);
+        return op;
+      };
+      auto fwd = [&](Collective c, LinearGemm g) {
+        const bool rs = c == Collective::reduce_scatter;
+        comm->layer_forward.push_back(overlap ? paired(rs ? pipelined : ring, c, g, false)
+                                              : CommOp{CommKind::tp, c, act, tp, 1, 1, Window::exposed});
+      };
       // Forward: all-gather before QKV and before MLP-up, reduce-scatter after out-proj and MLP-down.
-      comm->layer_forward.push_back({CommKind::tp, Collective::all_gather, act, tp, 1, 2, w});
-      comm->layer_forward.push_back({CommKind::tp, Collective::reduce_scatter, act, tp, 1, 2, w});
-      // Backward: the conjugates, plus the repeated input all-gather for weight gradients (overlapped).
-      comm->layer_backward.push_back({CommKind::tp, Collective::all_gather, act, tp, 1, 2, w});
-      comm->layer_backward.push_back({CommKind::tp, Collective::reduce_scatter, act, tp, 1, 2, w});
-      comm->layer_backward.push_back({CommKind::tp, Collective::all_gather, act, tp, 1, 2, Window::layer});
+      fwd(Collective::all_gather, LinearGemm::qkv);
+      fwd(Collective::reduce_scatter, LinearGemm::proj);
+      fwd(Collective::all_gather, LinearGemm::fc1);
+      fwd(Collective::reduce_scatter, LinearGemm::fc2);
+      // Backward: the gradient all-gathers before the proj and FC2 dgrad, the dX reduce-scatters after the QKV
+      // and FC1 dgrad (behind their wgrad with the overlap), and the re-gather of the QKV and FC1 inputs for their
+      // weight gradients, behind their dgrad (Megatron's async all-gather also without the overlap, NCCL's SMs).
+      CommOp nccl = bulk;  // Megatron's async all-gather on NCCL: its channels' SMs while it runs
+      nccl.overlap_sms = kCommunicationSms;
+      nccl.sm_margin = false;
+      for (LinearGemm g : {LinearGemm::proj, LinearGemm::fc2})
+        comm->layer_backward.push_back(overlap ? paired(ring, Collective::all_gather, g, false)
+                                               : CommOp{CommKind::tp, Collective::all_gather, act, tp, 1, 1, w});
+      for (LinearGemm g : {LinearGemm::qkv, LinearGemm::fc1}) {
+        comm->layer_backward.push_back(overlap ? paired(bulk, Collective::reduce_scatter, g, true)
+                                               : CommOp{CommKind::tp, Collective::reduce_scatter, act, tp, 1, 1, w});
+        comm->layer_backward.push_back(paired(overlap ? bulk : nccl, Collective::all_gather, g, false));
+      }
     } else {
       comm->layer_forward.push_back({CommKind::tp, Collective::all_reduce, act, tp, 1, 2, w});
       comm->layer_backward.push_back({CommKind::tp, Collective::all_reduce, act, tp, 1, 2, w});

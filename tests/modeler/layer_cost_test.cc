@@ -274,3 +274,39 @@ TEST_CASE("memory_time and the attention kernel choice") {
 }
 
 }
+
+TEST_SUITE("layer_cost") {
+
+TEST_CASE("linear slots: each linear's fprop, dgrad and wgrad; TP overlap chunks the GEMMs it feeds") {
+  test::Setup su = tiny(2);
+  su.plan.sequence_parallel = true;
+  compute_only(&su);
+  su.system.gpu.eff.kernel_overhead = us(1);  // every GEMM launch costs: chunks show up as extra time
+  const LayerCost plain = layer_cost(su.ctx(), su.sharding());
+  Seconds fwd, bwd;
+  for (int i = 0; i < 4; ++i) {
+    CHECK(plain.forward.linear[i].v > 0);
+    CHECK(plain.backward.linear[i].v > 0);      // dgrad
+    CHECK(plain.backward.linear[i + 4].v > 0);  // wgrad
+    fwd += plain.forward.linear[i];
+    bwd += plain.backward.linear[i] + plain.backward.linear[i + 4];
+  }
+  CHECK(fwd.v < plain.forward.time.v);  // attention and elementwise kernels are not in any slot
+  CHECK(bwd.v < plain.backward.time.v);
+  CHECK(tp_overlap_chunks(su.ctx()).ag == 1);
+  su.plan.tp_comm_overlap = true;
+  const OverlapChunks ch = tp_overlap_chunks(su.ctx());
+  CHECK(ch.ag == 2);  // the all-gather ring: tp chunks
+  CHECK(ch.rs == 4);  // Transformer Engine's pipelined reduce-scatter: 4 chunks
+  const LayerCost split = layer_cost(su.ctx(), su.sharding());
+  // QKV fprop as 2 chunks of half the rows: one more launch; proj fprop as 4 chunks: three more.
+  CHECK(split.forward.linear[linear_slot(LinearGemm::qkv)].v ==
+        doctest::Approx(plain.forward.linear[linear_slot(LinearGemm::qkv)].v + 1e-6));
+  CHECK(split.forward.linear[linear_slot(LinearGemm::proj)].v ==
+        doctest::Approx(plain.forward.linear[linear_slot(LinearGemm::proj)].v + 3e-6));
+  CHECK(split.backward.linear[linear_slot(LinearGemm::fc2)].v ==
+        doctest::Approx(plain.backward.linear[linear_slot(LinearGemm::fc2)].v + 1e-6));  // dgrad behind the ring
+  CHECK(split.forward.time.v == doctest::Approx(plain.forward.time.v + 8e-6));
+}
+
+}  // TEST_SUITE

@@ -194,6 +194,37 @@ TEST_CASE("the optimizer runs on the locally owned share under ZeRO") {
 
 }
 
+TEST_CASE("a Window::gemm collective hides behind its own GEMM only, minus its trailing share; SM margins slow it") {
+  test::Setup su(test::tiny_model(), test::plan_of(1, 1, 1, 1, 1, 8));
+  su.system.gpu.sm_count = 100;
+  LayerCost layer = layer_1_2();
+  layer.forward.linear[linear_slot(LinearGemm::qkv)] = us(20);   // the rest of the 1 ms forward hides nothing
+  layer.forward.linear[linear_slot(LinearGemm::proj)] = us(100);
+  CommPlan comm;
+  CommOp ring = tp_ar(2, Window::gemm);  // 35 us
+  ring.gemm = linear_slot(LinearGemm::qkv);
+  ring.hide = 0.5;  // a ring of 2 chunks: beside the first 10 us only
+  comm.layer_forward.push_back(ring);
+  TimeBreakdown t = step_time(su.ctx(), su.sharding(), eight(), comm, layer, head_half_1());
+  CHECK(t.exposed_comm[kind(CommKind::tp)].v == doctest::Approx(25e-6 * 16));
+  CHECK(t.compute.v == doctest::Approx(0.060));  // copy-engine transfers take no SMs
+  // Behind the 100 us proj GEMM with a quarter trailing and a 20-SM margin: 35 / 4 us exposed, and the whole
+  // GEMM runs on 80 of 100 SMs: 100 us x 20 / 80 more compute per layer.
+  CommOp pipelined = tp_ar(2, Window::gemm);
+  pipelined.gemm = linear_slot(LinearGemm::proj);
+  pipelined.tail = 0.25;
+  pipelined.overlap_sms = 20;
+  pipelined.sm_margin = true;
+  comm.layer_forward = {pipelined};
+  t = step_time(su.ctx(), su.sharding(), eight(), comm, layer, head_half_1());
+  CHECK(t.exposed_comm[kind(CommKind::tp)].v == doctest::Approx(35e-6 / 4 * 16));
+  CHECK(t.compute.v == doctest::Approx(0.060 + 100e-6 * 0.25 * 16));
+  // Without a margin, NCCL-style: only the hidden 35 us x 3/4 slow compute, by 20 / 80.
+  comm.layer_forward[0].sm_margin = false;
+  t = step_time(su.ctx(), su.sharding(), eight(), comm, layer, head_half_1());
+  CHECK(t.compute.v == doctest::Approx(0.060 + 35e-6 * 0.75 * 0.25 * 16));
+}
+
 TEST_CASE("contention_slowdown: compute overlapped with communication runs on the SMs the collectives leave") {
   Gpu g;
   g.sm_count = 132;

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "modeler/collectives.h"
+#include "modeler/time_model.h"
 #include "tests/modeler/test_fixtures.h"
 
 using namespace shardplan;
@@ -83,26 +84,74 @@ TEST_CASE("without SP: two all-reduces of the [tokens x h] activation per layer,
 TEST_CASE("with SP: all-gather + reduce-scatter pairs move what the all-reduces moved") {
   const test::Setup sp = with_tp(4, true), ar = with_tp(4, false);
   const CommPlan c = sp.comm();
-  REQUIRE(c.layer_forward.size() == 2);
-  CHECK(c.layer_forward[0].collective == Collective::all_gather);
-  CHECK(c.layer_forward[1].collective == Collective::reduce_scatter);
+  // Forward: all-gather before QKV, reduce-scatter after proj, all-gather before FC1, reduce-scatter after FC2.
+  REQUIRE(c.layer_forward.size() == 4);
+  const Collective order[] = {Collective::all_gather, Collective::reduce_scatter, Collective::all_gather,
+                              Collective::reduce_scatter};
+  for (int i = 0; i < 4; ++i) {
+    CHECK(c.layer_forward[i].collective == order[i]);
+    CHECK(c.layer_forward[i].count == 1);
+    CHECK(c.layer_forward[i].window == Window::exposed);
+  }
   CHECK(c.layer_forward[0].bytes.v == 256.0 * 64 * 2);  // the gathered [T x h], nccl-tests all_gather size
-  CHECK(c.layer_forward[0].count == 2);
-  CHECK(c.layer_forward[1].count == 2);
   CHECK(total_time(sp.system, c.layer_forward).v == doctest::Approx(total_time(ar.system, ar.comm().layer_forward).v));
-  // Backward: the conjugate pair exposed like forward, plus the weight-gradient input all-gather overlapped.
-  REQUIRE(c.layer_backward.size() == 3);
-  CHECK(c.layer_backward[0].window == Window::exposed);
-  CHECK(c.layer_backward[1].window == Window::exposed);
-  CHECK(c.layer_backward[2].collective == Collective::all_gather);
-  CHECK(c.layer_backward[2].window == Window::layer);
+  // Backward: the conjugates exposed like forward (2 all-gathers, 2 reduce-scatters), plus the weight-gradient
+  // input re-gathers behind the QKV and FC1 dgrad GEMMs (Megatron's async all-gather, NCCL's SMs).
+  REQUIRE(c.layer_backward.size() == 6);
+  int exposed = 0, regathers = 0;
+  for (const CommOp& op : c.layer_backward) {
+    if (op.window == Window::exposed) ++exposed;
+    if (op.window != Window::gemm) continue;
+    ++regathers;
+    CHECK(op.collective == Collective::all_gather);
+    CHECK((op.gemm == linear_slot(LinearGemm::qkv) || op.gemm == linear_slot(LinearGemm::fc1)));
+    CHECK(op.overlap_sms == kCommunicationSms);
+    CHECK(!op.sm_margin);
+  }
+  CHECK(exposed == 4);
+  CHECK(regathers == 2);
 }
 
-TEST_CASE("tp_comm_overlap moves the collectives into the layer window") {
+TEST_CASE("tp_comm_overlap pairs each collective with one GEMM, by Transformer Engine's methods") {
   test::Setup su = with_tp(2, true);
   su.plan.tp_comm_overlap = true;
-  for (const CommOp& op : su.comm().layer_forward) CHECK(op.window == Window::layer);
-  for (const CommOp& op : su.comm().layer_backward) CHECK(op.window == Window::layer);
+  const CommPlan c = su.comm();
+  REQUIRE(c.layer_forward.size() == 4);
+  for (const CommOp& op : c.layer_forward) CHECK(op.window == Window::gemm);
+  // Ring-exchange all-gathers into the QKV and FC1 fprop: copy engines, tp chunks (the last hides nothing).
+  CHECK(c.layer_forward[0].gemm == linear_slot(LinearGemm::qkv));
+  CHECK(c.layer_forward[0].overlap_sms == 0);
+  CHECK(c.layer_forward[0].hide == doctest::Approx(0.5));
+  // Pipelined reduce-scatters after the proj and FC2 fprop: 4 chunks, 16 SMs as an SM margin, a quarter trails.
+  CHECK(c.layer_forward[1].gemm == linear_slot(LinearGemm::proj));
+  CHECK(c.layer_forward[1].overlap_sms == 16);
+  CHECK(c.layer_forward[1].sm_margin);
+  CHECK(c.layer_forward[1].tail == doctest::Approx(0.25));
+  CHECK(c.layer_forward[3].gemm == linear_slot(LinearGemm::fc2));
+  // Backward: gradient all-gathers into proj/FC2 dgrad, dX reduce-scatters behind QKV/FC1 wgrad (bulk).
+  REQUIRE(c.layer_backward.size() == 6);
+  int wgrad = 0;
+  for (const CommOp& op : c.layer_backward) {
+    CHECK(op.window == Window::gemm);
+    if (op.gemm >= 4) {
+      ++wgrad;
+      CHECK(op.collective == Collective::reduce_scatter);
+      CHECK(op.hide == 1.0);
+    }
+  }
+  CHECK(wgrad == 2);
+}
+
+TEST_CASE("AsyncTP (torchtitan) pairs the same way on copy engines, in tp chunks") {
+  test::Setup su = with_tp(2, true);
+  su.plan.tp_comm_overlap = true;
+  su.framework = *find_framework("torchtitan");
+  const CommPlan c = su.comm();
+  for (const CommOp& op : c.layer_forward) {
+    CHECK(op.overlap_sms == 0);
+    CHECK(!op.sm_margin);
+  }
+  CHECK(c.layer_forward[1].tail == doctest::Approx(0.5));  // the last of tp = 2 chunks
 }
 
 TEST_CASE("schedule is untouched by tp") {
