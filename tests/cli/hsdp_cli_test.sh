@@ -3,7 +3,7 @@ source "$(dirname "$0")/lib.sh"
 
 H=(--model llama-3-8b --gpu h100-sxm5-80gb --gpus 16 --gbs 32 --seq 4096)
 # HSDP: Megatron's partial distributed optimizer, torchtitan's 2-D FSDP mesh, DeepSpeed MiCS.
-expect 0 "optimizer states" -- "$BIN" predict "${H[@]}" --zero 1 --dp-shard 8
+expect 0 "optimizer states" -- "$BIN" predict "${H[@]}" --tp 2 --zero 1 --dp-shard 4
 expect 2 "hybrid sharding in megatron-lm runs at zero 1" -- "$BIN" predict "${H[@]}" --zero 3 --dp-shard 8
 expect 2 "must divide dp (16)" -- "$BIN" predict "${H[@]}" --zero 1 --dp-shard 3
 expect 2 "megatron-lm-legacy does not shard hybrid" -- "$BIN" predict "${H[@]}" --zero 1 --dp-shard 8 --framework megatron-lm-legacy
@@ -13,9 +13,9 @@ expect 2 "--dp-shard: 'x' is not an integer" -- "$BIN" search "${H[@]}" --dp-sha
   --emit torchtitan-toml --out "$tmp/hsdp.toml" >/dev/null 2>&1
 expect 0 "data_parallel_replicate_degree = 2" -- cat "$tmp/hsdp.toml"
 expect 0 "data_parallel_shard_degree = 8" -- cat "$tmp/hsdp.toml"
-"$BIN" search "${H[@]}" --framework megatron-lm --dp-shard 8 --zero 1 --tp 1 --pp 1 --cp 1 --quiet --top 1 \
+"$BIN" search "${H[@]}" --framework megatron-lm --dp-shard 4 --zero 1 --tp 2 --pp 1 --cp 1 --quiet --top 1 \
   --emit megatron --out "$tmp/hsdp.sh" >/dev/null 2>&1
-expect 0 "--num-distributed-optimizer-instances 2" -- cat "$tmp/hsdp.sh"
+expect 0 "--num-distributed-optimizer-instances \"2\"" -- cat "$tmp/hsdp.sh"
 
 # ZeRO++ with DeepSpeed ZeRO-3 only.
 D=("${H[@]}" --framework megatron-deepspeed --zero 3)
