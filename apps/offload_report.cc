@@ -13,9 +13,9 @@ std::string format_offload(const Estimate& e, const System& sys) {
   if (p.optimizer_offload > 0) add("optimizer " + fmt("%g", p.optimizer_offload));
   if (p.param_offload) add("parameters");
   if (p.activation_offload_layers > 0) add("activations of " + std::to_string(p.activation_offload_layers) + " layers");
-  std::string s = (p.optimizer_offload > 0 && what.find(',') == std::string::npos ? "optimizer offload " +
-                                                                                         fmt("%g", p.optimizer_offload)
-                                                                                   : "offload (" + what + ")") +
+  std::string s = (p.optimizer_offload > 0 && what.find(',') == std::string::npos
+                       ? "optimizer offload " + fmt("%g", p.optimizer_offload)
+                       : "offload (" + what + ")") +
                   ": host memory " + fmt("%.1f", to_GiB(o.host)) + " GiB per GPU of " +
                   fmt("%.0f", to_GiB(sys.host_memory_per_gpu)) + " GiB";
   if (o.nvme.v > 0)

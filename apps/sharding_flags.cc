@@ -63,7 +63,8 @@ std::string sharding_arguments(const Plan& p) {
   if (p.zeropp.any()) s += " --zeropp " + zeropp_string(p.zeropp);
   if (p.param_offload) s += " --param-offload";
   if (p.offload_device == OffloadDevice::nvme) s += " --offload-device nvme";
-  if (p.activation_offload_layers > 0) s += " --activation-offload-layers " + std::to_string(p.activation_offload_layers);
+  if (p.activation_offload_layers > 0)
+    s += " --activation-offload-layers " + std::to_string(p.activation_offload_layers);
   return s;
 }
 
@@ -82,7 +83,8 @@ void add_search_sharding_flags(CLI::App* app, SearchShardingFlags* f) {
                   "HSDP shard-group sizes to try, a list; 0 = shard over all of dp (default 0; docs/hsdp.md)");
   app->add_option("--zeropp", f->zeropp,
                   "DeepSpeed ZeRO++ settings to try, a list of off or qwz/hpzN/qgz joined by + (default off)");
-  app->add_option("--param-offload", f->param_offload, "parameter offload settings to try, a list of off, on (default off)");
+  app->add_option("--param-offload", f->param_offload,
+                  "parameter offload settings to try, a list of off, on (default off)");
   app->add_option("--offload-device", f->offload_device, "cpu or nvme for every offloading plan (default cpu)")
       ->check(CLI::IsMember({"cpu", "nvme"}));
   app->add_option("--activation-offload-layers", f->activation_offload_layers,

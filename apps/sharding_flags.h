@@ -4,7 +4,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <optional>
 #include <string>
 
@@ -30,9 +29,9 @@ std::string sharding_arguments(const Plan& p);
 std::string sharding_label(const Plan& p);
 
 struct SearchShardingFlags {
-  std::string dp_shard;        // list: "0,8"
-  std::string zeropp;          // list: "off,qwz,qwz+hpz8+qgz"
-  std::string param_offload;   // list: "off,on"
+  std::string dp_shard;       // list: "0,8"
+  std::string zeropp;         // list: "off,qwz,qwz+hpz8+qgz"
+  std::string param_offload;  // list: "off,on"
   std::string offload_device = "cpu";
   std::string activation_offload_layers;  // list: "0,4"
 };

@@ -19,8 +19,8 @@ void rewrite(const Plan& p, std::vector<CommOp>* ops) {
     if (op.collective != Collective::reduce_scatter) continue;
     // The rank's reduced shard, all-reduced with the same shard of every replica (Megatron rank order: the shard
     // group is contiguous at stride tp, so its replicas sit shard x tp ranks apart).
-    added.push_back({CommKind::dp, Collective::all_reduce, op.bytes / shard, replicas, stride * shard, op.count,
-                     op.window});
+    added.push_back(
+        {CommKind::dp, Collective::all_reduce, op.bytes / shard, replicas, stride * shard, op.count, op.window});
   }
   ops->insert(ops->end(), added.begin(), added.end());
 }
@@ -55,8 +55,9 @@ void validate_hsdp(const Context& ctx, Problems* problems) {
                                                 "; the plan has zero " + std::to_string(p.zero)});
   }
   if (p.ep > 1 || p.tsp > 1 || p.sdp_keep < 1.0)
-    problems->push_back({"hsdp_combination", "hybrid sharding with expert, folded (tsp) or subnetwork data "
-                                             "parallelism is not modelled"});
+    problems->push_back({"hsdp_combination",
+                         "hybrid sharding with expert, folded (tsp) or subnetwork data "
+                         "parallelism is not modelled"});
 }
 
 void apply_hsdp_sharding(const Context& ctx, Sharding* sh) {

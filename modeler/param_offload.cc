@@ -28,26 +28,30 @@ void validate_param_offload(const Context& ctx, Problems* problems) {
       if (p.zero != 3)
         problems->push_back({"param_offload_needs_zero", "DeepSpeed offloads parameters at ZeRO-3 only (--zero 3)"});
       if (p.optimizer_offload != 1.0)
-        problems->push_back({"param_offload_needs_optimizer_offload",
-                             "parameter offload is modelled with DeepSpeed's optimizer offload (--optimizer-offload 1), "
-                             "as DeepSpeed's estimator and ZeRO-Infinity pair them"});
+        problems->push_back(
+            {"param_offload_needs_optimizer_offload",
+             "parameter offload is modelled with DeepSpeed's optimizer offload (--optimizer-offload 1), "
+             "as DeepSpeed's estimator and ZeRO-Infinity pair them"});
     }
     if (fw.param_offload == ParamOffloadKind::fsdp_cpu) {
       if (p.zero < 2)
         problems->push_back({"param_offload_needs_zero", "FSDP CPU offload needs sharded parameters (--zero 2 or 3)"});
       if (sys.host_memory_bw_per_gpu.v <= 0)
-        problems->push_back({"offload_host_unknown", "FSDP CPU offload steps the optimizer on the host: the profile "
-                                                     "of " + sys.name + " has no host_memory_bw_gbps_per_gpu"});
+        problems->push_back({"offload_host_unknown",
+                             "FSDP CPU offload steps the optimizer on the host: the profile "
+                             "of " +
+                                 sys.name + " has no host_memory_bw_gbps_per_gpu"});
     }
   }
   if (on_nvme(p)) {
-    if (!fw.offers_nvme_offload)
-      problems->push_back({"nvme_unsupported", fw.name + " does not offload to NVMe"});
+    if (!fw.offers_nvme_offload) problems->push_back({"nvme_unsupported", fw.name + " does not offload to NVMe"});
     if (p.optimizer_offload <= 0 && !p.param_offload)
       problems->push_back({"nvme_nothing_offloaded", "--offload-device nvme needs optimizer or parameter offload"});
     if (sys.nvme_per_gpu.v <= 0 || sys.nvme_read_bw_per_gpu.v <= 0 || sys.nvme_write_bw_per_gpu.v <= 0)
-      problems->push_back({"nvme_unknown", "NVMe offload needs the profile's nvme_gib_per_gpu, nvme_read_gbps_per_gpu "
-                                           "and nvme_write_gbps_per_gpu; " + sys.name + " does not state them"});
+      problems->push_back({"nvme_unknown",
+                           "NVMe offload needs the profile's nvme_gib_per_gpu, nvme_read_gbps_per_gpu "
+                           "and nvme_write_gbps_per_gpu; " +
+                               sys.name + " does not state them"});
   }
   const int n = p.activation_offload_layers;
   if (n != 0) {
@@ -61,8 +65,8 @@ void validate_param_offload(const Context& ctx, Problems* problems) {
     // megatron/core/transformer/transformer_config.py __post_init__: fewer layers than the model's, no pipeline
     // parallelism, no activation recomputation.
     if (n >= ctx.model.layers)
-      problems->push_back({"activation_offload_range", named + ": must be fewer than the model's " +
-                                                           std::to_string(ctx.model.layers) + " layers"});
+      problems->push_back({"activation_offload_range",
+                           named + ": must be fewer than the model's " + std::to_string(ctx.model.layers) + " layers"});
     if (p.pp > 1)
       problems->push_back({"activation_offload_needs_no_pp", named + ": Megatron-Core refuses CPU offloading with "
                                                                      "pipeline parallelism"});

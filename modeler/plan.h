@@ -105,7 +105,8 @@ struct Plan {
   /// it and replicated over dp / dp_shard groups; 0 = the whole data-parallel group (plain ZeRO/FSDP).
   int dp_shard = 0;
   ZeroPP zeropp;
-  /// Parameters on the host too (DeepSpeed offload_param, FSDP CPUOffload(offload_params=True); modeler/param_offload.h).
+  /// Parameters on the host too (DeepSpeed offload_param, FSDP CPUOffload(offload_params=True);
+  /// modeler/param_offload.h).
   bool param_offload = false;
   OffloadDevice offload_device = OffloadDevice::cpu;  // where offloaded optimizer states and parameters live
   /// Activations of this many layers offloaded to the host in forward and fetched back for backward (Megatron-Core

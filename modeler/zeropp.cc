@@ -96,17 +96,21 @@ void validate_zeropp(const Context& ctx, Problems* problems) {
   if (!z.any()) return;
   const std::string named = "ZeRO++ (" + zeropp_string(z) + ")";
   if (!ctx.framework.offers_zeropp)
-    problems->push_back({"zeropp_unsupported", named + " is DeepSpeed's; " + ctx.framework.name + " does not offer it"});
+    problems->push_back(
+        {"zeropp_unsupported", named + " is DeepSpeed's; " + ctx.framework.name + " does not offer it"});
   if (p.zero != 3) problems->push_back({"zeropp_needs_zero3", named + " runs with ZeRO-3 only (--zero 3)"});
   if (z.hpz_partition > 1 && (p.dp % z.hpz_partition != 0 || z.hpz_partition >= p.dp))
     problems->push_back({"zeropp_hpz_divides_dp", "hpZ partition (" + std::to_string(z.hpz_partition) +
-                                                      ") must divide dp (" + std::to_string(p.dp) + ") and be smaller"});
+                                                      ") must divide dp (" + std::to_string(p.dp) +
+                                                      ") and be smaller"});
   // all_to_all_quant_reduce groups dist.get_world_size() ranks by device_count(): the whole world is data parallel.
   if (z.quantized_gradients && p.inner() * p.pp > 1)
-    problems->push_back({"zeropp_qgz_model_parallel", "qgZ groups all ranks by node (DeepSpeed "
-                                                      "all_to_all_quant_reduce): it needs tp x cp x pp = 1"});
+    problems->push_back({"zeropp_qgz_model_parallel",
+                         "qgZ groups all ranks by node (DeepSpeed "
+                         "all_to_all_quant_reduce): it needs tp x cp x pp = 1"});
   if (p.dp_shard > 0) problems->push_back({"zeropp_with_hsdp", named + " with hybrid sharding (MiCS) is not offered"});
-  if (p.param_offload) problems->push_back({"zeropp_with_param_offload", named + " with parameter offload is not modelled"});
+  if (p.param_offload)
+    problems->push_back({"zeropp_with_param_offload", named + " with parameter offload is not modelled"});
 }
 
 void apply_zeropp_comm(const Context& ctx, CommPlan* comm) {

@@ -159,8 +159,8 @@ GpuProfile read_gpu(const YAML::Node& doc, const std::string& file, const std::s
                     const YAML::Node& overrides = YAML::Node()) {
   reject_unknown(doc, file, path, {"schema_version", "kind", "name", "sources", "peak_tflops", "hbm_capacity_gib",
                                    "hbm_bw_gbps", "l2_mib", "sm_count", "host_link_gbps", "tdp_w", "efficiency", "node",
-                                   "scale_out", "host_memory_gib_per_gpu", "host_memory_bw_gbps_per_gpu", "nvme_gib_per_gpu",
-                                   "nvme_read_gbps_per_gpu", "nvme_write_gbps_per_gpu", "tables"});
+                                   "scale_out", "host_memory_gib_per_gpu", "host_memory_bw_gbps_per_gpu",
+                                   "nvme_gib_per_gpu", "nvme_read_gbps_per_gpu", "nvme_write_gbps_per_gpu", "tables"});
   MapReader r(doc, file, path);
   Problems problems;
   GpuProfile p;
