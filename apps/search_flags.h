@@ -38,6 +38,7 @@ struct SearchFlags {
   std::string optimizer_offload;  // list of optimizer offload fractions: "0,1"
   SearchShardingFlags sharding;   // --dp-shard, --zeropp, --param-offload, ... lists (sharding_flags.h)
   std::string compare;     // --compare FILE: a plan file to evaluate and rank beside the results
+  FinetuneFlags finetune;  // fixed for the whole search: what is trained and the optimizer (not axes)
   int top = 10;
   int threads = 0;
   bool quiet = false;

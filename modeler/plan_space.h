@@ -79,6 +79,8 @@ struct SpaceRequest {
   std::vector<bool> param_offload;
   std::vector<int> activation_offload_layers;
   OffloadDevice offload_device = OffloadDevice::cpu;
+  /// What is trained and the optimizer: the user's, the same for every candidate (never an axis).
+  Finetune finetune;
 };
 
 /// One setting of the memory-tier options (modeler/hsdp.h, zeropp.h, param_offload.h); the default is none.
@@ -124,6 +126,7 @@ struct PlanSpace {
   std::vector<SdpChoice> sdp = {SdpChoice{}};
   std::vector<double> optimizer_offload = {0};
   std::vector<MemoryChoice> memory = {MemoryChoice{}};
+  Finetune finetune;  // every candidate's (SpaceRequest::finetune)
 
   /// Plans of one layout: the product of its option axes (sp and tp_overlap collapse to off when tp == 1,
   /// ep_overlap when ep == 1).

@@ -51,6 +51,9 @@ struct PlanFields {
   std::optional<int> dp_shard, activation_offload_layers;
   std::optional<std::string> zeropp, offload_device;  // "qwz+hpz8" (zeropp_string), "cpu" or "nvme"
   std::optional<bool> param_offload;
+  /// Fine-tuning (modeler/finetune.h) as predict's flags spell it: --peft, --lora-rank, --lora-targets, --optimizer.
+  std::optional<std::string> peft, lora_targets, optimizer;
+  std::optional<int> lora_rank;
 };
 
 /// The numbers the file reports for its plan (an emitted plan's `predicted`, a report's time/throughput/memory).

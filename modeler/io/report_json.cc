@@ -4,6 +4,8 @@
 
 #include <ctime>
 
+#include "modeler/finetune.h"
+
 namespace shardplan::io {
 
 using nlohmann::json;
@@ -67,7 +69,11 @@ json plan_json(const Plan& p) {
               {"zeropp", zeropp_string(p.zeropp)},
               {"param_offload", p.param_offload},
               {"offload_device", to_string(p.offload_device)},
-              {"activation_offload_layers", p.activation_offload_layers}};
+              {"activation_offload_layers", p.activation_offload_layers},
+              {"peft", to_string(p.finetune.peft)},
+              {"lora_rank", p.finetune.lora_rank},
+              {"lora_targets", lora_targets_string(p.finetune.lora_targets)},
+              {"optimizer", to_string(p.finetune.optimizer)}};
 }
 
 json model_json(const ModelDesc& m) {
