@@ -4,6 +4,7 @@
 #include <string>
 
 #include "modeler/memory_model.h"
+#include "modeler/optimizer.h"
 #include "modeler/stage_params.h"
 #include "modeler/time_model.h"
 
@@ -122,7 +123,7 @@ void apply_param_offload(const Context& ctx, const Sharding& sh, const Schedule&
       // the optimizer steps on the CPU (torch.optim on host tensors), bounded here by host DRAM bandwidth as the
       // CPU Adam of offload.h: an optimistic bound for PyTorch's CPU AdamW.
       const double owned = owned_state_params(ctx, sh, true);
-      out->host += Bytes(owned * (fw.state.weights + fw.state.gradients + fw.state.optimizer));
+      out->host += Bytes(owned * (fw.state.weights + fw.state.gradients + optimizer_bytes_per_param(ctx)));
       mem->weights -= std::min(mem->weights, Bytes(owned * fw.state.weights));
       mem->gradients = Bytes(0);
       mem->optimizer = Bytes(0);
@@ -141,7 +142,7 @@ void apply_param_offload(const Context& ctx, const Sharding& sh, const Schedule&
     // ZeRO-Infinity swaps the fp32 master weights and Adam states in from NVMe and out again around the CPU step;
     // offload_optimizer.pipeline_read / pipeline_write default to False (runtime/zero/offload_config.py), so the
     // swaps and the step run one after the other. The fp32 gradients stay in pinned host memory.
-    const Bytes states(owned_state_params(ctx, sh, false) * p.optimizer_offload * fw.state.optimizer);
+    const Bytes states(owned_state_params(ctx, sh, false) * p.optimizer_offload * optimizer_bytes_per_param(ctx));
     out->host -= std::min(out->host, states);
     out->nvme += states;
     const Seconds swap = states / sys.nvme_read_bw_per_gpu + states / sys.nvme_write_bw_per_gpu;
