@@ -127,6 +127,14 @@ std::vector<std::string> apply_plan_file(const io::PlanFile& file, const CLI::Ap
   fill("--precision", "precision", &plan->precision, pf.precision);
   if (pf.optimizer_offload && *pf.optimizer_offload > 0)
     fill("--optimizer-offload", "optimizer_offload", &plan->optimizer_offload, pf.optimizer_offload);
+  if (pf.dp_shard && *pf.dp_shard > 0) fill("--dp-shard", "dp_shard", &plan->sharding.dp_shard, pf.dp_shard);
+  if (pf.zeropp && *pf.zeropp != "off") fill("--zeropp", "zeropp", &plan->sharding.zeropp, pf.zeropp);
+  fill_bool("--param-offload", "--no-param-offload", "param_offload", &plan->sharding.param_offload, pf.param_offload);
+  if (pf.offload_device && *pf.offload_device != "cpu")
+    fill("--offload-device", "offload_device", &plan->sharding.offload_device, pf.offload_device);
+  if (pf.activation_offload_layers && *pf.activation_offload_layers > 0)
+    fill("--activation-offload-layers", "activation_offload_layers", &plan->sharding.activation_offload_layers,
+         pf.activation_offload_layers);
   if (pf.peft && *pf.peft != "none") {
     fill("--peft", "peft", &plan->finetune.peft, pf.peft);
     fill("--lora-rank", "lora_rank", &plan->finetune.lora_rank, pf.lora_rank);

@@ -55,6 +55,7 @@ void add_plan_flags(CLI::App* app, PlanFlags* f) {
                   "fraction of optimizer states and master weights in host memory, stepped on the CPU (Megatron-Core "
                   "--optimizer-offload-fraction; 1 = DeepSpeed ZeRO-Offload); default 0")
       ->check(CLI::Range(0.0, 1.0));
+  add_sharding_flags(app, &f->sharding);
   app->add_option("--zero", f->zero,
                   "ZeRO stage: 0 none, 1 optimizer, 2 +gradients, 3 +parameters (FSDP); default: the framework's "
                   "(see --framework)")
@@ -183,6 +184,7 @@ Plan resolve_plan(const PlanFlags& f, const System& sys) {
   p.capacity_factor = f.capacity_factor.value_or(0.0);
   p.sdp_keep = f.sdp_keep.value_or(1.0);
   p.optimizer_offload = f.optimizer_offload.value_or(0.0);
+  apply_sharding_flags(f.sharding, &p);
   p.sdp_mask = f.sdp_mask == "backward" ? SdpMask::backward : SdpMask::forward;
   p.sdp_granularity = f.sdp_granularity == "neuron" ? SdpGranularity::neuron : SdpGranularity::block;
   if (!f.sdp_keep && (f.sdp_mask != "forward" || f.sdp_granularity != "block"))
@@ -285,6 +287,7 @@ std::string plan_arguments(const Plan& p, const std::string& framework) {
          to_string(p.sdp_granularity);
   s += " --dp " + std::to_string(p.dp) + " --zero " + std::to_string(p.zero);
   if (p.optimizer_offload > 0) s += " --optimizer-offload " + fmt_number(p.optimizer_offload);
+  s += sharding_arguments(p);
   s += p.sequence_parallel ? " --sp" : " --no-sp";
   if (p.tp_comm_overlap) s += " --tp-overlap";
   if (p.ep_comm_overlap) s += " --ep-overlap";

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "apps/sharding_flags.h"
 #include "apps/finetune_flags.h"
 #include "modeler/framework.h"
 #include "modeler/model_desc.h"
@@ -28,6 +29,7 @@ struct PlanFlags {
   std::optional<int> tp, pp, vpp, dp, cp, ep, etp, tsp, zero, mbs, gbs, seq;
   std::optional<double> sdp_keep, moe_imbalance, capacity_factor;
   std::optional<double> optimizer_offload;  // fraction of optimizer states on the host
+  ShardingFlags sharding;                   // --dp-shard, --zeropp, --param-offload, ... (sharding_flags.h)
   std::string sdp_mask = "forward";
   std::string sdp_granularity = "block";
   bool sp_on = false, sp_off = false;  // --sp / --no-sp; neither: on when tp > 1

@@ -95,6 +95,7 @@ std::string format_time(const TimeBreakdown& t) {
     if (t.exposed_comm[k].v > 0) s += line(std::string("exposed ") + kCommKindNames[k] + " communication", t.exposed_comm[k]);
   s += line("pipeline bubble", t.bubble);
   s += line("optimizer step", t.optimizer);
+  if (t.host_transfer.v > 0) s += line("exposed offload copies", t.host_transfer);
   s += row("step", step, "%.2f", 100.0, "%.1f");
   return s;
 }

@@ -58,6 +58,7 @@ void add_search_flags(CLI::App* app, SearchFlags* f, bool gpus_required) {
   app->add_option("--tsp", f->tsp, std::string("TSP degrees, with --allow tsp") + axis + " (default: powers of two from 2 to --max-tp)");
   app->add_option("--optimizer-offload", f->optimizer_offload,
                   "optimizer offload fractions in [0, 1] to try, a list (default 0: no offload): 0,1 or 0,0.5,1");
+  add_search_sharding_flags(app, &f->sharding);
   app->add_option("--sdp-keep", f->sdp_keep, "SDP keep fractions in (0, 1), a list (with --allow sdp; default 0.5)");
   app->add_option("--top", f->top, "plans to list (default 10)")->check(positive_number());
   app->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(positive_number());
@@ -129,6 +130,7 @@ SpaceRequest resolve_request(const SearchFlags& f) {
       throw ConfigError("--optimizer-offload: '" + s + "' is not a fraction in [0, 1]");
     r.optimizer_offload.push_back(frac);
   }
+  apply_search_sharding_flags(f.sharding, &r);
   r.finetune = resolve_finetune(f.finetune);
   r.global_batch = f.gbs.value_or(0);
   r.seq_len = f.seq.value_or(0);
@@ -207,6 +209,7 @@ std::string plan_label(const Plan& p) {
     s += ":" + recompute_modules_string(p.recompute_modules);
   s += " " + precision_name(p);
   if (p.optimizer_offload > 0) s += " offload" + fmt("%g", p.optimizer_offload);
+  s += sharding_label(p);
   if (p.changes_training_semantics()) s += " sdp" + fmt("%g", p.sdp_keep) + "/" + to_string(p.sdp_mask);
   return s;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "apps/plan_flags.h"
+#include "apps/sharding_flags.h"
 #include "modeler/plan_space.h"
 #include "modeler/search.h"
 
@@ -35,6 +36,7 @@ struct SearchFlags {
   std::string tsp;         // axis spec of TSP degrees (with --allow tsp)
   std::string sdp_keep;    // list of SDP keep fractions (with --allow sdp)
   std::string optimizer_offload;  // list of optimizer offload fractions: "0,1"
+  SearchShardingFlags sharding;   // --dp-shard, --zeropp, --param-offload, ... lists (sharding_flags.h)
   std::string compare;     // --compare FILE: a plan file to evaluate and rank beside the results
   FinetuneFlags finetune;  // fixed for the whole search: what is trained and the optimizer (not axes)
   int top = 10;

@@ -49,13 +49,16 @@ struct TimeBreakdown {
   std::array<Seconds, kNumCommKinds> exposed_comm{};  // communication not hidden behind compute, per strategy
   Seconds bubble;     // pipeline fill and drain
   Seconds optimizer;  // optimizer step
+  /// Per-layer host-link copies of offloaded parameters and activations not hidden behind the layers' compute
+  /// (modeler/param_offload.h); 0 without parameter or activation offload.
+  Seconds host_transfer;
   StepShape shape;
   Seconds exposed_comm_total() const {
     Seconds s;
     for (Seconds c : exposed_comm) s += c;
     return s;
   }
-  Seconds step() const { return compute + exposed_comm_total() + bubble + optimizer; }
+  Seconds step() const { return compute + exposed_comm_total() + bubble + optimizer + host_transfer; }
 };
 
 /// Optimizer offload to host memory (modeler/offload.h); all zero when the plan offloads nothing.
@@ -67,6 +70,13 @@ struct OffloadEstimate {
   Seconds transfer;       // the longer of the two copies over the host link (they run in opposite directions)
   Seconds exposed;        // what the step waits for (part of TimeBreakdown::optimizer)
   double link_gbps = 0;   // host-link bandwidth the copies use, averaged over the step, GB/s
+  // Parameter and activation offload, NVMe (modeler/param_offload.h).
+  Bytes nvme;             // NVMe per GPU: states ZeRO-Infinity keeps there (offload device nvme)
+  Bytes layer_transfer;   // per step per GPU: per-layer parameter fetches, gradient and activation copies
+  Seconds layer_exposed;  // their exposed part (TimeBreakdown::host_transfer)
+  Bytes nvme_traffic;     // per step per GPU: bytes read from and written to NVMe
+  double nvme_gbps = 0;   // NVMe bandwidth used, averaged over the step, GB/s
+  bool any() const { return host.v > 0 || nvme.v > 0 || layer_transfer.v > 0; }
 };
 
 struct Estimate {

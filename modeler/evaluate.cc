@@ -5,11 +5,14 @@
 
 #include "modeler/finetune.h"
 #include "modeler/framework_rules.h"
+#include "modeler/hsdp.h"
 #include "modeler/layer_cost.h"
 #include "modeler/memory_model.h"
 #include "modeler/offload.h"
+#include "modeler/param_offload.h"
 #include "modeler/strategies/strategy.h"
 #include "modeler/time_model.h"
+#include "modeler/zeropp.h"
 
 namespace shardplan {
 
@@ -99,6 +102,7 @@ Problem oom_problem(const MemoryBreakdown& mem) {
 Sharding sharded(const Context& ctx) {
   Sharding sh = unsharded(ctx);
   for (const Strategy* s : all_strategies()) s->shard(ctx, &sh);
+  apply_hsdp_sharding(ctx, &sh);
   return sh;
 }
 
@@ -145,6 +149,9 @@ Problems validate_plan(const ModelDesc& model, const System& system, const Plan&
   validate_basics(ctx, &problems);
   for (const Strategy* s : all_strategies()) s->validate(ctx, &problems);
   validate_offload(ctx, &problems);
+  validate_hsdp(ctx, &problems);
+  validate_zeropp(ctx, &problems);
+  validate_param_offload(ctx, &problems);
   validate_finetune(ctx, &problems);
   check_framework_rules(model, system, plan, framework, &problems);  // what the framework's launcher refuses
   return problems;
@@ -162,12 +169,17 @@ Estimate evaluate(const ModelDesc& model, const System& system, const Plan& plan
   CommPlan comm;
   for (const Strategy* s : all_strategies()) s->schedule(ctx, sh, &sched);
   for (const Strategy* s : all_strategies()) s->add_comm(ctx, sh, &comm);
+  apply_hsdp_comm(ctx, &comm);
+  apply_zeropp_comm(ctx, &comm);
 
   const LayerCost layer = layer_cost(ctx, sh);
   const LayerCost head = head_cost(ctx, sh);
   e.time = step_time(ctx, sh, sched, comm, layer, head);
+  e.time.compute += zeropp_kernel_time(ctx, sh, sched);
   e.memory = memory_breakdown(ctx, sh, sched);
+  apply_zeropp_memory(ctx, sh, &e.memory);
   apply_offload(ctx, sh, &e.memory, &e.time, &e.offload);
+  apply_param_offload(ctx, sh, sched, layer, &e.memory, &e.time, &e.offload);
 
   const double tokens_per_step = 1.0 * plan.global_batch * plan.seq_len;
   const Seconds step = e.time.step();
@@ -183,9 +195,15 @@ Estimate evaluate(const ModelDesc& model, const System& system, const Plan& plan
       layer.recompute.flops * model.layers * plan.inner() / (1.0 * plan.micro_batch * plan.seq_len);
   e.hfu = (e.model_flops_per_token + recompute_per_token) * e.tokens_per_s / peak;
   if (!e.memory.fits()) e.problems.push_back(oom_problem(e.memory));
-  if (e.offload.host > system.host_memory_per_gpu)
-    e.problems.push_back({"oom_host", "out of host memory: optimizer offload needs " + num(to_GiB(e.offload.host), "%.1f") +
-                                          " GiB per GPU of " + num(to_GiB(system.host_memory_per_gpu), "%.1f") + " GiB"});
+  if (e.offload.host > system.host_memory_per_gpu) {
+    const bool more = e.plan.param_offload || e.plan.activation_offload_layers > 0;
+    e.problems.push_back({"oom_host", std::string("out of host memory: ") + (more ? "offload" : "optimizer offload") +
+                                          " needs " + num(to_GiB(e.offload.host), "%.1f") + " GiB per GPU of " +
+                                          num(to_GiB(system.host_memory_per_gpu), "%.1f") + " GiB"});
+  }
+  if (e.offload.nvme > system.nvme_per_gpu)
+    e.problems.push_back({"oom_nvme", "out of NVMe: offload needs " + num(to_GiB(e.offload.nvme), "%.1f") +
+                                          " GiB per GPU of " + num(to_GiB(system.nvme_per_gpu), "%.1f") + " GiB"});
   check_invariants(e);
   return e;
 }
@@ -194,11 +212,12 @@ void check_invariants(const Estimate& e) {
   const TimeBreakdown& t = e.time;
   SHARDPLAN_CHECK(t.compute.v > 0 && std::isfinite(t.compute.v));
   SHARDPLAN_CHECK(t.recompute.v >= 0 && t.recompute <= t.compute);
-  SHARDPLAN_CHECK(t.bubble.v >= 0 && t.optimizer.v >= 0);
+  SHARDPLAN_CHECK(t.bubble.v >= 0 && t.optimizer.v >= 0 && t.host_transfer.v >= 0);
   for (Seconds c : t.exposed_comm) SHARDPLAN_CHECK(c.v >= 0 && std::isfinite(c.v));
   if (e.plan.tp == 1) SHARDPLAN_CHECK(t.exposed_comm[static_cast<int>(CommKind::tp)].v == 0);
   if (e.plan.pp == 1) SHARDPLAN_CHECK(t.bubble.v == 0);
-  SHARDPLAN_CHECK(e.memory.weights.v > 0 && e.memory.activations.v >= 0);
+  // Parameter offload moves every weight off the GPU (only the gathered layers stay, as buffers).
+  SHARDPLAN_CHECK((e.memory.weights.v > 0 || e.plan.param_offload) && e.memory.activations.v >= 0);
 }
 
 }  // namespace shardplan

@@ -28,6 +28,13 @@ Framework megatron() {
   f.offers_block_recompute = true;  // --recompute-method block --recompute-num-layers N
   // Megatron-Core OptimizerConfig.optimizer_cpu_offload / optimizer_offload_fraction (HybridDeviceOptimizer).
   f.optimizer_offload = OptimizerOffloadKind::megatron_hybrid;
+  // --num-distributed-optimizer-instances N: the distributed optimizer shards over (dp x cp) / N contiguous ranks,
+  // reduce-scatters there and all-reduces across the N instances (megatron/core/parallel_state.py
+  // intra_partial_data_parallel_size, distributed/param_and_grad_buffer.py: RS then AR on a communication stream).
+  f.hsdp_zero_stages = {1};
+  // TransformerConfig.cpu_offloading / cpu_offloading_num_layers (Transformer Engine CPU offload of activations;
+  // refused with pipeline parallelism and with recompute, transformer_config.py __post_init__).
+  f.offers_activation_offload = true;
   // --recompute-granularity selective --recompute-modules (Megatron-Core TransformerConfig.recompute_modules)
   f.offers_recompute_modules = true;
   // TE Linear/LayerNormLinear save the quantized input (column-wise fp8 data only) for the wgrad GEMM
@@ -122,6 +129,8 @@ Framework megatron_legacy() {
   f.offers_ep_overlap = false;
   f.offers_recompute_modules = false;  // --recompute-modules came with Megatron-Core (2025)
   f.optimizer_offload = OptimizerOffloadKind::none;  // the CPU optimizer came with Megatron-Core (2025)
+  f.hsdp_zero_stages = {};
+  f.offers_activation_offload = false;
   f.sources = {"NVIDIA/Megatron-LM v2.x-v3.0 megatron/model/transformer.py (CoreAttention), fused_softmax.py",
                "Korthikanti et al. 2022 Sec. 5 (selective recompute of the attention core)"};
   f.launcher = Launcher::none;  // a historical profile: today's Megatron-LM flags would not run its kernels
@@ -139,6 +148,15 @@ Framework megatron_deepspeed() {
   f.fp8_saves_linear_inputs = false;      // no Transformer Engine linears
   f.overlap_param_gather = false;
   f.optimizer_offload = OptimizerOffloadKind::zero_offload;  // DeepSpeed offload_optimizer: {device: cpu}
+  // DeepSpeed MiCS (zero_optimization.mics_shard_size, runtime/zero/config.py): ZeRO-3 sharded within groups of
+  // that size, gradients all-reduced across them. ZeRO++ (zero_quantized_weights, zero_hpz_partition_size,
+  // zero_quantized_gradients) at stage 3; ZeRO-Infinity offload_param / offload_optimizer to cpu or nvme
+  // (runtime/zero/offload_config.py). Megatron-DeepSpeed's own --cpu-offloading is not Megatron-Core's.
+  f.hsdp_zero_stages = {3};
+  f.offers_zeropp = true;
+  f.param_offload = ParamOffloadKind::zero_infinity;
+  f.offers_nvme_offload = true;
+  f.offers_activation_offload = false;
   f.sources = {"microsoft/Megatron-DeepSpeed README: --use-flash-attn-v2, DeepSpeed ZeRO stages"};
   f.launcher = Launcher::megatron_deepspeed;
   // DeepSpeed's zero_optimization.stage defaults to 0 (deepspeed/runtime/zero/config.py), as the Megatron-DeepSpeed
@@ -208,6 +226,14 @@ Framework torchtitan() {
   // data_parallel_replicate_degree (0); FSDP2 with reshard_after_forward false (2, torchtitan's choice under PP)
   // or true (3). No optimizer-only sharding.
   f.zero_stages = {0, 2, 3};
+  // HSDP: data_parallel_replicate_degree x data_parallel_shard_degree (torchtitan config/configs.py
+  // ParallelismConfig; distributed/fsdp.py applies fully_shard on the (dp_replicate, dp_shard x cp) mesh, and
+  // FSDP2 reduce-scatters over the shard dim and all-reduces over the replicate dim per unit in backward).
+  f.hsdp_zero_stages = {2, 3};
+  // training.enable_cpu_offload: FSDP2 CPUOffloadPolicy, "parameters, gradients, and optimizer states" on the
+  // host (config/configs.py, distributed/fsdp.py). Activation offload exists only in experiments/graph_trainer
+  // (compile.memory_policy cpu_offload_all), not in the trainer: not offered here.
+  f.param_offload = ParamOffloadKind::fsdp_cpu;
   f.offers_tp_overlap = true;  // parallelism.enable_async_tensor_parallel (torch.compile + symmetric memory)
   // AsyncTP moves data with copy-engine copies between symmetric-memory buffers in tp chunks, for the
   // reduce-scatter too (torch/distributed/_symmetric_memory _pipelined_produce_and_all2all): no SMs taken.
@@ -261,6 +287,11 @@ Framework llm_foundry() {
   f.overlap_param_gather = true;  // FSDP1 forward prefetch
   f.reshard_after_forward = true; // FULL_SHARD
   f.zero_stages = {0, 2, 3};      // NO_SHARD, SHARD_GRAD_OP, FULL_SHARD
+  // PyTorch FSDP1 ShardingStrategy.HYBRID_SHARD / _HYBRID_SHARD_ZERO2 (torch/distributed/fsdp/api.py: shard within
+  // a node, replicate across nodes) and CPUOffload(offload_params=True) (parameters and gradients on the host,
+  // the optimizer steps there), both Composer FSDP config keys (sharding_strategy, cpu_offload).
+  f.hsdp_zero_stages = {2, 3};
+  f.param_offload = ParamOffloadKind::fsdp_cpu;
   f.state = {4, 4, 8};            // FSDP1 flat fp32 params sharded (master), fp32 grads, Adam (LionW uses m only)
   f.fsdp_unsharded_param_bytes = 2.0;  // FSDP MixedPrecision param_dtype bf16 (PURE/DEFAULT precision configs)
   // The 2023 MPT yamls set no fused loss: eager F.cross_entropy, as torchtitan (36 bytes per logit of traffic).
@@ -410,6 +441,13 @@ std::vector<FrameworkTrait> framework_traits(const Framework& f) {
       {"optimizer_offload", f.optimizer_offload == OptimizerOffloadKind::megatron_hybrid ? "megatron_hybrid"
                             : f.optimizer_offload == OptimizerOffloadKind::zero_offload  ? "zero_offload"
                                                                                          : "none"},
+      {"hsdp_zero_stages", text(f.hsdp_zero_stages)},
+      {"offers_zeropp", text(f.offers_zeropp)},
+      {"param_offload", f.param_offload == ParamOffloadKind::zero_infinity ? "zero_infinity"
+                        : f.param_offload == ParamOffloadKind::fsdp_cpu    ? "fsdp_cpu"
+                                                                           : "none"},
+      {"offers_nvme_offload", text(f.offers_nvme_offload)},
+      {"offers_activation_offload", text(f.offers_activation_offload)},
       {"launcher", to_string(f.launcher)},
       {"defaults", framework_defaults_text(f)},
       {"fp8_library", f.fp8_library == Fp8Library::torchao ? "torchao" : "transformer_engine"},

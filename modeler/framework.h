@@ -41,6 +41,12 @@ struct CpMergeBytes {
 ///   rank's fp32 master weights, gradients and Adam states live in pinned host memory; gradients stream to the host
 ///   during backward, DeepSpeedCPUAdam steps, and the 16-bit parameters are copied back.
 enum class OptimizerOffloadKind { none, megatron_hybrid, zero_offload };
+/// Parameter offload (modeler/param_offload.h) as a framework implements it.
+/// zero_infinity: DeepSpeed ZeRO-3 offload_param (device cpu or nvme; with offload_optimizer): the 16-bit
+///   parameter partition lives on the host and is copied to the GPU before each all-gather.
+/// fsdp_cpu: FSDP2 CPUOffloadPolicy (torchtitan training.enable_cpu_offload): the sharded fp32 parameters, their
+///   gradients and the optimizer states live on the host, the optimizer steps there.
+enum class ParamOffloadKind { none, zero_infinity, fsdp_cpu };
 /// Whose launcher runs the plan: which framework rules apply (framework_rules.h) and which --emit formats
 /// write it. none: no launcher rules are encoded and only the shardplan plan JSON is emitted.
 enum class Launcher { none, megatron, nemo, torchtitan, megatron_deepspeed };
@@ -146,6 +152,13 @@ struct Framework {
   /// Bytes per element of the dK/dV partial sums passed around the ring in backward (TE: bf16; PyTorch: fp32).
   double cp_grad_kv_bytes = 2.0;
   OptimizerOffloadKind optimizer_offload = OptimizerOffloadKind::none;
+  /// ZeRO stages at which the software shards inside a group of data-parallel ranks and replicates across groups
+  /// (modeler/hsdp.h); empty: no hybrid sharding.
+  std::vector<int> hsdp_zero_stages;
+  bool offers_zeropp = false;  // DeepSpeed ZeRO++ at ZeRO-3 (modeler/zeropp.h)
+  ParamOffloadKind param_offload = ParamOffloadKind::none;
+  bool offers_nvme_offload = false;        // offload_optimizer / offload_param device nvme (ZeRO-Infinity)
+  bool offers_activation_offload = false;  // Megatron-Core / TE --cpu-offloading-num-layers
   // Recipe traits: what the framework's published (performance) recipes turn on by default. `validate` takes them
   // for the settings a published run leaves null; a plan given to predict or search states its own.
   /// fp8 linears' quantization kernels: Transformer Engine's fused cast-transpose or torchao's Float8Linear.

@@ -24,6 +24,7 @@ constexpr const char* kFp8RecipeNames[] = {"delayed", "tensorwise", "blockwise",
 }  // namespace
 
 const char* to_string(Fp8Recipe r) { return kFp8RecipeNames[static_cast<int>(r)]; }
+const char* to_string(OffloadDevice d) { return d == OffloadDevice::nvme ? "nvme" : "cpu"; }
 
 std::optional<Fp8Recipe> parse_fp8_recipe(const std::string& text) {
   for (int i = 0; i < 5; ++i)

@@ -44,6 +44,15 @@ enum class SdpGranularity { block, neuron };
 /// activation and 128x128 weight blocks, DeepSeek-V3's), mxfp8 (MXFP8BlockScaling: 1x32 blocks, E8M0 scales),
 /// nvfp4 (NVFP4BlockScaling: fp4 with 1x16 blocks of E4M3 scales and a per-tensor scale).
 enum class Fp8Recipe { delayed, tensorwise, blockwise, mxfp8, nvfp4 };
+/// Where offloaded model states live (DeepSpeed offload_optimizer / offload_param `device`: cpu or nvme).
+enum class OffloadDevice { cpu, nvme };
+/// DeepSpeed ZeRO++ (Wang et al. 2023, modeler/zeropp.h), with DeepSpeed ZeRO-3 only; DeepSpeed's config names.
+struct ZeroPP {
+  bool quantized_weights = false;    // qwZ: zero_quantized_weights (int8 parameter all-gather)
+  int hpz_partition = 1;             // hpZ: zero_hpz_partition_size (secondary weight shard; 1 = off)
+  bool quantized_gradients = false;  // qgZ: zero_quantized_gradients (int4 all-to-all gradient reduction)
+  bool any() const { return quantized_weights || hpz_partition > 1 || quantized_gradients; }
+};
 
 /// The optimizer that steps the trainable parameters (modeler/optimizer.h): the user's choice, never a search axis.
 enum class Optimizer { adamw, adamw8bit, adafactor, sgd, sgd_momentum, muon, lion };
@@ -116,6 +125,17 @@ struct Plan {
   /// ZeRO/FSDP parameters gathered in the recipe's dtype (Megatron fp8_param_gather, torchao
   /// enable_fsdp_float8_all_gather); unset: the framework's default (Framework::fp8_param_gather).
   std::optional<bool> fp8_param_gather;
+  /// Hybrid sharding (HSDP, modeler/hsdp.h): data-parallel ranks of one shard group (x cp), states sharded inside
+  /// it and replicated over dp / dp_shard groups; 0 = the whole data-parallel group (plain ZeRO/FSDP).
+  int dp_shard = 0;
+  ZeroPP zeropp;
+  /// Parameters on the host too (DeepSpeed offload_param, FSDP CPUOffload(offload_params=True);
+  /// modeler/param_offload.h).
+  bool param_offload = false;
+  OffloadDevice offload_device = OffloadDevice::cpu;  // where offloaded optimizer states and parameters live
+  /// Activations of this many layers offloaded to the host in forward and fetched back for backward (Megatron-Core
+  /// / Transformer Engine --cpu-offloading-num-layers); 0 = none.
+  int activation_offload_layers = 0;
   /// Fine-tuning method and optimizer (modeler/finetune.h, modeler/optimizer.h); default: AdamW on every weight.
   Finetune finetune;
 
@@ -145,6 +165,7 @@ const char* to_string(Dtype d);
 const char* to_string(SdpMask m);
 const char* to_string(SdpGranularity g);
 const char* to_string(Fp8Recipe r);
+const char* to_string(OffloadDevice d);
 /// The --precision spelling of a plan's GEMM precision: bf16, fp16, fp8, fp8-delayed, fp8-tensorwise,
 /// fp8-blockwise, mxfp8 or nvfp4.
 std::string precision_name(const Plan& p);

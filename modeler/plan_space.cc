@@ -100,7 +100,7 @@ uint64_t PlanSpace::layout_size(const Layout& l) const {
   const uint64_t tp_opts = l.tp > 1 ? sp.size() * tp_overlap.size() : 1;
   const uint64_t ep_opts = l.ep > 1 ? ep_overlap.size() : 1;
   return l.mbs.size() * zero.size() * tp_opts * ep_opts * recompute.size() * precision.size() * sdp.size() *
-         optimizer_offload.size();
+         optimizer_offload.size() * memory.size();
 }
 
 uint64_t PlanSpace::size() const {
@@ -149,6 +149,12 @@ Plan PlanSpace::plan_at(const Layout& l, uint64_t k) const {
   p.sdp_keep = sdp_choice.keep;
   p.sdp_mask = sdp_choice.mask;
   p.optimizer_offload = optimizer_offload[digit(optimizer_offload.size())];
+  const MemoryChoice& mc = memory[digit(memory.size())];
+  p.dp_shard = mc.dp_shard;
+  p.zeropp = mc.zeropp;
+  p.param_offload = mc.param_offload;
+  p.offload_device = mc.offload_device;
+  p.activation_offload_layers = mc.activation_offload_layers;
   return p;
 }
 
@@ -181,6 +187,12 @@ PlanSpace make_plan_space(const ModelDesc& model, const System& system, const Sp
     for (double keep : or_default(r.sdp_keep, {0.5}))
       for (SdpMask mask : {SdpMask::forward, SdpMask::backward}) s.sdp.push_back({keep, mask});
   s.optimizer_offload = or_default(r.optimizer_offload, {0.0});
+  s.memory.clear();
+  for (int shard : or_default(r.dp_shard, {0}))
+    for (const ZeroPP& z : or_default(r.zeropp, {ZeroPP{}}))
+      for (bool params : or_default(r.param_offload, {false}))
+        for (int layers : or_default(r.activation_offload_layers, {0}))
+          s.memory.push_back({shard, z, params, r.offload_device, layers});
 
   const int domain = system.tiers.empty() || system.tiers[0].domain_gpus == 0 ? gpus : system.tiers[0].domain_gpus;
   const int max_tp = r.max_tp > 0 ? r.max_tp : domain;

@@ -72,8 +72,24 @@ struct SpaceRequest {
   std::vector<double> sdp_keep;
   /// Optimizer offload fractions to try (plan.h optimizer_offload); default {0}: offload only when asked.
   std::vector<double> optimizer_offload;
+  /// Hybrid-sharding shard groups (plan.h dp_shard, 0 = none), ZeRO++ settings, parameter offload off/on and
+  /// activation-offload layer counts to try; each defaults to {none}. One offload device per search.
+  std::vector<int> dp_shard;
+  std::vector<ZeroPP> zeropp;
+  std::vector<bool> param_offload;
+  std::vector<int> activation_offload_layers;
+  OffloadDevice offload_device = OffloadDevice::cpu;
   /// What is trained and the optimizer: the user's, the same for every candidate (never an axis).
   Finetune finetune;
+};
+
+/// One setting of the memory-tier options (modeler/hsdp.h, zeropp.h, param_offload.h); the default is none.
+struct MemoryChoice {
+  int dp_shard = 0;
+  ZeroPP zeropp;
+  bool param_offload = false;
+  OffloadDevice offload_device = OffloadDevice::cpu;
+  int activation_offload_layers = 0;
 };
 
 /// One recompute setting: the kind, and for full recompute the layers of each chunk (0: all).
@@ -109,6 +125,7 @@ struct PlanSpace {
   std::optional<Fp8Recipe> fp8_recipe;
   std::vector<SdpChoice> sdp = {SdpChoice{}};
   std::vector<double> optimizer_offload = {0};
+  std::vector<MemoryChoice> memory = {MemoryChoice{}};
   Finetune finetune;  // every candidate's (SpaceRequest::finetune)
 
   /// Plans of one layout: the product of its option axes (sp and tp_overlap collapse to off when tp == 1,

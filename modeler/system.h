@@ -108,6 +108,11 @@ struct System {
   /// Host DRAM bandwidth per GPU (the node's CPU memory bandwidth over its GPUs): bounds a CPU optimizer step.
   /// 0: not stated by the profile.
   BytesPerSec host_memory_bw_per_gpu;
+  /// Local NVMe per GPU (the node's drives over its GPUs): capacity and sequential read / write bandwidth, the
+  /// third tier DeepSpeed ZeRO-Infinity offloads to (modeler/param_offload.h). 0: not stated by the profile.
+  Bytes nvme_per_gpu;
+  BytesPerSec nvme_read_bw_per_gpu;
+  BytesPerSec nvme_write_bw_per_gpu;
   std::string provenance;   // "datasheet defaults" or the calibration run that produced the tables
 
   /// Index of the innermost tier whose domain holds a group of `size` ranks placed with stride `stride`.

@@ -126,7 +126,8 @@ Timeline build_timeline(const Estimate& e) {
   // Per step, after the last backward: the compute the hidden gradient sync and parameter gather slowed (drawn
   // in one piece: the Estimate keeps only its sum), the exposed gradient/parameter communication, the optimizer.
   const double cont_us = s.step_contention.v * 1e6, step_comm_us = s.step_comm.v * 1e6;
-  const double opt_us = e.time.optimizer.v * 1e6;
+  // Exposed per-layer offload copies (parameter and activation offload) are drawn with the optimizer step.
+  const double opt_us = (e.time.optimizer.v + e.time.host_transfer.v) * 1e6;
   for (int st = 0; st < p; ++st) {
     double at = t.pipeline_us;
     if (cont_us > 0) t.events.push_back({"step comm contention", st, Track::compute, at, cont_us});

@@ -45,6 +45,26 @@ std::string emit_deepspeed(const EmitInput& in) {
   ds["train_micro_batch_size_per_gpu"] = p.micro_batch;
   ds["gradient_accumulation_steps"] = accumulation;
   ds["zero_optimization"] = {{"stage", p.zero}, {"overlap_comm", true}, {"contiguous_gradients", true}};
+  // Offload, ZeRO++ and MiCS, by DeepSpeed's config names (runtime/zero/config.py, offload_config.py).
+  nlohmann::json& zo = ds["zero_optimization"];
+  const std::string device = to_string(p.offload_device);
+  auto offload = [&device](bool pin) {
+    nlohmann::json o = {{"device", device}, {"pin_memory", pin}};
+    if (device == "nvme") o["nvme_path"] = "/local_nvme";  // the node's NVMe mount: edit to yours
+    return o;
+  };
+  if (p.optimizer_offload > 0) zo["offload_optimizer"] = offload(true);
+  if (p.param_offload) zo["offload_param"] = offload(true);
+  if (p.zeropp.quantized_weights) zo["zero_quantized_weights"] = true;
+  if (p.zeropp.hpz_partition > 1) zo["zero_hpz_partition_size"] = p.zeropp.hpz_partition;
+  if (p.zeropp.quantized_gradients) zo["zero_quantized_gradients"] = true;
+  if (p.dp_shard > 0) {
+    // MiCS partitions over groups of consecutive world ranks (runtime/zero/mics_utils.py), not over the
+    // data-parallel group of a Megatron mesh.
+    if (p.tp * p.pp > 1)
+      throw ConfigError(what + "DeepSpeed MiCS (mics_shard_size) groups world ranks; with tp or pp > 1 emit json");
+    zo["mics_shard_size"] = p.dp_shard;
+  }
   ds["bf16"] = {{"enabled", p.precision == Dtype::bf16}};
   ds["fp16"] = {{"enabled", p.precision == Dtype::fp16}};
   ds["steps_per_print"] = 1;

@@ -112,6 +112,17 @@ std::string emit_megatron(const EmitInput& in) {
                       "Megatron-LM has no ZeRO-2 (gradient-only sharding); the plan "
                       "needs zero 0, 1 or 3");
   if (p.zero == 1) plan.add("--use-distributed-optimizer");
+  // HSDP: the distributed optimizer over (dp x cp) / N ranks, N instances (megatron/training/arguments.py).
+  if (p.zero == 1 && p.dp_shard > 0) plan.add("--num-distributed-optimizer-instances", p.dp / p.dp_shard);
+  if (p.optimizer_offload > 0) {
+    // Megatron-Core HybridDeviceOptimizer: needs the precision-aware optimizer (arguments.py validate_args).
+    plan.add("--optimizer-cpu-offload");
+    plan.add("--optimizer-offload-fraction", num(p.optimizer_offload));
+    plan.add("--use-precision-aware-optimizer");
+    plan.add("--overlap-cpu-optimizer-d2h-h2d");
+  }
+  // Transformer Engine activation offload of N layers (ModelParallelConfig.cpu_offloading_num_layers).
+  if (p.activation_offload_layers > 0) plan.add("--cpu-offloading-num-layers", p.activation_offload_layers);
   if (p.zero == 3) {
     // --use-torch-fsdp2 refuses gradient-accumulation fusion (on by default) and needs a distributed checkpoint.
     plan.add("--use-torch-fsdp2");

@@ -115,10 +115,12 @@ std::string emit_torchtitan_toml(const EmitInput& in) {
     o << "converters = [" << q(recipe == Fp8Recipe::mxfp8 ? "quantize.linear.mx" : "quantize.linear.float8") << "]\n";
   // FSDP2 shards over the data-parallel ranks for ZeRO 2 and 3 (reshard after forward never / always); ZeRO 0 is
   // replication (DDP), which framework_rules.cc admits only when data parallelism is the whole mesh.
+  // HSDP (plan dp_shard): replicate dp / dp_shard x shard dp_shard (torchtitan config/configs.py).
   const bool shard = p.zero >= 2;
+  const int shard_degree = p.dp_shard > 0 ? p.dp_shard : p.dp, replicate = p.dp / shard_degree;
   o << "\n[parallelism]\n"
-    << "data_parallel_replicate_degree = " << (shard ? 1 : p.dp) << "\n"
-    << "data_parallel_shard_degree = " << (shard ? p.dp : 1) << "\n";
+    << "data_parallel_replicate_degree = " << (shard ? replicate : p.dp) << "\n"
+    << "data_parallel_shard_degree = " << (shard ? shard_degree : 1) << "\n";
   if (shard) o << "fsdp_reshard_after_forward = " << q(p.zero == 3 ? "always" : "never") << "\n";
   o << "tensor_parallel_degree = " << p.tp << "\n"
     << "enable_async_tensor_parallel = " << (p.tp_comm_overlap ? "true" : "false") << "\n"
@@ -147,6 +149,7 @@ std::string emit_torchtitan_toml(const EmitInput& in) {
     << "global_batch_size = " << p.global_batch << "\n"
     << "seq_len = " << p.seq_len << "\n"
     << "mixed_precision_param = " << q("bfloat16") << "\n";
+  if (p.param_offload) o << "enable_cpu_offload = true\n";
   o << "\n[activation_checkpoint]\n"
     << "mode = " << q(p.recompute == Recompute::none ? "none" : to_string(p.recompute)) << "\n";
   // The selective recompute the prediction models is op-level SAC (framework.h selective_is_op_sac).
@@ -202,8 +205,11 @@ std::string emit_torchtitan_python(const EmitInput& in) {
     << "    config = " << t.function << "()\n"
     << "    par = config.parallelism\n";
   const bool shard = p.zero >= 2;
-  o << "    par.data_parallel_replicate_degree = " << (shard ? 1 : p.dp) << "\n"
-    << "    par.data_parallel_shard_degree = " << (shard ? p.dp : 1) << "\n";
+  const int shard_degree = p.dp_shard > 0 ? p.dp_shard : p.dp, replicate = p.dp / shard_degree;
+  o << "    par.data_parallel_replicate_degree = " << (shard ? replicate : p.dp) << "\n"
+    << "    par.data_parallel_shard_degree = " << (shard ? shard_degree : 1) << "\n";
+  // FSDP2 CPUOffloadPolicy: parameters, gradients and optimizer states on the host (config/configs.py).
+  if (p.param_offload) o << "    config.training.enable_cpu_offload = True\n";
   if (shard) o << "    par.fsdp_reshard_after_forward = " << q(p.zero == 3 ? "always" : "never") << "\n";
   o << "    par.tensor_parallel_degree = " << p.tp << "\n"
     << "    par.enable_sequence_parallel = " << (p.sequence_parallel || p.tp == 1 ? "True" : "False") << "\n"

@@ -1,6 +1,8 @@
 #include "modeler/finetune.h"
 #include "modeler/io/plan_json.h"
 
+#include "modeler/zeropp.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -225,6 +227,15 @@ PlanFields read_plan(ObjectReader r) {
       f.precision = std::string("fp8-") + to_string(*recipe);
   }
   f.optimizer_offload = r.opt_number("optimizer_offload", 0.0, 1.0);
+  f.dp_shard = r.opt_int("dp_shard", 0);
+  f.activation_offload_layers = r.opt_int("activation_offload_layers", 0);
+  if (const auto z = r.opt_string("zeropp")) {
+    std::string error;
+    if (!parse_zeropp(*z, &error)) r.fail("zeropp", error);
+    f.zeropp = *z;
+  }
+  f.offload_device = r.opt_choice("offload_device", {"cpu", "nvme"});
+  f.param_offload = r.opt_bool("param_offload");
   f.moe_imbalance = r.opt_number("moe_imbalance", 1.0, 1e9);
   f.capacity_factor = r.opt_number("capacity_factor", 0.0, 1e9);
   f.sdp_keep = r.opt_number("sdp_keep", 0.0, 1.0, /*min_open=*/true);
@@ -300,7 +311,8 @@ const std::vector<std::string>& plan_keys() {
       "tp", "pp", "vpp", "dp", "cp", "ep", "etp", "tsp", "zero", "sequence_parallel", "tp_comm_overlap",
       "ep_comm_overlap", "uneven_pipeline", "cp_kind", "micro_batch", "global_batch", "microbatches_per_step",
       "seq_len", "recompute", "recompute_layers", "recompute_modules", "precision", "fp8_recipe", "optimizer_offload", "moe_imbalance",
-      "capacity_factor", "sdp_keep", "sdp_mask", "sdp_granularity", "changes_training_semantics", "peft", "lora_rank",
+      "capacity_factor", "sdp_keep", "sdp_mask", "sdp_granularity", "changes_training_semantics", "dp_shard", "zeropp",
+      "param_offload", "offload_device", "activation_offload_layers", "peft", "lora_rank",
       "lora_targets", "optimizer"};
   return keys;
 }
@@ -416,7 +428,8 @@ PlanFile parse_plan_json(std::string_view text, const std::string& filename) {
       out.shardplan_version = ctx->at("version").get<std::string>();
     if (top.has("inputs")) out.inputs = read_inputs(top.object("inputs"));
     out.plan = read_plan(top.object("plan"));
-    top.allow({"model", "memory", "time", "throughput", "feasible", "problems", "plan_file", "validation_record"});
+    top.allow({"model", "memory", "time", "throughput", "feasible", "problems", "plan_file", "validation_record",
+               "offload"});
     if (const auto step = reported(doc, "time", "step_s")) {
       PredictedNumbers p;
       p.step_s = *step;

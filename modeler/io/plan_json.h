@@ -47,6 +47,10 @@ struct PlanFields {
   std::optional<double> moe_imbalance, capacity_factor, sdp_keep;
   std::optional<SdpMask> sdp_mask;
   std::optional<SdpGranularity> sdp_granularity;
+  // Memory tiers (modeler/hsdp.h, zeropp.h, param_offload.h).
+  std::optional<int> dp_shard, activation_offload_layers;
+  std::optional<std::string> zeropp, offload_device;  // "qwz+hpz8" (zeropp_string), "cpu" or "nvme"
+  std::optional<bool> param_offload;
   /// Fine-tuning (modeler/finetune.h) as predict's flags spell it: --peft, --lora-rank, --lora-targets, --optimizer.
   std::optional<std::string> peft, lora_targets, optimizer;
   std::optional<int> lora_rank;

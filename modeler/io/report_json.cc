@@ -1,5 +1,7 @@
 #include "modeler/io/report_json.h"
 
+#include "modeler/zeropp.h"
+
 #include <ctime>
 
 #include "modeler/finetune.h"
@@ -63,6 +65,11 @@ json plan_json(const Plan& p) {
               {"sdp_granularity", to_string(p.sdp_granularity)},
               {"changes_training_semantics", p.changes_training_semantics()},
               {"uneven_pipeline", p.uneven_pipeline},
+              {"dp_shard", p.dp_shard},
+              {"zeropp", zeropp_string(p.zeropp)},
+              {"param_offload", p.param_offload},
+              {"offload_device", to_string(p.offload_device)},
+              {"activation_offload_layers", p.activation_offload_layers},
               {"peft", to_string(p.finetune.peft)},
               {"lora_rank", p.finetune.lora_rank},
               {"lora_targets", lora_targets_string(p.finetune.lora_targets)},
@@ -105,12 +112,15 @@ json estimate_json(const Estimate& e) {
                {"exposed_comm_by_kind_s", exposed},
                {"bubble_s", t.bubble.v},
                {"optimizer_s", t.optimizer.v}};
-  if (e.plan.optimizer_offload > 0) {
+  j["time"]["host_transfer_s"] = t.host_transfer.v;
+  if (e.plan.optimizer_offload > 0 || e.offload.any()) {
     const OffloadEstimate& o = e.offload;
     j["offload"] = {{"host_bytes", o.host.v},         {"device_to_host_bytes", o.device_to_host.v},
                     {"host_to_device_bytes", o.host_to_device.v}, {"cpu_step_s", o.cpu_step.v},
                     {"transfer_s", o.transfer.v},    {"exposed_s", o.exposed.v},
-                    {"host_link_gbps_used", o.link_gbps}};
+                    {"host_link_gbps_used", o.link_gbps}, {"nvme_bytes", o.nvme.v},
+                    {"layer_transfer_bytes", o.layer_transfer.v}, {"layer_exposed_s", o.layer_exposed.v},
+                    {"nvme_traffic_bytes", o.nvme_traffic.v}, {"nvme_gbps_used", o.nvme_gbps}};
   }
   j["throughput"] = {{"tokens_per_s", e.tokens_per_s},
                      {"tokens_per_s_per_gpu", e.tokens_per_s_per_gpu},

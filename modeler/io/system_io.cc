@@ -159,7 +159,8 @@ GpuProfile read_gpu(const YAML::Node& doc, const std::string& file, const std::s
                     const YAML::Node& overrides = YAML::Node()) {
   reject_unknown(doc, file, path, {"schema_version", "kind", "name", "sources", "peak_tflops", "hbm_capacity_gib",
                                    "hbm_bw_gbps", "l2_mib", "sm_count", "host_link_gbps", "tdp_w", "efficiency", "node",
-                                   "scale_out", "host_memory_gib_per_gpu", "host_memory_bw_gbps_per_gpu", "tables"});
+                                   "scale_out", "host_memory_gib_per_gpu", "host_memory_bw_gbps_per_gpu",
+                                   "nvme_gib_per_gpu", "nvme_read_gbps_per_gpu", "nvme_write_gbps_per_gpu", "tables"});
   MapReader r(doc, file, path);
   Problems problems;
   GpuProfile p;
@@ -238,6 +239,9 @@ GpuProfile read_gpu(const YAML::Node& doc, const std::string& file, const std::s
   p.node.scale_out = read_tier(out, file, r.key_path("scale_out"), problems);
   p.node.host_memory_per_gpu = GiB(r.positive("host_memory_gib_per_gpu"));
   if (const auto bw = r.opt_positive("host_memory_bw_gbps_per_gpu")) p.node.host_memory_bw_per_gpu = GBps(*bw);
+  if (const auto v = r.opt_positive("nvme_gib_per_gpu")) p.node.nvme_per_gpu = GiB(*v);
+  if (const auto v = r.opt_positive("nvme_read_gbps_per_gpu")) p.node.nvme_read_bw_per_gpu = GBps(*v);
+  if (const auto v = r.opt_positive("nvme_write_gbps_per_gpu")) p.node.nvme_write_bw_per_gpu = GBps(*v);
   const YAML::Node tables = r.opt_node("tables");
   r.finish();
   if (tables.IsDefined() && !tables.IsNull()) apply_tables(tables, file, overrides, &p);
@@ -297,7 +301,8 @@ YAML::Node with_ancestors(const YAML::Node& doc, const std::string& file, int de
 
 System read_cluster(const YAML::Node& doc, const std::string& file, int gpus) {
   reject_unknown(doc, file, "", {"schema_version", "kind", "name", "inherits", "gpu", "gpus_per_node", "default_gpus",
-                                 "host_memory_gib_per_gpu", "host_memory_bw_gbps_per_gpu", "tiers", "gpu_overrides",
+                                 "host_memory_gib_per_gpu", "host_memory_bw_gbps_per_gpu", "nvme_gib_per_gpu",
+                                 "nvme_read_gbps_per_gpu", "nvme_write_gbps_per_gpu", "tiers", "gpu_overrides",
                                  "provenance", "sources"});
   MapReader r(doc, file, "");
   Problems problems;
@@ -322,6 +327,11 @@ System read_cluster(const YAML::Node& doc, const std::string& file, int gpus) {
   s.host_memory_per_gpu = host ? GiB(*host) : profile.node.host_memory_per_gpu;
   const auto host_bw = r.opt_positive("host_memory_bw_gbps_per_gpu");
   s.host_memory_bw_per_gpu = host_bw ? GBps(*host_bw) : profile.node.host_memory_bw_per_gpu;
+  const auto nvme = r.opt_positive("nvme_gib_per_gpu");
+  s.nvme_per_gpu = nvme ? GiB(*nvme) : profile.node.nvme_per_gpu;
+  const auto nvme_r = r.opt_positive("nvme_read_gbps_per_gpu"), nvme_w = r.opt_positive("nvme_write_gbps_per_gpu");
+  s.nvme_read_bw_per_gpu = nvme_r ? GBps(*nvme_r) : profile.node.nvme_read_bw_per_gpu;
+  s.nvme_write_bw_per_gpu = nvme_w ? GBps(*nvme_w) : profile.node.nvme_write_bw_per_gpu;
 
   std::vector<YAML::Node> tier_nodes;
   std::vector<std::string> tier_paths;
@@ -385,6 +395,9 @@ System standard_system(const GpuProfile& profile, const StandardSystemOptions& o
   s.gpus = opts.gpus > 0 ? opts.gpus : s.gpus_per_node;
   s.host_memory_per_gpu = node.host_memory_per_gpu;
   s.host_memory_bw_per_gpu = node.host_memory_bw_per_gpu;
+  s.nvme_per_gpu = node.nvme_per_gpu;
+  s.nvme_read_bw_per_gpu = node.nvme_read_bw_per_gpu;
+  s.nvme_write_bw_per_gpu = node.nvme_write_bw_per_gpu;
   s.name = profile.gpu.name + " x" + std::to_string(s.gpus) + " (standard node)";
   s.provenance = "datasheet defaults: standard node of " + profile.gpu.name;
 

@@ -17,6 +17,9 @@ struct StandardNode {
   Tier scale_out;             // per-GPU NIC share of the scale-out network
   Bytes host_memory_per_gpu;
   BytesPerSec host_memory_bw_per_gpu;  // optional host_memory_bw_gbps_per_gpu; 0 when absent
+  // Optional local NVMe per GPU (nvme_gib_per_gpu, nvme_read_gbps_per_gpu, nvme_write_gbps_per_gpu); 0 when absent.
+  Bytes nvme_per_gpu;
+  BytesPerSec nvme_read_bw_per_gpu, nvme_write_bw_per_gpu;
 };
 
 /// A GPU file: the GPU and its standard node.
