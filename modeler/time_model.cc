@@ -4,6 +4,7 @@
 
 #include "modeler/collectives.h"
 #include "modeler/memory_model.h"
+#include "modeler/moe_overlap.h"
 #include "modeler/stage_params.h"
 
 namespace shardplan {
@@ -29,13 +30,15 @@ class Exposure {
   }
   /// Exposed seconds per kind given the compute of each window.
   PerKind exposed(Seconds layer_compute, Seconds attention, Seconds last_backward, Seconds next_forward,
-                  Seconds tail_exposed_fraction_of_last_backward = Seconds(0)) const {
+                  Seconds tail_exposed_fraction_of_last_backward = Seconds(0), double paired_exposed = 1.0) const {
     PerKind out{};
-    const Seconds hide[5] = {Seconds(0), layer_compute, attention, last_backward, next_forward};
-    for (int w = 0; w < 5; ++w) {
+    const Seconds hide[kNumWindows] = {Seconds(0), layer_compute, attention, last_backward, next_forward, Seconds(0)};
+    for (int w = 0; w < kNumWindows; ++w) {
       if (total_[w].v <= 0) continue;
       Seconds excess = total_[w] - hide[w];
       if (excess.v < 0) excess = Seconds(0);
+      // The paired window's exposure is the schedule's (moe_overlap.h), from both passes together.
+      if (w == static_cast<int>(Window::paired)) excess = total_[w] * paired_exposed;
       if (w == static_cast<int>(Window::last_backward)) excess = std::max(excess, tail_exposed_fraction_of_last_backward);
       const double share = excess / total_[w];
       for (int k = 0; k < kNumCommKinds; ++k) out[k] += by_window_[w][k] * share;
@@ -56,8 +59,8 @@ class Exposure {
 
  private:
   const System& sys_;
-  PerKind by_window_[5]{};
-  Seconds total_[5]{};
+  PerKind by_window_[kNumWindows]{};
+  Seconds total_[kNumWindows]{};
 };
 
 void add_scaled(PerKind* into, const PerKind& x, double k) {
@@ -102,9 +105,15 @@ TimeBreakdown step_time(const Context& ctx, const Sharding& sh, const Schedule& 
     bwd.add(expert_comm);
   }
   const Seconds compute_b = layer.backward.time + layer.recompute.time;
-  const PerKind exp_f = fwd.exposed(layer.forward.time, layer.forward.attention, Seconds(0), Seconds(0));
-  const PerKind exp_b =
-      bwd.exposed(compute_b, layer.backward.attention + layer.recompute.attention, Seconds(0), Seconds(0));
+  const Seconds moe_b = layer.backward.moe + layer.recompute.moe;
+  const PairedLayer pair{fwd.total(Window::paired), bwd.total(Window::paired), layer.forward.time - layer.forward.moe,
+                         layer.forward.moe,         compute_b - moe_b,          moe_b};
+  const double paired_exposed =
+      paired_exposed_fraction(pair, paired_fraction(sh.stages, sh.chunks, sched.microbatches));
+  const PerKind exp_f =
+      fwd.exposed(layer.forward.time, layer.forward.attention, Seconds(0), Seconds(0), Seconds(0), paired_exposed);
+  const PerKind exp_b = bwd.exposed(compute_b, layer.backward.attention + layer.recompute.attention, Seconds(0),
+                                    Seconds(0), Seconds(0), paired_exposed);
 
   // Collectives that run concurrently with compute take SMs from it (NCCL runs one CTA per channel; DeepSeek-V3
   // dedicates 20 of 132 H100 SMs to its communication kernels): overlapped compute runs on the rest.

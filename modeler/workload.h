@@ -56,7 +56,9 @@ enum class Window {
   attention,       // behind the attention kernel (context-parallel K/V ring)
   last_backward,   // behind the last micro-batch's backward (bucketed gradient reduction)
   next_forward,    // behind the next step's first forward (distributed-optimizer parameter all-gather)
+  paired,          // behind another micro-batch's opposite pass of the same layer (combined 1F1B, moe_overlap.h)
 };
+inline constexpr int kNumWindows = 6;
 
 /// Which strategy a collective belongs to, for the time breakdown.
 enum class CommKind { tp, cp, pp, dp, ep, tsp };
@@ -71,6 +73,9 @@ struct CommOp {
   int stride = 1;    // rank stride between group members (Megatron order: tp innermost)
   double count = 1;  // calls per scope
   Window window = Window::exposed;
+  /// >= 0: seconds of one call, computed by the strategy for a transfer the alpha-beta model does not describe
+  /// (DeepEP/HybridEP node-deduplicated dispatch, modeler/moe_dispatch.h); `bytes` then only reports volume.
+  double fixed_s = -1;
 };
 
 /// Collectives per scope. Per-layer ops repeat for every layer of the stage and every micro-batch.
