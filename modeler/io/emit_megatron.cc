@@ -80,7 +80,7 @@ void megatron_model_args(const ModelDesc& m, const Plan& p, EmitFormat f, Script
       a->add("--moe-layer-freq",
              "([0]*" + std::to_string(e.dense_layers) + "+[1]*" + std::to_string(m.layers - e.dense_layers) + ")");
     a->add("--moe-grouped-gemm");
-    a->add("--moe-token-dispatcher-type", "alltoall");
+    // --moe-token-dispatcher-type is the plan's (emit_megatron below): the dispatcher is a plan choice.
   }
 }
 

@@ -48,13 +48,10 @@ void add_dispatch_comm(const Context& ctx, const Sharding& sh, double share, Com
   const double row_d = dispatch_row_bytes(h, p.moe_fp8_dispatch), row_c = combine_row_bytes(h);
   if (d == MoeDispatcher::alltoall) {
     // One all-to-all per direction of every token-expert pair's row (the alltoall dispatcher does not merge the
-    // pairs of one token that go to the same node).
+    // pairs of one token that go to the same node): dispatch and combine, the same size in bf16.
     comm->layer_forward.push_back(
-        {CommKind::ep, Collective::all_to_all, Bytes(tokens * k * row_d), p.ep, p.etp, share, window});
-    comm->layer_forward.push_back(
-        {CommKind::ep, Collective::all_to_all, Bytes(tokens * k * row_c), p.ep, p.etp, share, window});
-    comm->layer_backward.push_back(
         {CommKind::ep, Collective::all_to_all, Bytes(tokens * k * row_c), p.ep, p.etp, 2.0 * share, window});
+    comm->layer_backward.push_back(comm->layer_forward.back());
     return;
   }
   if (d == MoeDispatcher::allgather) {
