@@ -69,6 +69,17 @@ void add_plan_flags(CLI::App* app, PlanFlags* f) {
   app->add_flag("--ep-overlap,!--no-ep-overlap", f->ep_overlap,
                 "hide MoE all-to-all behind another micro-batch's compute (Megatron-Core combined 1F1B); MoE models "
                 "with ep > 1 only (default off)");
+  app->add_option("--moe-dispatcher", f->moe_dispatcher,
+                  "MoE token dispatcher: alltoall, allgather, deepep or hybridep (Megatron-Core "
+                  "--moe-token-dispatcher-type, flex with --moe-flex-dispatcher-backend); default: the framework's "
+                  "(alltoall)")
+      ->check(CLI::IsMember({"alltoall", "allgather", "deepep", "hybridep"}));
+  app->add_option("--moe-max-nodes", f->moe_max_nodes,
+                  "node-limited routing: the most nodes (NVLink domains) one token's experts may span, DeepSeek-V3's "
+                  "M = 4; default 0 (no limit)")
+      ->check(CLI::Range(0, 1 << 20));
+  app->add_flag("--moe-fp8-dispatch,!--no-moe-fp8-dispatch", f->moe_fp8_dispatch,
+                "dispatch MoE tokens in fp8 with 1x128 scales (DeepSeek-V3; deepep or hybridep only; default off)");
   app->add_flag("--uneven-pp,!--no-uneven-pp", f->uneven_pp,
                 "allow pp x vpp not dividing the layers, the busiest stage gets the extra (default off)");
   app->add_option("--cp-kind", f->cp_kind, "context-parallel attention: ring or allgather, with cp > 1 (default ring)")
@@ -182,6 +193,9 @@ Plan resolve_plan(const PlanFlags& f, const System& sys) {
   p.zero = f.zero.value_or(fw->zero_default(f.pp.value_or(1)));
   p.moe_imbalance = f.moe_imbalance.value_or(1.0);
   p.capacity_factor = f.capacity_factor.value_or(0.0);
+  if (f.moe_dispatcher) p.moe_dispatcher = parse_moe_dispatcher(*f.moe_dispatcher);
+  p.moe_max_nodes = f.moe_max_nodes.value_or(0);
+  p.moe_fp8_dispatch = f.moe_fp8_dispatch;
   p.sdp_keep = f.sdp_keep.value_or(1.0);
   p.optimizer_offload = f.optimizer_offload.value_or(0.0);
   apply_sharding_flags(f.sharding, &p);
@@ -242,8 +256,10 @@ std::string origin(const PlanFlags& f, const std::string& flag) {
 void check_flags_fit(const PlanFlags& f, const ModelDesc& model, const Plan& plan) {
   std::vector<std::string> errors;
   if (!model.moe) {
-    for (const char* flag : {"--ep", "--etp", "--capacity-factor", "--moe-imbalance", "--ep-overlap"})
-      if (f.given(flag) && (std::string(flag) != "--ep-overlap" || f.ep_overlap))
+    for (const char* flag : {"--ep", "--etp", "--capacity-factor", "--moe-imbalance", "--ep-overlap",
+                             "--moe-dispatcher", "--moe-max-nodes", "--moe-fp8-dispatch"})
+      if (f.given(flag) && ((std::string(flag) != "--ep-overlap" || f.ep_overlap) &&
+                            (std::string(flag) != "--moe-fp8-dispatch" || f.moe_fp8_dispatch)))
         errors.push_back(origin(f, flag) + " applies to mixture-of-experts models, and " + model.name +
                          " is dense (no experts)");
   } else {
@@ -282,6 +298,9 @@ std::string plan_arguments(const Plan& p, const std::string& framework) {
   if (p.etp != p.tp) s += " --etp " + std::to_string(p.etp);
   if (p.moe_imbalance != 1.0) s += " --moe-imbalance " + fmt_number(p.moe_imbalance);
   if (p.capacity_factor > 0) s += " --capacity-factor " + fmt_number(p.capacity_factor);
+  if (p.moe_dispatcher) s += std::string(" --moe-dispatcher ") + to_string(*p.moe_dispatcher);
+  if (p.moe_max_nodes > 0) s += " --moe-max-nodes " + std::to_string(p.moe_max_nodes);
+  if (p.moe_fp8_dispatch) s += " --moe-fp8-dispatch";
   if (p.sdp_keep < 1.0)
     s += " --sdp-keep " + fmt_number(p.sdp_keep) + " --sdp-mask " + to_string(p.sdp_mask) + " --sdp-granularity " +
          to_string(p.sdp_granularity);

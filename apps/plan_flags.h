@@ -35,6 +35,9 @@ struct PlanFlags {
   bool sp_on = false, sp_off = false;  // --sp / --no-sp; neither: on when tp > 1
   bool tp_overlap = false;
   bool ep_overlap = false;
+  std::optional<std::string> moe_dispatcher;  // alltoall allgather deepep hybridep; unset: the framework's
+  std::optional<int> moe_max_nodes;            // node-limited routing M; unset: 0 (no limit)
+  bool moe_fp8_dispatch = false;
   bool uneven_pp = false;
   std::string cp_kind = "ring";
   std::optional<std::string> recompute;  // default none, or selective when --recompute-modules is given

@@ -46,6 +46,8 @@ Seconds hierarchical_all_to_all(const Tier& inner, const Tier& outer, Bytes s, i
 
 }  // namespace
 
+BytesPerSec achieved_bandwidth(const Tier& tier, Collective c, Bytes size) { return achieved_bw(tier, c, size); }
+
 Seconds hierarchical_latency(const Tier& inner, const Tier& outer, Collective c, int g, int k) {
   // NCCL tuning.cc ring latency: of the ring's steps, nInterSteps cross the network (2(k-1) for all-reduce, k-1
   // otherwise) and the rest stay inside a node. All-reduce may instead run NCCL's tree:
@@ -60,6 +62,7 @@ Seconds hierarchical_latency(const Tier& inner, const Tier& outer, Collective c,
 }
 
 Seconds collective_time(const System& sys, const CommOp& op) {
+  if (op.fixed_s >= 0) return Seconds(op.fixed_s);
   if (op.group <= 1 || op.bytes.v <= 0) return Seconds(0);
   const int t = sys.tier_for_group(op.group, op.stride);
   const Tier& tier = sys.tiers[static_cast<size_t>(t)];

@@ -17,7 +17,11 @@ double latency_steps(Collective c, int n, bool scale_out);
 /// inner tier and the network; all-reduce takes the shorter of ring and tree.
 Seconds hierarchical_latency(const Tier& inner, const Tier& outer, Collective c, int g, int k);
 
-/// Seconds of one call of `op` (count is not applied).
+/// The bandwidth a collective of nccl-tests size `size` achieves on `tier`: bw_per_gpu x the tier's busbw fraction
+/// for that collective and size, over its oversubscription.
+BytesPerSec achieved_bandwidth(const Tier& tier, Collective c, Bytes size);
+
+/// Seconds of one call of `op` (count is not applied); an op with fixed_s >= 0 takes that.
 Seconds collective_time(const System& sys, const CommOp& op);
 
 }  // namespace shardplan

@@ -55,6 +55,13 @@ Framework megatron() {
                "Megatron-Core transformer_config.py (fp8_recipe default delayed)",
                "Transformer Engine docs: fused attention (cuDNN), LayerNormLinear, fp8 cast-transpose"};
   f.launcher = Launcher::megatron;
+  // Megatron-Core offers moe_token_dispatcher_type allgather | alltoall | flex, flex with
+  // moe_flex_dispatcher_backend deepep | hybridep (transformer_config.py); the MoE examples and every
+  // Megatron-Bridge MoE provider run alltoall unless DeepEP is asked for, so alltoall is the default here.
+  f.moe_dispatchers = {MoeDispatcher::alltoall, MoeDispatcher::allgather, MoeDispatcher::deepep,
+                       MoeDispatcher::hybridep};
+  // megatron/core/transformer/moe/experts.py (TEGroupedMLP.forward: permuted_probs into the activation).
+  f.moe_probs_in_activation = true;
   // Megatron-LM's argparse leaves the distributed optimizer and sequence parallelism off, but its example
   // scripts and every NeMo/Megatron-Bridge recipe turn both on (examples/llama/train_llama3_8b_h100_fp8.sh:
   // --use-distributed-optimizer --sequence-parallel); shardplan defaults to the recipes'. fp8_recipe defaults to
@@ -81,6 +88,12 @@ Framework nemo() {
   f.state = {2, 2, 12};
   // Megatron-Bridge's MoE model providers (DeepSeek, Qwen3 MoE, ...) set moe_permute_fusion = True.
   f.fused_moe_permutation = true;
+  // Megatron-Bridge's DeepSeek-V3 and Qwen3 MoE perf recipes set moe_router_fusion = True
+  // (scripts/performance/configs/deepseek/deepseek_v3_llm_pretrain.{py,yaml}).
+  f.fused_moe_router = true;
+  // Dropless MoE perf configs run DeepEP (enable_deepep=True; token drop turns it off: "Using token drop, disabling
+  // DeepEP", scripts/performance/configs/deepseek/deepseek_v3_llm_pretrain.py).
+  f.recipe_dropless_dispatcher = MoeDispatcher::deepep;
   f.sources.push_back("NeMo performance recipes: Megatron-Core with TE, distributed optimizer, overlap on");
   f.sources.push_back("NeMo scripts/performance and Megatron-Bridge scripts/performance: grad_reduce_in_fp32 = False");
   f.launcher = Launcher::nemo;
@@ -127,6 +140,8 @@ Framework megatron_legacy() {
   f.zero_stages = {0, 1};  // DDP and the distributed optimizer (2021-2022)
   f.offers_tp_overlap = false;  // userbuffers overlap came with Transformer Engine (2023)
   f.offers_ep_overlap = false;
+  f.moe_dispatchers = {MoeDispatcher::alltoall};  // DeepEP/HybridEP came with Megatron-Core 0.11+ (2025)
+  f.moe_probs_in_activation = false;  // the probability-weighted un-permute of 2021-2024
   f.offers_recompute_modules = false;  // --recompute-modules came with Megatron-Core (2025)
   f.optimizer_offload = OptimizerOffloadKind::none;  // the CPU optimizer came with Megatron-Core (2025)
   f.hsdp_zero_stages = {};
@@ -144,6 +159,8 @@ Framework megatron_deepspeed() {
   f.offers_tp_overlap = false;
   f.offers_ep_overlap = false;
   f.offers_recompute_modules = false;  // a 2023 fork of Megatron-LM: selective means the attention core
+  f.moe_dispatchers = {MoeDispatcher::alltoall};  // DeepSpeed-MoE: capacity-padded all-to-all (deepspeed/moe)
+  f.moe_probs_in_activation = false;  // DeepSpeed-MoE combines with a probability-weighted einsum
   f.attention = AttentionKernel::flash2;  // flash-attn 2 package, no TE fused attention
   f.fp8_saves_linear_inputs = false;      // no Transformer Engine linears
   f.overlap_param_gather = false;
@@ -398,6 +415,11 @@ std::string text(double v) {
   return buf;
 }
 std::string text(bool b) { return b ? "yes" : "no"; }
+std::string dispatchers_text(const std::vector<MoeDispatcher>& v) {
+  std::string s;
+  for (MoeDispatcher d : v) s += (s.empty() ? "" : ", ") + std::string(to_string(d));
+  return s;
+}
 std::string text(const std::vector<int>& v) {
   std::string s;
   for (int x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
@@ -431,6 +453,9 @@ std::vector<FrameworkTrait> framework_traits(const Framework& f) {
       {"loss_parallel_cross_entropy_bytes_per_logit", text(f.loss_parallel_cross_entropy_bytes_per_logit)},
       {"loss_parallel_logits_bytes_per_logit", text(f.loss_parallel_logits_bytes_per_logit)},
       {"fused_moe_permutation", text(f.fused_moe_permutation)},
+      {"fused_moe_router", text(f.fused_moe_router)},
+      {"moe_probs_in_activation", text(f.moe_probs_in_activation)},
+      {"moe_dispatchers", dispatchers_text(f.moe_dispatchers)},
       {"fp8_caches_weights", text(f.fp8_caches_weights)},
       {"fp8_saves_linear_inputs", text(f.fp8_saves_linear_inputs)},
       {"cp_merge_bytes (forward first, later; backward first, later)",

@@ -136,6 +136,14 @@ struct Framework {
   /// source token reads it once and writes its top-k copies, the un-permutation reads the k rows and writes their
   /// weighted sum. Otherwise PyTorch index_select / scatter_add read and write every token-expert pair's row.
   bool fused_moe_permutation = false;
+  /// MoE token dispatchers the software offers (modeler/moe_dispatch.h), its default first.
+  std::vector<MoeDispatcher> moe_dispatchers = {MoeDispatcher::alltoall};
+  /// The MoE router's top-k, softmax and aux loss run as fused kernels (Megatron-Core --moe-router-fusion).
+  bool fused_moe_router = false;
+  /// The router probabilities scale the experts' activation (Megatron-Core TEGroupedMLP "scaled activation",
+  /// experts.py bias_act_func(..., permuted_probs)), so the combine is a plain sum and the experts' fc2 output is
+  /// not saved for the probabilities' gradient; otherwise the weighted combine keeps every pair's fc2 output.
+  bool moe_probs_in_activation = false;
   /// fp8 GEMMs: every linear keeps an fp8 copy of its weight for the whole step (Transformer Engine's per-module
   /// fp8 weight workspaces, reused across micro-batches), 1 byte per parameter; otherwise the weight is cast
   /// inside each forward call and lives only as that layer's saved tensor.
@@ -166,6 +174,8 @@ struct Framework {
   /// The scaling recipe of its fp8 recipes, and whether they gather ZeRO/FSDP parameters in fp8.
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
   bool fp8_param_gather = false;
+  /// The MoE dispatcher its performance recipes run with dropless routing, when that is not the default.
+  std::optional<MoeDispatcher> recipe_dropless_dispatcher;
   /// Its performance recipes overlap TP communication with the GEMMs whenever tp > 1.
   bool recipe_tp_comm_overlap = false;
   /// torch.compile is offered (it then fuses the eager elementwise kernels: fused_elementwise), and whether a

@@ -7,6 +7,7 @@
 #include "modeler/finetune.h"
 #include "modeler/gemm_model.h"
 #include "modeler/memory_model.h"
+#include "modeler/moe_host.h"
 #include "modeler/precision_recipe.h"
 
 namespace shardplan {
@@ -301,6 +302,7 @@ struct MlpCost {
   double linear_output_elems = 0;  // elements of its linear layers' outputs (the gradients an fp8 recipe casts)
   double linear_weight_elems = 0;  // elements of its linear layers' weights on this rank
   Seconds moe_fwd, moe_bwd;  // the MoE layers' part of the above, averaged over all layers
+  Seconds host_fwd;          // forward-only host wait (MoE token counts, moe_host.h), averaged over all layers
 };
 
 double activation_elems(const ModelDesc& m, const Framework& fw) {
@@ -358,6 +360,10 @@ MlpCost moe_mlp(const Context& ctx, const Sharding& sh) {
   c.linear_input_elems += pairs * (h + sh.expert_ffn);
   c.linear_output_elems += pairs * ((m.gated_mlp ? 2.0 : 1.0) * sh.expert_ffn + h);
   c.linear_weight_elems += sh.local_experts * (m.gated_mlp ? 3.0 : 2.0) * h * sh.expert_ffn;
+  // The router's, permutation's and dispatcher's small kernels and the token-count wait (moe_host.h).
+  const MoeHostCost host = moe_host_cost(ctx.plan, ctx.framework, g);
+  c.mem_fwd += host.kernels;
+  c.host_fwd = host.sync;
   return c;
 }
 
@@ -394,7 +400,8 @@ MlpCost mlp_cost(const MlpParts& parts, const Sharding& sh) {
   c.linear_output_elems = dense.linear_output_elems * (1.0 - moe) + routed.linear_output_elems * moe;
   c.linear_weight_elems = dense.linear_weight_elems * (1.0 - moe) + routed.linear_weight_elems * moe;
   // Elementwise backward traffic is twice the forward's (layer_cost below).
-  c.moe_fwd = (routed.gemms.fwd + routed.mem_fwd) * moe;
+  c.host_fwd = routed.host_fwd * moe;
+  c.moe_fwd = (routed.gemms.fwd + routed.mem_fwd + routed.host_fwd) * moe;
   c.moe_bwd = (routed.gemms.bwd * sh.backward_fraction + routed.mem_fwd * 2.0) * moe;
   return c;
 }
@@ -514,7 +521,7 @@ LayerCost layer_cost(const Context& ctx, const Sharding& sh) {
   const double gemm_flops = proj.flops_fwd + mlp.gemms.flops_fwd;
 
   LayerCost c;
-  c.forward.time = proj.fwd + mlp.gemms.fwd + attn.fwd + mem_fwd;
+  c.forward.time = proj.fwd + mlp.gemms.fwd + attn.fwd + mem_fwd + mlp.host_fwd;
   c.forward.attention = attn.fwd;
   c.forward.moe = mlp.moe_fwd;
   c.forward.flops = gemm_flops + 2.0 * attn.flops_fwd;

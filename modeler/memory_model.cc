@@ -45,12 +45,14 @@ double attention_bytes(const ModelDesc& m, const Sharding& sh) {
 
 // MLP tensors of an MoE layer: router probabilities (fp32, T x experts), and per routed token-expert pair the
 // permuted input (grouped fc1's input), fc1's output (2f gated), the activation output (fc2's input) and fc2's
-// output (kept for the probability-weighted combine's gradient); shared experts as a dense MLP on all tokens.
-// The two linear inputs take `lin` bytes per element.
-double moe_mlp_bytes(const ModelDesc& m, const Sharding& sh, double lin) {
+// output (kept for the probability-weighted combine's gradient, unless the probabilities scale the activation:
+// Megatron-Core's TEGroupedMLP, which keeps one fp32 probability per pair instead); shared experts as a dense MLP
+// on all tokens. The two linear inputs take `lin` bytes per element.
+double moe_mlp_bytes(const ModelDesc& m, const Sharding& sh, double lin, bool saves_fc2_output) {
   const double pairs = sh.expert_tokens, up = m.gated_mlp ? 2.0 : 1.0;
+  const double combine = saves_fc2_output ? m.hidden * kAct : 4.0;
   return sh.moe_tokens * m.moe->experts * 4.0 +
-         pairs * (m.hidden * (lin + kAct) + sh.expert_ffn * (up * kAct + lin)) +
+         pairs * (m.hidden * lin + combine + sh.expert_ffn * (up * kAct + lin)) +
          sh.tokens * sh.shared_ffn * (up * kAct + lin);
 }
 
@@ -73,14 +75,15 @@ double op_sac_activation_bytes_per_layer(const ModelDesc& m, const Sharding& sh)
   return bytes;
 }
 
-double recompute_module_bytes(const ModelDesc& m, const Sharding& sh, unsigned modules, double linear_input_bytes) {
+double recompute_module_bytes(const ModelDesc& m, const Sharding& sh, unsigned modules, double linear_input_bytes,
+                              bool moe_saves_fc2_output) {
   const double T = sh.tokens, lin = linear_input_bytes, up = m.gated_mlp ? 2.0 : 1.0;
   const double moe = moe_layer_fraction(m);
   double bytes = 0;
   if (modules & kRecomputeLayernorm) bytes += 2.0 * sh.norm_tokens * m.hidden * lin;
   if (modules & kRecomputeMlp) bytes += (1.0 - moe) * T * sh.ffn * (up * kAct + lin);
   if (moe > 0 && (modules & kRecomputeMoe)) {
-    bytes += moe * moe_mlp_bytes(m, sh, lin);
+    bytes += moe * moe_mlp_bytes(m, sh, lin, moe_saves_fc2_output);
   } else if (moe > 0) {
     if (modules & kRecomputeMoeAct) bytes += moe * sh.expert_tokens * sh.expert_ffn * lin;
     if (modules & kRecomputeSharedExperts) bytes += moe * T * sh.shared_ffn * (up * kAct + lin);
@@ -93,7 +96,8 @@ double recompute_module_bytes(const ModelDesc& m, const Sharding& sh, unsigned m
 }
 
 double activation_bytes_per_layer(const ModelDesc& m, const Sharding& sh, Recompute recompute, bool dropout,
-                                  bool flash, double linear_input_bytes, unsigned recompute_modules) {
+                                  bool flash, double linear_input_bytes, unsigned recompute_modules,
+                                  bool moe_saves_fc2_output) {
   const double T = sh.tokens, Tn = sh.norm_tokens, h = m.hidden, lin = linear_input_bytes;
   if (recompute == Recompute::full) return Tn * h * kAct;  // the layer input only (Korthikanti Eq. 6: 2sbh/t)
   // Norm region (replicated over tp unless sequence parallel): inputs of both norms, and their outputs, the
@@ -107,9 +111,9 @@ double activation_bytes_per_layer(const ModelDesc& m, const Sharding& sh, Recomp
   // mean over the model's dense and MoE layers) hold their routed and shared experts' tensors instead.
   const double dense_mlp = T * sh.ffn * ((m.gated_mlp ? 2.0 : 1.0) * kAct + lin);
   const double moe = moe_layer_fraction(m);
-  bytes += moe > 0 ? (1.0 - moe) * dense_mlp + moe * moe_mlp_bytes(m, sh, lin) : dense_mlp;
+  bytes += moe > 0 ? (1.0 - moe) * dense_mlp + moe * moe_mlp_bytes(m, sh, lin, moe_saves_fc2_output) : dense_mlp;
   const bool selective = recompute == Recompute::selective;
-  if (selective) bytes -= recompute_module_bytes(m, sh, recompute_modules, lin);
+  if (selective) bytes -= recompute_module_bytes(m, sh, recompute_modules, lin, moe_saves_fc2_output);
   if (flash) {
     bytes += 4.0 * T * sh.heads;  // fp32 log-sum-exp per query row and head
   } else if (!selective || !(recompute_modules & kRecomputeCoreAttn)) {
@@ -159,19 +163,22 @@ MemoryBreakdown memory_breakdown(const Context& ctx, const Sharding& sh, const S
   const double per_layer = (p.recompute == Recompute::selective && fw.selective_is_op_sac)
                                ? op_sac_activation_bytes_per_layer(ctx.model, sh)
                                : activation_bytes_per_layer(ctx.model, sh, p.recompute, dropout, flash, lin,
-                                                            p.recompute_modules) +
-                                     (p.recompute == Recompute::full ? 0.0 : frozen);
+                                                            p.recompute_modules, !fw.moe_probs_in_activation) +
+                                      (p.recompute == Recompute::full ? 0.0 : frozen);
   // A layer's every tensor, as without recompute: what recompute re-materialises for one layer's backward.
   const double whole = p.recompute == Recompute::none
                            ? per_layer
-                           : activation_bytes_per_layer(ctx.model, sh, Recompute::none, dropout, flash, lin) + frozen;
+                           : activation_bytes_per_layer(ctx.model, sh, Recompute::none, dropout, flash, lin,
+                                                        kRecomputeCoreAttn, !fw.moe_probs_in_activation) +
+                                 frozen;
   double act = per_layer * sh.layers * sched.in_flight;
   if (p.recompute == Recompute::selective) {
     // Megatron's modules re-materialise what they dropped; op-level selective checkpointing re-runs the ops it
     // did not save when the layer's backward starts (torch.utils.checkpoint recomputes the region's forward under
     // the policy), so that layer holds all its tensors until its backward is done.
     act += fw.selective_is_op_sac ? std::max(0.0, whole - per_layer)
-                                  : recompute_module_bytes(ctx.model, sh, p.recompute_modules, lin);
+                                  : recompute_module_bytes(ctx.model, sh, p.recompute_modules, lin,
+                                                           !fw.moe_probs_in_activation);
   } else if (p.recompute == Recompute::full) {
     // Under the block method the layers beyond recompute_layers of each chunk keep all their activations; one
     // layer's activations are re-materialised during its backward.

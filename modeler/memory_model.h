@@ -20,15 +20,18 @@ double full_recompute_share(const Plan& p, const Sharding& sh);
 /// is what each linear layer keeps of its input per element: 2, or 1 where fp8 linears save the fp8 cast
 /// (Transformer Engine); the attention output is then held twice, 16-bit for the attention backward and fp8 for
 /// the output projection's.
+/// `moe_saves_fc2_output`: an MoE layer keeps every token-expert pair's fc2 output for the probability-weighted
+/// combine's gradient (false where the probabilities scale the activation instead, Framework::moe_probs_in_activation).
 double activation_bytes_per_layer(const ModelDesc& m, const Sharding& sh, Recompute recompute, bool dropout, bool flash,
-                                  double linear_input_bytes = 2.0, unsigned recompute_modules = kRecomputeCoreAttn);
+                                  double linear_input_bytes = 2.0, unsigned recompute_modules = kRecomputeCoreAttn,
+                                  bool moe_saves_fc2_output = true);
 
 /// Bytes per layer (the mean over dense and MoE layers) that selective recompute of `modules` drops beyond the
 /// attention core: the norms' outputs (layernorm), the dense MLP's tensors (mlp), the MoE layer's (moe) or its
 /// experts' activation outputs (moe_act) and shared experts' tensors (shared_experts), MLA's up-projected queries,
 /// keys and values (mla_up_proj). Each module keeps its input, which the layer saves anyway.
 double recompute_module_bytes(const ModelDesc& m, const Sharding& sh, unsigned modules,
-                              double linear_input_bytes = 2.0);
+                              double linear_input_bytes = 2.0, bool moe_saves_fc2_output = true);
 
 /// Saved activations of one layer under torchtitan's op-level selective checkpointing (see layer_cost.cc).
 double op_sac_activation_bytes_per_layer(const ModelDesc& m, const Sharding& sh);

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "modeler/moe_dispatch.h"
 #include "modeler/system.h"
 
 namespace shardplan {
@@ -101,6 +102,13 @@ struct Plan {
   /// the force-balanced routing of published benchmarks); token-drop routing (capacity_factor > 0) caps it there.
   double moe_imbalance = 1.0;
   double capacity_factor = 0;  // 0: dropless
+  /// MoE token dispatcher (modeler/moe_dispatch.h); unset: the framework's default (Framework::moe_dispatchers).
+  std::optional<MoeDispatcher> moe_dispatcher;
+  /// Node-limited routing: the most scale-up domains one token's experts may span (DeepSeek-V3 M = 4, Megatron-Core
+  /// --moe-router-group-topk with --moe-router-num-groups = the EP group's domains); 0: no limit.
+  int moe_max_nodes = 0;
+  /// Dispatch rows in fp8 with 1x128 scales (DeepSeek-V3's recipe, DeepEP's fp8 dispatch); combine stays bf16.
+  bool moe_fp8_dispatch = false;
   /// Subnetwork data parallelism: each data-parallel worker keeps a fraction sdp_keep of the layer parameters
   /// (1: plain data parallelism). Changes what is trained, so plans with it are marked.
   double sdp_keep = 1.0;

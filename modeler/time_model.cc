@@ -4,6 +4,7 @@
 
 #include "modeler/collectives.h"
 #include "modeler/memory_model.h"
+#include "modeler/moe_overlap.h"
 #include "modeler/optimizer.h"
 #include "modeler/stage_params.h"
 
@@ -46,17 +47,20 @@ class Exposure {
     }
   }
   /// Exposed seconds per kind given the compute of each window and, for Window::gemm collectives, the time of each
-  /// linear's GEMM in the pass (PassCost::linear).
+  /// linear's GEMM in the pass (PassCost::linear); the paired window's exposure is the schedule's (moe_overlap.h).
   Exposed exposed(Seconds layer_compute, Seconds attention, Seconds last_backward, Seconds next_forward,
                   Seconds tail_exposed_fraction_of_last_backward = Seconds(0),
-                  const std::array<Seconds, kLinearSlots>* linear = nullptr) const {
+                  const std::array<Seconds, kLinearSlots>* linear = nullptr, double paired_exposed = 1.0) const {
     Exposed out;
-    const Seconds hide[kWindows] = {Seconds(0), layer_compute, attention, last_backward, next_forward, Seconds(0)};
+    const Seconds hide[kNumWindows] = {Seconds(0),   layer_compute, attention, last_backward,
+                                       next_forward, Seconds(0),    Seconds(0)};
     Seconds all, shown;
-    for (int w = 0; w < kWindows; ++w) {
+    for (int w = 0; w < kNumWindows; ++w) {
       if (total_[w].v <= 0) continue;
       Seconds excess = total_[w] - hide[w];
       if (excess.v < 0) excess = Seconds(0);
+      // The paired window's exposure is the schedule's (moe_overlap.h), from both passes together.
+      if (w == static_cast<int>(Window::paired)) excess = total_[w] * paired_exposed;
       if (w == static_cast<int>(Window::last_backward))
         excess = std::max(excess, tail_exposed_fraction_of_last_backward);
       const double share = excess / total_[w];
@@ -84,15 +88,14 @@ class Exposure {
   Seconds total(Window w) const { return total_[static_cast<int>(w)]; }
 
  private:
-  static constexpr int kWindows = 6;
   struct Slot {
     PerKind by_kind{};
     Seconds total, tail, sm_seconds;  // sm_seconds: collective seconds x SMs held, for those without a margin
     double hide = 1, margin_sms = 0;
   };
   const System& sys_;
-  PerKind by_window_[kWindows]{};
-  Seconds total_[kWindows]{};
+  PerKind by_window_[kNumWindows]{};
+  Seconds total_[kNumWindows]{};
   Slot slots_[kLinearSlots]{};
 };
 
@@ -140,14 +143,19 @@ TimeBreakdown step_time(const Context& ctx, const Sharding& sh, const Schedule& 
     bwd.add(expert_comm);
   }
   const Seconds compute_b = layer.backward.time + layer.recompute.time;
+  const Seconds moe_b = layer.backward.moe + layer.recompute.moe;
+  const PairedLayer pair{fwd.total(Window::paired), bwd.total(Window::paired), layer.forward.time - layer.forward.moe,
+                         layer.forward.moe,         compute_b - moe_b,          moe_b};
+  const double paired_exposed =
+      paired_exposed_fraction(pair, paired_fraction(sh.stages, sh.chunks, sched.microbatches));
   // Under full recompute the re-run forward's paired collectives hide behind the re-run fprop GEMMs.
   std::array<Seconds, kLinearSlots> linear_b = layer.backward.linear;
   if (p.recompute == Recompute::full)
     for (int i = 0; i < kLinearSlots; ++i) linear_b[i] += layer.forward.linear[i] * full_recompute_share(p, sh);
   const Exposed ef = fwd.exposed(layer.forward.time, layer.forward.attention, Seconds(0), Seconds(0), Seconds(0),
-                                 &layer.forward.linear);
+                                 &layer.forward.linear, paired_exposed);
   const Exposed eb = bwd.exposed(compute_b, layer.backward.attention + layer.recompute.attention, Seconds(0),
-                                 Seconds(0), Seconds(0), &linear_b);
+                                 Seconds(0), Seconds(0), &linear_b, paired_exposed);
   const PerKind& exp_f = ef.by_kind;
   const PerKind& exp_b = eb.by_kind;
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "modeler/evaluate.h"
+#include "modeler/moe_overlap.h"
 #include "modeler/precision_recipe.h"
 
 namespace shardplan {
@@ -80,6 +81,22 @@ Resolution fastest_fitting(const ModelDesc& model, const System& system, const O
          open.recompute ? std::vector<Recompute>{*open.recompute}
                         : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full},
          [](Candidate& c, Recompute r) { return c.plan.recompute = r, true; });
+  // MoE models: selective recompute also tries the module sets NVIDIA's MoE recipes run (issue 13): Megatron-Bridge
+  // DeepSeek-V3 perf configs recompute mla_up_proj, or mla_up_proj and mlp (scripts/performance/configs/deepseek/
+  // deepseek_v3_llm_pretrain.py); Megatron-MoE-ModelZoo's Qwen3 recipes recompute layernorm and moe_act
+  // (best_practice/Qwen3/readme.md "norm, act"). Dense models keep Megatron's default (core_attn) alone.
+  const bool modules_open = model.moe && fw.offers_recompute_modules && !open.recompute_modules_given;
+  if (modules_open) {
+    std::vector<unsigned> sets = {kRecomputeCoreAttn, kRecomputeLayernorm | kRecomputeMoeAct};
+    if (model.mla) {
+      sets.push_back(kRecomputeMlaUpProj);
+      sets.push_back(kRecomputeMlaUpProj | kRecomputeMlp);
+    }
+    expand(&cs, sets, [](Candidate& c, unsigned set) {
+      if (c.plan.recompute != Recompute::selective) return set == kRecomputeCoreAttn;
+      return c.plan.recompute_modules = set, true;
+    });
+  }
 
   // Recipe-decided settings. Each is open only where it can change the plan's cost.
   const bool overlap_open = !open.tp_comm_overlap && base.tp > 1 && fw.offers_tp_overlap;
@@ -141,6 +158,27 @@ Resolution fastest_fitting(const ModelDesc& model, const System& system, const O
            [&](const Candidate&, bool on) { return on == fw.compiled_by_default; });
   }
 
+  // MoE (issue 13, docs/moe.md). An unstated dispatcher is a recipe setting: the framework's default, or its
+  // recipes' choice for dropless routing (Framework::recipe_dropless_dispatcher), with every other dispatcher it
+  // offers in the bracket (invalid pairings, e.g. DeepEP with token drop padded to capacity, drop out).
+  // Combined-1F1B EP overlap is a recipe setting too: Megatron-Bridge's performance recipes leave a2a_1f1b off
+  // unless asked (scripts/performance/configs/*: moe_a2a / a2a_1f1b default False), so off, with on in the bracket.
+  const bool moe_ep = model.moe && base.ep > 1;
+  const bool dispatcher_open = moe_ep && !base.moe_dispatcher && fw.moe_dispatchers.size() > 1;
+  const MoeDispatcher dispatcher_default = base.capacity_factor <= 0 && fw.recipe_dropless_dispatcher
+                                               ? *fw.recipe_dropless_dispatcher
+                                               : moe_dispatcher_of(base, fw);
+  if (dispatcher_open)
+    expand(&cs, fw.moe_dispatchers, [](Candidate& c, MoeDispatcher d) { return c.plan.moe_dispatcher = d, true; },
+           [&](const Candidate&, MoeDispatcher d) { return d == dispatcher_default; });
+  const bool ep_overlap_open = moe_ep && !open.ep_comm_overlap && fw.offers_ep_overlap;
+  if (open.ep_comm_overlap) {
+    for (Candidate& c : cs) c.plan.ep_comm_overlap = *open.ep_comm_overlap;
+  } else if (ep_overlap_open) {
+    expand(&cs, std::vector<bool>{false, true}, [](Candidate& c, bool on) { return c.plan.ep_comm_overlap = on, true; },
+           [](const Candidate&, bool on) { return !on; });
+  }
+
   const Framework fw_compiled = compiled(fw);
   Resolution best;
   bool have = false, have_fit = false;
@@ -186,12 +224,16 @@ Resolution fastest_fitting(const ModelDesc& model, const System& system, const O
   if (!open.micro_batch) choose("mbs", std::to_string(p.micro_batch), framework_mbs ? "pp micro-batches" : fastest);
   if (!open.sequence_parallel && base.tp > 1) choose("sp", on_off(p.sequence_parallel), fastest);
   if (!open.recompute) choose("recompute", to_string(p.recompute), fastest);
+  if (modules_open && p.recompute == Recompute::selective && p.recompute_modules != kRecomputeCoreAttn)
+    choose("recompute_modules", recompute_modules_string(p.recompute_modules), fastest);
   if (have) {
     if (overlap_open) choose("tp_overlap", on_off(p.tp_comm_overlap), recipe);
     if (block_open && p.recompute == Recompute::full) choose("recompute_layers", "all", recipe);
     if (quantized && !open.fp8_recipe) choose("fp8_recipe", to_string(*p.fp8_recipe), recipe);
     if (gather_open) choose("fp8_param_gather", on_off(*p.fp8_param_gather), recipe);
     if (compile_open) choose("compiled", chosen_candidate.compiled ? "yes" : "no", recipe);
+    if (dispatcher_open && p.moe_dispatcher) choose("moe_dispatcher", to_string(*p.moe_dispatcher), recipe);
+    if (ep_overlap_open) choose("ep_overlap", on_off(p.ep_comm_overlap), recipe);
   }
   return best;
 }

@@ -28,6 +28,10 @@ struct OpenPlan {
   std::optional<Fp8Recipe> fp8_recipe;
   std::optional<bool> fp8_param_gather;
   std::optional<bool> compiled;
+  /// MoE: the dispatcher is plan.moe_dispatcher (unset: open); combined-1F1B EP overlap (unset: open).
+  std::optional<bool> ep_comm_overlap;
+  /// The source states the selective-recompute modules (plan.recompute_modules holds them).
+  bool recompute_modules_given = false;
 };
 
 /// The value used for one unknown field and the rule that chose it.

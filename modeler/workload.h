@@ -57,7 +57,9 @@ enum class Window {
   last_backward,   // behind the last micro-batch's backward (bucketed gradient reduction)
   next_forward,    // behind the next step's first forward (distributed-optimizer parameter all-gather)
   gemm,            // behind one linear layer's GEMM of the same pass (CommOp::gemm): TP comm-GEMM overlap
+  paired,          // behind another micro-batch's opposite pass of the same layer (combined 1F1B, moe_overlap.h)
 };
+inline constexpr int kNumWindows = 7;
 
 /// The linear-layer GEMMs of one transformer layer pass a Window::gemm collective can pair with (PassCost::linear):
 /// forward: each linear's fprop; backward: each linear's data gradient (dgrad) and weight gradient (wgrad).
@@ -88,6 +90,9 @@ struct CommOp {
   double tail = 0;
   double hide = 1;
   bool sm_margin = false;
+  /// >= 0: seconds of one call, computed by the strategy for a transfer the alpha-beta model does not describe
+  /// (DeepEP/HybridEP node-deduplicated dispatch, modeler/moe_dispatch.h); `bytes` then only reports volume.
+  double fixed_s = -1;
 };
 
 /// Collectives per scope. Per-layer ops repeat for every layer of the stage and every micro-batch.

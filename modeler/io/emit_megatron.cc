@@ -1,15 +1,19 @@
 // Megatron-LM launch unit: a bash script running pretrain_gpt.py under torchrun, in the shape of Megatron-LM's
 // examples/llama/train_llama3_8b_h100_fp8.sh (mock data, so it runs without a dataset). Flag names are Megatron-LM
 // main at d98e8a6 (launcher_options_megatron.cc); the plan reaches the script whole or not at all.
+#include <algorithm>
 #include <sstream>
 
 #include "modeler/io/emit_common.h"
 #include "modeler/optimizer.h"
 #include "modeler/io/emit_script.h"
+#include "modeler/moe_dispatch.h"
 
 namespace shardplan::io::detail {
 
 namespace {
+
+int desc_experts(const EmitInput& in) { return in.desc && in.desc->moe ? in.desc->moe->experts : 0; }
 
 constexpr const char* kTarget = "Megatron-LM main d98e8a6 (core_r0.15 era) pretrain_gpt.py, Transformer Engine 2.x";
 
@@ -77,7 +81,7 @@ void megatron_model_args(const ModelDesc& m, const Plan& p, EmitFormat f, Script
       a->add("--moe-layer-freq",
              "([0]*" + std::to_string(e.dense_layers) + "+[1]*" + std::to_string(m.layers - e.dense_layers) + ")");
     a->add("--moe-grouped-gemm");
-    a->add("--moe-token-dispatcher-type", "alltoall");
+    // --moe-token-dispatcher-type is the plan's (emit_megatron below): the dispatcher is a plan choice.
   }
 }
 
@@ -105,6 +109,21 @@ std::string emit_megatron(const EmitInput& in) {
     plan.add("--expert-model-parallel-size", p.ep);
     plan.add("--expert-tensor-parallel-size", p.etp);
     if (p.capacity_factor > 0) plan.add("--moe-expert-capacity-factor", num(p.capacity_factor));
+    if (p.capacity_factor > 0) plan.add("--moe-pad-expert-input-to-capacity");
+    // Megatron-Core's own default is allgather; shardplan's (Megatron-Bridge's recipes') is alltoall, so say it.
+    const MoeDispatcher d = p.moe_dispatcher.value_or(MoeDispatcher::alltoall);
+    if (deduplicates_nodes(d)) {
+      plan.add("--moe-token-dispatcher-type", "flex");
+      plan.add("--moe-flex-dispatcher-backend", to_string(d));
+    } else {
+      plan.add("--moe-token-dispatcher-type", to_string(d));
+    }
+    if (p.moe_max_nodes > 0 && desc_experts(in) > 0) {
+      // Node-limited routing as DeepSeek's group-limited routing with one group per domain of the EP group.
+      const EpPlacement place = ep_placement(in.system, p.ep, p.etp, d == MoeDispatcher::deepep);
+      plan.add("--moe-router-num-groups", place.domains);
+      plan.add("--moe-router-group-topk", std::min(p.moe_max_nodes, place.domains));
+    }
     if (p.ep_comm_overlap) plan.add("--overlap-moe-expert-parallel-comm");
   }
   if (p.zero == 2)

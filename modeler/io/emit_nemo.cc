@@ -11,6 +11,7 @@
 
 #include "modeler/finetune.h"
 #include "modeler/io/emit_common.h"
+#include "modeler/moe_dispatch.h"
 
 namespace shardplan::io::detail {
 
@@ -125,6 +126,10 @@ std::string emit_nemo(const EmitInput& in) {
     out << YAML::Key << "expert_tensor_parallel_size" << YAML::Value << p.etp;
     if (p.capacity_factor > 0) out << YAML::Key << "moe_expert_capacity_factor" << YAML::Value << p.capacity_factor;
     out << YAML::Key << "overlap_moe_expert_parallel_comm" << YAML::Value << p.ep_comm_overlap;
+    // Megatron-Core TransformerConfig: moe_token_dispatcher_type, and flex's moe_flex_dispatcher_backend.
+    const MoeDispatcher d = p.moe_dispatcher.value_or(MoeDispatcher::alltoall);
+    out << YAML::Key << "moe_token_dispatcher_type" << YAML::Value << (deduplicates_nodes(d) ? "flex" : to_string(d));
+    if (deduplicates_nodes(d)) out << YAML::Key << "moe_flex_dispatcher_backend" << YAML::Value << to_string(d);
   }
   out << YAML::Key << "recompute_granularity" << YAML::Value;
   if (p.recompute == Recompute::none)

@@ -149,6 +149,13 @@ PublishedRun read_run(const YAML::Node& node, const std::string& file) {
   run.plan.tp_comm_overlap = plan.opt_boolean("tp_comm_overlap");
   run.plan.recompute_num_layers = plan.opt_int("recompute_num_layers", 0, 1 << 20);
   run.plan.fp8_param_gather = plan.opt_boolean("fsdp_fp8_all_gather");
+  // Optional MoE keys (issue 13, docs/moe.md): the token dispatcher, node-limited routing (max nodes per token),
+  // the capacity factor (0: dropless; token-drop runs pad every expert to capacity) and combined-1F1B EP overlap.
+  if (const auto d = plan.opt_choice("moe_dispatcher", {"alltoall", "allgather", "deepep", "hybridep"}))
+    p.moe_dispatcher = parse_moe_dispatcher(*d);
+  p.moe_max_nodes = plan.opt_int("moe_max_nodes", 0, 1 << 20).value_or(0);
+  p.capacity_factor = plan.opt_number_in("moe_capacity_factor", 0.0, 1e6).value_or(0.0);
+  run.plan.ep_comm_overlap = plan.opt_boolean("ep_comm_overlap");
   p.global_batch = plan.positive_int("global_batch");
   if (const auto rc = plan.opt_choice("recompute", {"none", "selective", "full"})) {
     run.plan.recompute = *rc == "none" ? Recompute::none : *rc == "selective" ? Recompute::selective : Recompute::full;

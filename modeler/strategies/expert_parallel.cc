@@ -11,10 +11,12 @@
 // reduce-scattered before combine. Routed-expert weights are split over ep x etp; their gradients and ZeRO
 // states over the EDP group.
 #include <algorithm>
-
-#include "modeler/stage_params.h"
 #include <cstdio>
 #include <string>
+
+#include "modeler/moe_dispatch.h"
+#include "modeler/moe_overlap.h"
+#include "modeler/stage_params.h"
 
 #include "modeler/strategies/strategy.h"
 
@@ -25,11 +27,60 @@ namespace {
 
 constexpr double kTokenBytes = 2.0;  // dispatched hidden vectors in bf16 (Megatron's default; fp8 dispatch is opt-in)
 
+bool offered(const Framework& f, MoeDispatcher d) {
+  return std::find(f.moe_dispatchers.begin(), f.moe_dispatchers.end(), d) != f.moe_dispatchers.end();
+}
+
 std::string str(int v) { return std::to_string(v); }
 
 int expert_data_parallel(const Plan& p) { return std::max(1, p.tp * p.tsp * p.cp * p.dp / (p.ep * p.etp)); }
 
 double moe_layers(const ModelDesc& m) { return m.moe ? std::max(0, m.layers - m.moe->dense_layers) : 0; }
+
+/// The dispatch and combine of one MoE layer, forward (dispatch, combine) and backward (the gradients of both, in
+/// bf16: the backward of a dispatch is a combine-shaped transfer and the other way round).
+void add_dispatch_comm(const Context& ctx, const Sharding& sh, double share, CommPlan* comm) {
+  const ModelDesc& m = ctx.model;
+  const Plan& p = ctx.plan;
+  const MoeDispatcher d = moe_dispatcher_of(p, ctx.framework);
+  const Window window = p.ep_comm_overlap ? Window::paired : Window::exposed;
+  const double h = m.hidden, k = m.moe->top_k, tokens = sh.moe_tokens;
+  const double row_d = dispatch_row_bytes(h, p.moe_fp8_dispatch), row_c = combine_row_bytes(h);
+  if (d == MoeDispatcher::alltoall) {
+    // One all-to-all per direction of every token-expert pair's row (the alltoall dispatcher does not merge the
+    // pairs of one token that go to the same node): dispatch and combine, the same size in bf16.
+    comm->layer_forward.push_back(
+        {CommKind::ep, Collective::all_to_all, Bytes(tokens * k * row_c), p.ep, p.etp, 2.0 * share, window});
+    comm->layer_backward.push_back(comm->layer_forward.back());
+    return;
+  }
+  if (d == MoeDispatcher::allgather) {
+    // All-gather of the EP group's tokens (the gathered output is ep x the rank's rows), reduce-scatter back.
+    const Bytes gathered(tokens * p.ep * row_c);
+    for (auto* pass : {&comm->layer_forward, &comm->layer_backward}) {
+      pass->push_back({CommKind::ep, Collective::all_gather, gathered, p.ep, p.etp, share, window});
+      pass->push_back({CommKind::ep, Collective::reduce_scatter, gathered, p.ep, p.etp, share, window});
+    }
+    return;
+  }
+  // DeepEP / HybridEP: node-deduplicated, the time from the dispatcher model (moe_dispatch.h).
+  DedupCall call;
+  call.place = ep_placement(ctx.system, p.ep, p.etp, d == MoeDispatcher::deepep);
+  call.routing = {m.moe->experts, m.moe->top_k, p.moe_max_nodes};
+  call.tokens = tokens;
+  auto op = [&](double row, bool combine, double count) {
+    call.row_bytes = row;
+    call.combine = combine;
+    const DispatchBytes b = dispatch_bytes_per_token(d, call.place, call.routing, row);
+    CommOp o{CommKind::ep, Collective::all_to_all, Bytes(tokens * (b.nic + b.nvlink)), p.ep, p.etp, count, window};
+    o.fixed_s = dedup_call_time(ctx.system, call).v;
+    return o;
+  };
+  comm->layer_forward.push_back(op(row_d, false, share));
+  comm->layer_forward.push_back(op(row_c, true, share));
+  comm->layer_backward.push_back(op(row_c, true, share));
+  comm->layer_backward.push_back(op(row_c, false, share));
+}
 
 class ExpertParallel final : public Strategy {
  public:
@@ -45,6 +96,35 @@ class ExpertParallel final : public Strategy {
     if (p.ep_comm_overlap && !ctx.framework.offers_ep_overlap)
       problems->push_back({"ep_overlap_unsupported", ctx.framework.name + " does not overlap MoE all-to-all with "
                                                                          "another micro-batch (--ep-overlap)"});
+    const MoeDispatcher d = moe_dispatcher_of(p, ctx.framework);
+    if (!offered(ctx.framework, d))
+      problems->push_back({"moe_dispatcher_unsupported", ctx.framework.name + " does not offer the " + to_string(d) +
+                                                             " MoE token dispatcher (--moe-dispatcher)"});
+    if (p.moe_max_nodes < 0)
+      problems->push_back({"moe_max_nodes_range", "moe max nodes (" + str(p.moe_max_nodes) +
+                                                      ") must be at least 0 (0: no node limit)"});
+    if (p.moe_fp8_dispatch && !deduplicates_nodes(d))
+      problems->push_back({"moe_fp8_dispatch_dispatcher",
+                           "fp8 dispatch needs the deepep or hybridep dispatcher (not " + std::string(to_string(d)) +
+                               "): Megatron-Core's alltoall and allgather dispatchers send bf16 rows"});
+    if (d == MoeDispatcher::deepep && p.capacity_factor > 0)
+      problems->push_back({"moe_deepep_capacity", "the deepep dispatcher cannot pad experts to a capacity factor "
+                                                  "(token drop): Megatron-Core transformer_config.py refuses "
+                                                  "moe_pad_expert_input_to_capacity with it"});
+    if (p.ep_comm_overlap) {
+      // Megatron-Core transformer_config.py __post_init__ (overlap_moe_expert_parallel_comm): the combined 1F1B
+      // schedule needs a virtual pipeline when pp > 1, the alltoall or flex dispatcher, no full recompute and no
+      // "moe" recompute module.
+      if (p.pp > 1 && p.vpp <= 1)
+        problems->push_back({"ep_overlap_needs_vpp", "--ep-overlap with pp " + str(p.pp) +
+                                                         " needs an interleaved schedule (vpp > 1)"});
+      if (d == MoeDispatcher::allgather)
+        problems->push_back({"ep_overlap_dispatcher", "--ep-overlap needs the alltoall, deepep or hybridep dispatcher"});
+      if (p.recompute == Recompute::full)
+        problems->push_back({"ep_overlap_full_recompute", "--ep-overlap cannot be combined with full recompute"});
+      if (p.recompute == Recompute::selective && (p.recompute_modules & kRecomputeMoe))
+        problems->push_back({"ep_overlap_recompute_moe", "--ep-overlap cannot recompute the moe module"});
+    }
     if (!(p.moe_imbalance >= 1.0))
       problems->push_back({"moe_imbalance_range", "moe imbalance (" + num(p.moe_imbalance) +
                                                       ") must be at least 1 (1: perfectly balanced experts)"});
@@ -98,14 +178,9 @@ class ExpertParallel final : public Strategy {
     if (!m.moe || m.layers <= 0) return;
     // Per-layer ops repeat for every layer of the stage: the MoE layers' share of them.
     const double share = moe_layers(m) / m.layers;
-    const Bytes routed(sh.moe_tokens * m.moe->top_k * m.hidden * kTokenBytes);
-    if (p.ep > 1) {
-      for (auto* pass : {&comm->layer_forward, &comm->layer_backward})
-        pass->push_back({CommKind::ep, Collective::all_to_all, routed, p.ep, p.etp, 2.0 * share,
-                         p.ep_comm_overlap ? Window::layer : Window::exposed});
-    }
+    if (p.ep > 1) add_dispatch_comm(ctx, sh, share, comm);
     if (p.etp > 1) {
-      const Bytes gathered = routed * p.etp;
+      const Bytes gathered(sh.moe_tokens * m.moe->top_k * m.hidden * kTokenBytes * p.etp);
       for (auto* pass : {&comm->layer_forward, &comm->layer_backward}) {
         pass->push_back({CommKind::ep, Collective::all_gather, gathered, p.etp, 1, share, Window::exposed});
         pass->push_back({CommKind::ep, Collective::reduce_scatter, gathered, p.etp, 1, share, Window::exposed});

@@ -98,6 +98,7 @@ TEST_CASE("timeline: the trace's step is the reported step, for evaluated plans 
   overlapped.dp = 2;
   overlapped.etp = 1;
   overlapped.ep = 2;
+  overlapped.pp = 1;  // combined 1F1B needs vpp > 1 under a pipeline (Megatron-Core); none here
   overlapped.sequence_parallel = true;
   overlapped.tp_comm_overlap = true;
   Plan zero1_dp = test::plan_of(1, 1, 8, 1, 1, 16, 512);  // gradient buckets far smaller than the model: hidden

@@ -60,11 +60,11 @@ TEST_CASE("shard: tokens / tp routed top_k times; experts / ep; expert states ov
   CHECK(Setup(tiny_moe(), etp).sharding().expert_ffn == 16);
 }
 
-TEST_CASE("--ep-overlap hides the all-to-all behind layer compute, where the framework offers it") {
+TEST_CASE("--ep-overlap hides the all-to-all behind the paired micro-batch's compute, where the framework offers it") {
   Setup s(tiny_moe(), moe_plan(2, 4, 4));
   s.plan.ep_comm_overlap = true;
   for (const CommOp& op : s.comm().layer_forward)
-    if (op.kind == CommKind::ep) CHECK(op.window == Window::layer);
+    if (op.kind == CommKind::ep) CHECK(op.window == Window::paired);
   s.framework.name = "torchtitan";
   s.framework.offers_ep_overlap = false;
   Problems problems;
