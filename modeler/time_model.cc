@@ -34,7 +34,7 @@ class Exposure {
     const Seconds hide[5] = {Seconds(0), layer_compute, attention, last_backward, next_forward};
     for (int w = 0; w < 5; ++w) {
       if (total_[w].v <= 0) continue;
-      Seconds excess = total_[w] - hide[w];
+      Seconds excess = total_[w] - hide[w] * sys_.overlap_efficiency;  // 1 unless fitted (system.h)
       if (excess.v < 0) excess = Seconds(0);
       if (w == static_cast<int>(Window::last_backward)) excess = std::max(excess, tail_exposed_fraction_of_last_backward);
       const double share = excess / total_[w];
