@@ -355,7 +355,6 @@ RunsFit fit_runs(const std::vector<RunCase>& runs, const FitOptions& opt) {
       fit.iterations += sol.iterations;
       bool pinned = false;
       Eigen::Index k = 0;
-      fit.out_of_range.clear();
       for (size_t j = 0; j < pb.size(); ++j) {
         if (fixed[j]) continue;
         const FitParameterSpec& sp = spec(pb.param(j));
