@@ -7,6 +7,7 @@
 #include "modeler/collectives.h"
 #include "modeler/gemm_model.h"
 #include "modeler/layer_cost.h"
+#include "modeler/serving/decode_attention_table.h"
 #include "modeler/serving/decode_gemm_table.h"
 
 namespace shardplan::serving {
@@ -212,8 +213,17 @@ Seconds attention_time(const Ctx& c, const LayerClass& cls, const StepLoad& l) {
     const double flops = 2.0 * l.decode_seqs * keys * heads * (qk + v);
     const Bytes bytes(l.decode_seqs * keys * kv_elems * c.sm.precision.kv_bytes);
     const Seconds compute = Flops(flops) / (c.g.sustained_peak(Dtype::bf16) * top);
-    const Seconds memory = bytes / (c.g.hbm_bw * memory_efficiency(c.g, bytes.v));
-    t += c.g.eff.kernel_overhead + std::max(compute, memory);
+    // GQA decode reads at the measured decode-attention rate where the table has the GPU (the rate includes
+    // the kernel's fixed cost; capped at the HBM bandwidth, see decode_attention_table.cc); MLA's latent
+    // attention and GPUs without a table use the HBM rate at the memory table's efficiency.
+    const Curve* rate = m.mla ? nullptr : decode_attention_rate(c.g.name, c.sm.precision.kv_bytes);
+    if (rate) {
+      const Seconds memory(bytes.v / std::min(rate->at(bytes.v), c.g.hbm_bw.v));
+      t += std::max(c.g.eff.kernel_overhead + compute, memory);
+    } else {
+      const Seconds memory = bytes / (c.g.hbm_bw * memory_efficiency(c.g, bytes.v));
+      t += c.g.eff.kernel_overhead + std::max(compute, memory);
+    }
   }
   return t;
 }
