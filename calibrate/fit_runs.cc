@@ -361,7 +361,7 @@ RunsFit fit_runs(const std::vector<RunCase>& runs, const FitOptions& opt) {
         const double v = from_u(pb.param(j), sol.u[j]);
         if (v > sp.hi || v < sp.lo) {
           const bool upper = v > sp.hi;
-          char buf[160];
+          char buf[512];
           std::snprintf(buf, sizeof buf, "%s: the runs need %.4g, outside [%g, %g] (%s); pushed %s by: ",
                         pb.param(j).label().c_str(), v, sp.lo, sp.hi, sp.why, upper ? "up" : "down");
           fit.out_of_range.push_back(buf + pushing_rows(runs, rows, sol, k, upper));
@@ -398,7 +398,7 @@ RunsFit fit_runs(const std::vector<RunCase>& runs, const FitOptions& opt) {
           if (r.predicted_memory_gib && r.run->measured_peak_memory_gib)
             who += (who.empty() ? "" : ", ") + r.run->id + " (measured " +
                    pct(100 * (*r.run->measured_peak_memory_gib / *r.predicted_memory_gib - 1)) + " vs predicted)";
-        char buf[160];
+        char buf[512];
         std::snprintf(buf, sizeof buf, "memory_reserve_gib: the runs need %.3g, outside [%g, %g] (beyond it the "
                       "runs hold memory the model does not know); by: ", reserve, kMemoryReserveMinGiB,
                       kMemoryReserveMaxGiB);

@@ -88,7 +88,7 @@ std::optional<ThroughputInterval> interval_from_errors(double predicted, const s
   iv.runs = static_cast<int>(e.size());
   iv.basis = "fit_leave_one_out";
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%.4g-%.4g tokens/s/GPU (%s the fit's %d leave-one-out errors, %+.1f%%..%+.1f%%)",
+  std::snprintf(buf, sizeof buf, "%.0f-%.0f tokens/s/GPU (%s the fit's %d leave-one-out errors, %+.1f%%..%+.1f%%)",
                 iv.low, iv.high, how.c_str(), iv.runs, lo, hi);
   iv.text = buf;
   return iv;
@@ -99,7 +99,7 @@ ThroughputInterval interval_from_record(double predicted, const RecordGroup& g, 
   iv.runs = g.runs;
   iv.basis = "validation_record";
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%.4g-%.4g tokens/s/GPU (bias %+.0f%% -/+ MAPE %.0f%% of the %s %d %s %s runs)",
+  std::snprintf(buf, sizeof buf, "%.0f-%.0f tokens/s/GPU (bias %+.0f%% -/+ MAPE %.0f%% of the %s %d %s %s runs)",
                 iv.low, iv.high, g.bias_pct, g.mape_pct, exact ? "record's" : "nearest record's", g.runs,
                 g.generation.c_str(), g.framework.c_str());
   iv.text = buf;

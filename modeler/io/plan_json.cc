@@ -397,7 +397,8 @@ PlanFile parse_plan_json(std::string_view text, const std::string& filename) {
       out.shardplan_version = ctx->at("version").get<std::string>();
     if (top.has("inputs")) out.inputs = read_inputs(top.object("inputs"));
     out.plan = read_plan(top.object("plan"));
-    top.allow({"model", "memory", "time", "throughput", "feasible", "problems", "plan_file", "validation_record"});
+    top.allow({"model", "memory", "time", "throughput", "feasible", "problems", "plan_file", "validation_record",
+               "uncertainty"});
     if (const auto step = reported(doc, "time", "step_s")) {
       PredictedNumbers p;
       p.step_s = *step;

@@ -17,7 +17,7 @@ expect 2 "exists" -- "$BIN" calibrate fit-runs "$tmp/mine.yaml" --base dgx-h100 
 expect 0 "wrote" -- "$BIN" calibrate fit-runs "$tmp/mine.yaml" --base dgx-h100 --out "$tmp/p.yaml" --force
 
 # predict with it quotes the fit's own leave-one-out errors; without it, the validation record.
-P=(predict --model llama-3-8b --gpus 8 --tp 1 --pp 1 --dp 8 --mbs 1 --gbs 64 --seq 4096 --framework megatron-lm)
+P=(predict --model llama-3-8b --gpus 8 --tp 2 --pp 1 --dp 4 --mbs 1 --gbs 64 --seq 4096 --framework megatron-lm)
 expect 0 "leave-one-out errors" -- "$BIN" "${P[@]}" --system "$tmp/p.yaml"
 expect 0 "expected range:" -- "$BIN" "${P[@]}" --system "$tmp/p.yaml"
 expect 0 "of the record's" -- "$BIN" "${P[@]}" --system dgx-h100
