@@ -30,12 +30,13 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
                        << o[0].runs << "; decode MAPE " << o[2].mape << "% over " << o[2].runs);
   // Measured at commit time (serve validate --runs tests/validation/serving/serving_runs.yaml), with the
   // AIConfigurator rows simulated as their closed-loop benchmark ran (closed_loop.h), decode attention at the
-  // measured rate (decode_attention_table.cc), disaggregated runs on whole nodes, and the llama.cpp offload rows
-  // evaluated from their flags: TPOT 21.5% over 1299, TTFT 135.0% over 1305 (16 rows whose concurrency exceeds
+  // measured rate (decode_attention_table.cc), decode-sized MoE layers at the measured MoE-layer rate
+  // (moe_table.cc), disaggregated runs on whole nodes, and the llama.cpp offload rows evaluated from their flags:
+  // TPOT 21.8% over 1299, TTFT 135.2% over 1305 (16 rows whose concurrency exceeds
   // max_batch x attention_dp x workers contribute most of it), decode 38.0% over 16 (llama.cpp full-GPU 14.4%
   // over 9, offload 68.3% over 7).
   CHECK(o[1].runs >= 1290);
-  CHECK(o[1].mape <= 21.7);
+  CHECK(o[1].mape <= 22.0);
   CHECK(o[0].runs >= 1300);
   CHECK(o[0].mape <= 135.5);
   CHECK(o[2].runs >= 16);
@@ -48,9 +49,9 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   CHECK(off[2].mape <= 69.0);
   // The TRT-LLM dense aggregated rows, the best-covered family, stay within their measured error.
   const auto& trt = rep.by_engine.at("trtllm");
-  CHECK(trt[1].mape <= 17.8);
-  // vLLM and SGLang TTFT after the closed-loop simulation (54.8% and 64.9% at commit time).
-  CHECK(rep.by_engine.at("vllm")[0].mape <= 55.0);
+  CHECK(trt[1].mape <= 18.2);
+  // vLLM and SGLang TTFT after the closed-loop simulation (56.2% and 65.3% at commit time).
+  CHECK(rep.by_engine.at("vllm")[0].mape <= 56.5);
   CHECK(rep.by_engine.at("sglang")[0].mape <= 65.5);
 }
 
