@@ -1,5 +1,5 @@
-// `shardplan calibrate run | fit | import-nccl-tests | import-log`: measure a cluster, fit its cost tables, write a profile that
-// inherits the base cluster (calibrate/README.md).
+// `shardplan calibrate run | fit | import-nccl-tests | import-log | fit-runs`: measure a cluster, fit its cost
+// tables, write a profile that inherits the base cluster (calibrate/README.md).
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "apps/calibrate_import_log.h"
+#include "apps/calibrate_fit_runs.h"
 #include "apps/calibrate_tables.h"
 #include "apps/command.h"
 #include "calibrate/fit.h"
@@ -153,6 +154,8 @@ class CalibrateCommand final : public Command {
                    "Write the profile although a check refuses it (efficiency above line rate, large fit error, "
                    "another GPU); recorded in its provenance");
 
+    fit_runs_ = add_fit_runs_subcommand(cmd_, &fit_runs_flags_);
+
     aic_ = cmd_->add_subcommand("import-aic", "Convert NVIDIA AIConfigurator's measured kernels to JSON lines");
     aic_->add_option("dir", aic_dir_, "Directory with gemm.csv, attention_prefill.csv, nccl.csv (e.g. hwprofiles/measured)")
         ->required();
@@ -180,6 +183,7 @@ class CalibrateCommand final : public Command {
   int run() override {
     if (import_log_.parsed()) return import_log_.run();
     if (run_->parsed()) return do_run();
+    if (fit_runs_->parsed()) return run_fit_runs(fit_runs_flags_);
     if (aic_->parsed()) return import_aic(aic_dir_, aic_gpu_, aic_system_, aic_out_, aic_force_);
     if (fit_->parsed()) {
       if (!gpu_tables_.empty()) {
@@ -347,6 +351,8 @@ class CalibrateCommand final : public Command {
 
   ImportLogVerb import_log_;
   CLI::App *cmd_ = nullptr, *run_ = nullptr, *fit_ = nullptr, *import_ = nullptr, *aic_ = nullptr;
+  CLI::App* fit_runs_ = nullptr;
+  FitRunsFlags fit_runs_flags_;
   std::string gpu_tables_, aic_dir_, aic_gpu_, aic_system_, aic_out_;
   bool aic_force_ = false;
   std::vector<std::string> benchmarks_, inputs_;

@@ -72,6 +72,10 @@ class PredictCommand final : public Command {
     if (wants_run(run_) && !invalid) run = run_cost_for(e, sys, model, fw, run_spec);
     // How far to trust the number: the validation record of the nearest published runs.
     const io::RecordQuote record = io::quote_record(io::load_shipped_record(), sys.gpu.name, fw.name);
+    // And the range the measured throughput is expected in: from the profile's own fit (calibrate fit-runs), else
+    // from that record.
+    const std::optional<ThroughputInterval> interval =
+        invalid ? std::nullopt : io::prediction_interval(e.tokens_per_s_per_gpu, sys, record);
     if (json_) {
       io::ReportContext ctx{"predict", model_, system_.system.empty() ? system_.gpu : system_.system, sys.gpu.name,
                             sys.gpus, fw.name, sys.provenance};
@@ -81,6 +85,7 @@ class PredictCommand final : public Command {
       j["inputs"] = io::inputs_json(plan_inputs(model_, system_, sys.gpus, fw.name));
       if (file) j["plan_file"] = io::plan_file_json(*file, overridden);
       j["validation_record"] = io::record_json(record);
+      j["uncertainty"] = io::interval_json(interval);
       std::cout << j.dump(2) << "\n";
     } else {
       std::cout << "shardplan predict: " << model.name << " on " << sys.name << " (" << sys.gpus << " x "
@@ -96,6 +101,7 @@ class PredictCommand final : public Command {
       if (!invalid) {
         std::cout << "\n" << format_memory(e.memory) << "\n" << format_time(e.time) << "\n" << format_throughput(e)
                   << "trust: " << record.text << "\n";
+        if (interval) std::cout << "expected range: " << interval->text << "\n";
         std::cout << format_offload(e, sys);
         if (run) std::cout << "\n" << format_run(*run, run_spec, sys.gpus);
         if (file && file->predicted) std::cout << "against the file: " << compare_with_file(*file->predicted, e) << "\n";

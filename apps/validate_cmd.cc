@@ -6,6 +6,7 @@
 #include "apps/text.h"
 #include "apps/command.h"
 #include "apps/plan_flags.h"
+#include "apps/validate_fit_on.h"
 #include "modeler/io/report_json.h"
 #include "modeler/io/system_io.h"
 #include "modeler/io/validation_run.h"
@@ -38,11 +39,22 @@ class ValidateCommand final : public Command {
                     "also write the validation record (MAPE and bias by GPU generation x framework) that predict and "
                     "search quote; the shipped one is hwprofiles/validation_record.yaml");
     sub->add_flag("--force", force_, "overwrite the --write-record file if it exists");
+    sub->add_option("--fit-on", fit_on_,
+                    "cross-validate calibrate fit-runs: fit per GPU x framework group on some runs, report the error "
+                    "on the others. half[:SEED] (half of each group, seed 1 by default, then leave-one-source-out), "
+                    "sources (leave-one-source-out alone), or FIELD=REGEX (fit on the runs whose id, source, "
+                    "framework, gpu or precision matches); docs/fit-runs.md");
     return sub;
   }
 
   int run() override {
     const std::vector<io::PublishedRun> runs = io::load_published_runs(runs_);
+    if (!fit_on_.empty()) {
+      if (!system_.empty() || framework_defaults_ || !record_.empty())
+        throw ConfigError("--fit-on fits on the standard systems of the runs: drop --system, --framework-defaults and "
+                          "--write-record");
+      return run_fit_on(runs, runs_, fit_on_, json_);
+    }
     std::optional<System> calibrated;
     if (!system_.empty()) calibrated = io::load_system(system_, 0);
     const io::ValidationReport rep =
@@ -168,6 +180,7 @@ class ValidateCommand final : public Command {
   std::string runs_;
   std::string system_;
   std::string record_;
+  std::string fit_on_;
   bool json_ = false, framework_defaults_ = false, force_ = false;
 };
 

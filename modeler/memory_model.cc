@@ -205,6 +205,10 @@ MemoryBreakdown memory_breakdown(const Context& ctx, const Sharding& sh, const S
   const Bytes allocated = mem.weights + mem.gradients + mem.optimizer + mem.activations + mem.logits + mem.buffers;
   mem.context = GiB(kContextGiB);
   mem.fragmentation = allocated * kFragmentation;
+  // A fitted reserve (system.h; 0 unless `calibrate fit-runs` measured one) is allocator memory the accounting
+  // above does not see; a negative one takes back some of the fragmentation allowance, never more.
+  mem.fragmentation += ctx.system.memory_reserve;
+  if (mem.fragmentation.v < 0) mem.fragmentation = Bytes(0);
   return mem;
 }
 

@@ -17,6 +17,44 @@ void set_power_limit(Gpu* gpu, double watts) {
   gpu->clock_scale = std::cbrt(watts / gpu->tdp_w);
 }
 
+namespace {
+void scale_curve(Curve* c, double k) {
+  for (double& y : c->y) y *= k;
+}
+}  // namespace
+
+void scale_gemm_efficiency(Gpu* gpu, Dtype dtype, double k) {
+  SHARDPLAN_CHECK(k > 0);
+  const size_t d = static_cast<size_t>(dtype), bf16 = static_cast<size_t>(Dtype::bf16);
+  ComputeEfficiency& e = gpu->eff;
+  if (d != bf16 && e.gemm[d].empty() && e.gemm_grid[d].empty()) {  // the bf16 fallback (gemm_model.cc)
+    e.gemm[d] = e.gemm[bf16];
+    e.gemm_grid[d] = e.gemm_grid[bf16];
+  }
+  scale_curve(&e.gemm[d], k);
+  for (double& v : e.gemm_grid[d].values) v *= k;
+}
+
+void scale_attention_efficiency(Gpu* gpu, double k) {
+  SHARDPLAN_CHECK(k > 0);
+  for (int i = 0; i < kNumAttentionKernels; ++i) {
+    scale_curve(&gpu->eff.attention_fwd[static_cast<size_t>(i)], k);
+    scale_curve(&gpu->eff.attention_bwd[static_cast<size_t>(i)], k);
+  }
+}
+
+void scale_memory_efficiency(Gpu* gpu, double k) {
+  SHARDPLAN_CHECK(k > 0);
+  scale_curve(&gpu->eff.memory, k);
+}
+
+void scale_busbw(Tier* tier, double k) {
+  SHARDPLAN_CHECK(k > 0);
+  scale_curve(&tier->busbw_eff, k);
+  scale_curve(&tier->p2p_eff, k);
+  for (Curve& c : tier->busbw_eff_by) scale_curve(&c, k);
+}
+
 int System::tier_for_group(int size, int stride) const {
   SHARDPLAN_CHECK(!tiers.empty());
   // A group of `size` ranks at `stride` spans (size-1)*stride+1 consecutive ranks; with Megatron's contiguous

@@ -114,9 +114,29 @@ struct System {
   BytesPerSec nvme_read_bw_per_gpu;
   BytesPerSec nvme_write_bw_per_gpu;
   std::string provenance;   // "datasheet defaults" or the calibration run that produced the tables
+  /// Fraction of a compute window's time that hides the communication assigned to it (time_model.cc): 1 hides up
+  /// to the window's whole length. `calibrate fit-runs` fits it from measured steps (docs/fit-runs.md).
+  double overlap_efficiency = 1.0;
+  /// Allocator memory beyond the model's own accounting (framework caches, allocator behaviour), added to the
+  /// predicted peak; fitted by `calibrate fit-runs` from measured peaks, 0 otherwise. May be negative: the
+  /// model's 5% fragmentation allowance then held less (the sum stays >= 0).
+  Bytes memory_reserve;
+  /// Signed leave-one-out throughput errors of the fit that produced this profile, (predicted - measured) /
+  /// measured in percent, one per fitted run; empty when the profile was not fitted to measured steps.
+  std::vector<double> fit_loo_errors_pct;
 
   /// Index of the innermost tier whose domain holds a group of `size` ranks placed with stride `stride`.
   int tier_for_group(int size, int stride) const;
 };
+
+/// Calibration scales on a profile's efficiency tables (calibrate fit-runs, docs/fit-runs.md): multiply the GEMM
+/// efficiency of `dtype` (its FLOPs curve and its measured grid; a dtype that falls back to bf16's tables gets a
+/// copy of them first, so the scale stays its own), the attention curves of every kernel generation, the HBM
+/// streaming curve, or a tier's
+/// bus-bandwidth curves (busbw, p2p and per-collective). `k` > 0.
+void scale_gemm_efficiency(Gpu* gpu, Dtype dtype, double k);
+void scale_attention_efficiency(Gpu* gpu, double k);
+void scale_memory_efficiency(Gpu* gpu, double k);  // the streaming-kernel HBM curve
+void scale_busbw(Tier* tier, double k);
 
 }  // namespace shardplan

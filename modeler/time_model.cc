@@ -57,7 +57,7 @@ class Exposure {
     Seconds all, shown;
     for (int w = 0; w < kNumWindows; ++w) {
       if (total_[w].v <= 0) continue;
-      Seconds excess = total_[w] - hide[w];
+      Seconds excess = total_[w] - hide[w] * sys_.overlap_efficiency;  // 1 unless fitted (system.h)
       if (excess.v < 0) excess = Seconds(0);
       // The paired window's exposure is the schedule's (moe_overlap.h), from both passes together.
       if (w == static_cast<int>(Window::paired)) excess = total_[w] * paired_exposed;

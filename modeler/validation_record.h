@@ -43,4 +43,21 @@ RecordMatch nearest_record(const ValidationRecord& record, const std::string& gp
 /// wording when the match is not exact, or "not validated: ..." when there is none.
 std::string record_text(const RecordMatch& match, const std::string& gpu, const std::string& framework);
 
+/// The range a measured throughput is expected to fall in, given a prediction and the errors of past predictions
+/// of its kind: error e = (predicted - measured) / measured, so measured = predicted / (1 + e).
+struct ThroughputInterval {
+  double low = 0, high = 0;              // tokens/s/GPU (same unit as the prediction)
+  double error_low_pct = 0, error_high_pct = 0;  // the error range it was built from
+  int runs = 0;                          // errors behind it
+  std::string basis;                     // "fit_leave_one_out" or "validation_record"
+  std::string text;                      // one line for the reports
+};
+
+/// From a fitted profile's leave-one-out errors (System::fit_loo_errors_pct): their 10th and 90th percentiles
+/// (linear interpolation) with 10 or more runs; with fewer, the symmetric range of the largest one, since a few
+/// errors say little about the tails. Null without errors.
+std::optional<ThroughputInterval> interval_from_errors(double predicted, const std::vector<double>& errors_pct);
+/// From the nearest validation record group: bias -/+ MAPE, the spread a typical prediction of the group had.
+ThroughputInterval interval_from_record(double predicted, const RecordGroup& group, bool exact);
+
 }  // namespace shardplan

@@ -429,7 +429,7 @@ PlanFile parse_plan_json(std::string_view text, const std::string& filename) {
     if (top.has("inputs")) out.inputs = read_inputs(top.object("inputs"));
     out.plan = read_plan(top.object("plan"));
     top.allow({"model", "memory", "time", "throughput", "feasible", "problems", "plan_file", "validation_record",
-               "offload"});
+               "offload", "uncertainty"});
     if (const auto step = reported(doc, "time", "step_s")) {
       PredictedNumbers p;
       p.step_s = *step;

@@ -1,9 +1,11 @@
 #include "modeler/io/system_io.h"
 
+#include <cmath>
 #include <optional>
 #include <sstream>
 
 #include "modeler/io/gpu_tables_io.h"
+#include "modeler/fit_parameters.h"
 #include "modeler/io/paths.h"
 #include "modeler/io/yaml_reader.h"
 
@@ -299,11 +301,69 @@ YAML::Node with_ancestors(const YAML::Node& doc, const std::string& file, int de
   return merged(doc, base);
 }
 
+/// A profile's `fitted:` block (calibrate fit-runs, docs/fit-runs.md): scales on the tables above, each within
+/// the range of modeler/fit_parameters.h, applied once the GPU's tables and the tiers are known.
+void read_fitted(const YAML::Node& node, const std::string& file, System* s, Problems& problems) {
+  reject_unknown(node, file, "fitted", {"gemm_scale", "attention_scale", "memory_bw_scale", "busbw_scale", "overlap_efficiency",
+                                        "memory_reserve_gib", "loo_errors_pct", "source"});
+  MapReader r(node, file, "fitted");
+  const auto in_range = [&](const YAML::Node& map, MapReader& m, const std::string& key,
+                            FitParameter p) -> std::optional<double> {
+    const FitParameterSpec& spec = fit_parameter_spec(p);
+    const std::optional<double> v = m.opt_number(key);
+    if (v && !(*v >= spec.lo && *v <= spec.hi)) {
+      problems.push_back({"fitted", at_key(map, m, key, num(*v) + " is outside the physical range [" + num(spec.lo) +
+                                                            ", " + num(spec.hi) + "] (" + spec.why + ")")});
+      return std::nullopt;
+    }
+    return v;
+  };
+  if (std::optional<MapReader> gemm = r.opt_map("gemm_scale")) {
+    // bf16 last: a dtype that falls back to bf16's tables takes a copy of them unscaled (scale_gemm_efficiency).
+    for (int d : {0, 1, 3, 4, 5, 2})
+      if (const auto k = in_range(node["gemm_scale"], *gemm, kDtypeNames[static_cast<size_t>(d)],
+                                  FitParameter::gemm_scale)) {
+        if (s->gpu.peak[static_cast<size_t>(d)].v <= 0)
+          problems.push_back({"fitted", file + ": fitted.gemm_scale." + kDtypeNames[static_cast<size_t>(d)] +
+                                            ": the GPU states no peak of that dtype"});
+        else
+          scale_gemm_efficiency(&s->gpu, static_cast<Dtype>(d), *k);
+      }
+    gemm->finish();
+  }
+  if (const auto k = in_range(node, r, "attention_scale", FitParameter::attention_scale))
+    scale_attention_efficiency(&s->gpu, *k);
+  if (const auto k = in_range(node, r, "memory_bw_scale", FitParameter::memory_bw_scale))
+    scale_memory_efficiency(&s->gpu, *k);
+  if (std::optional<MapReader> bus = r.opt_map("busbw_scale")) {
+    for (Tier& t : s->tiers)
+      if (const auto k = in_range(node["busbw_scale"], *bus, t.name, FitParameter::busbw_scale)) scale_busbw(&t, *k);
+    bus->finish();  // a tier name the cluster does not have is an unknown key
+  }
+  if (const auto k = in_range(node, r, "overlap_efficiency", FitParameter::overlap_efficiency))
+    s->overlap_efficiency = *k;
+  if (const auto gib = r.opt_number_in("memory_reserve_gib", kMemoryReserveMinGiB, kMemoryReserveMaxGiB))
+    s->memory_reserve = GiB(*gib);
+  const YAML::Node loo = r.opt_node("loo_errors_pct");
+  if (loo.IsDefined() && !loo.IsNull()) {
+    if (!loo.IsSequence()) r.fail("loo_errors_pct", "expected a list of signed errors in percent");
+    for (size_t i = 0; i < loo.size(); ++i) {
+      double v = 0;
+      if (!loo[i].IsScalar() || !YAML::convert<double>::decode(loo[i], v) || !std::isfinite(v) || v <= -100)
+        throw ConfigError(where(loo[i], file) + "fitted.loo_errors_pct[" + std::to_string(i) +
+                          "]: expected a number above -100 (a signed error in percent)");
+      s->fit_loo_errors_pct.push_back(v);
+    }
+  }
+  r.opt_string("source");
+  r.finish();
+}
+
 System read_cluster(const YAML::Node& doc, const std::string& file, int gpus) {
   reject_unknown(doc, file, "", {"schema_version", "kind", "name", "inherits", "gpu", "gpus_per_node", "default_gpus",
                                  "host_memory_gib_per_gpu", "host_memory_bw_gbps_per_gpu", "nvme_gib_per_gpu",
                                  "nvme_read_gbps_per_gpu", "nvme_write_gbps_per_gpu", "tiers", "gpu_overrides",
-                                 "provenance", "sources"});
+                                 "provenance", "sources", "fitted"});
   MapReader r(doc, file, "");
   Problems problems;
   read_header(r, doc, "cluster");
@@ -349,7 +409,9 @@ System read_cluster(const YAML::Node& doc, const std::string& file, int gpus) {
   }
   s.provenance = r.string("provenance");
   string_list(r, "sources");
+  const YAML::Node fitted = r.opt_node("fitted");
   r.finish();
+  if (fitted.IsDefined() && !fitted.IsNull()) read_fitted(fitted, file, &s, problems);
 
   if (gpus < 0) throw ConfigError(file + ": gpus must be positive, got " + std::to_string(gpus));
   s.gpus = gpus > 0 ? gpus : default_gpus;

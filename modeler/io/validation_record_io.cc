@@ -99,4 +99,21 @@ nlohmann::json record_json(const RecordQuote& q) {
   return j;
 }
 
+std::optional<ThroughputInterval> prediction_interval(double predicted, const System& system, const RecordQuote& q) {
+  if (auto iv = interval_from_errors(predicted, system.fit_loo_errors_pct)) return iv;
+  if (q.group) return interval_from_record(predicted, *q.group, q.exact);
+  return std::nullopt;
+}
+
+nlohmann::json interval_json(const std::optional<ThroughputInterval>& iv) {
+  if (!iv) return nullptr;
+  return {{"basis", iv->basis},
+          {"low_tokens_per_s_per_gpu", iv->low},
+          {"high_tokens_per_s_per_gpu", iv->high},
+          {"error_low_pct", iv->error_low_pct},
+          {"error_high_pct", iv->error_high_pct},
+          {"runs", iv->runs},
+          {"text", iv->text}};
+}
+
 }  // namespace shardplan::io

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "modeler/io/validation_run.h"
+#include "modeler/system.h"
 #include "modeler/validation_record.h"
 
 namespace shardplan::io {
@@ -37,5 +38,12 @@ struct RecordQuote {
 RecordQuote quote_record(const std::optional<ValidationRecord>& record, const std::string& gpu,
                          const std::string& framework);
 nlohmann::json record_json(const RecordQuote& quote);
+
+/// How far the measured throughput may fall from a prediction: from the profile's fit-runs leave-one-out errors
+/// when it has them, else from the quoted record group; null when neither exists.
+std::optional<ThroughputInterval> prediction_interval(double predicted, const System& system, const RecordQuote& q);
+/// {"basis", "low_tokens_per_s_per_gpu", "high_tokens_per_s_per_gpu", "error_low_pct", "error_high_pct", "runs",
+/// "text"}, or null.
+nlohmann::json interval_json(const std::optional<ThroughputInterval>& interval);
 
 }  // namespace shardplan::io

@@ -46,6 +46,8 @@ System apply_calibration(System base, const System& calibrated) {
         t.p2p_eff = c.p2p_eff;
         t.busbw_eff_by = c.busbw_eff_by;
       }
+  base.overlap_efficiency = calibrated.overlap_efficiency;  // fitted by calibrate fit-runs, 1 and 0 otherwise
+  base.memory_reserve = calibrated.memory_reserve;
   base.provenance = calibrated.provenance;
   return base;
 }

@@ -244,3 +244,42 @@ TEST_CASE("issue 12: non-scalar keys in clusters and gpu_overrides are named wit
   CHECK_THROWS_WITH_AS(parse_cluster(base + "gpu_overrides:\n  [a, b]: 1\n", "c.yaml", 0),
                        "c.yaml:6: gpu_overrides: expected a plain key, got a list", ConfigError);
 }
+
+TEST_CASE("fitted: scales apply to the inherited tables, ranges and names are checked") {
+  const std::string base = "schema_version: 1\nkind: cluster\nname: c\ninherits: dgx-h100\nprovenance: \"t\"\n";
+  const System plain = load_system("dgx-h100", 0);
+  const System s = parse_cluster(base + "fitted:\n  attention_scale: 0.9\n  memory_bw_scale: 0.95\n"
+                                        "  busbw_scale: {infiniband: 0.8}\n  overlap_efficiency: 0.7\n"
+                                        "  memory_reserve_gib: 1.0\n  loo_errors_pct: [1.5, -2]\n  source: \"x\"\n",
+                                 "c.yaml", 0);
+  const size_t flash3 = static_cast<size_t>(AttentionKernel::flash3);
+  CHECK(s.gpu.eff.attention_fwd[flash3].at(1e12) ==
+        doctest::Approx(0.9 * plain.gpu.eff.attention_fwd[flash3].at(1e12)));
+  CHECK(s.gpu.eff.memory.at(1e8) == doctest::Approx(0.95 * plain.gpu.eff.memory.at(1e8)));
+  CHECK(s.tiers[1].busbw_eff.at(1e8) == doctest::Approx(0.8 * plain.tiers[1].busbw_eff.at(1e8)));
+  CHECK(s.tiers[0].busbw_eff.at(1e8) == doctest::Approx(plain.tiers[0].busbw_eff.at(1e8)));
+  CHECK(s.overlap_efficiency == 0.7);
+  CHECK(to_GiB(s.memory_reserve) == doctest::Approx(1.0));
+  CHECK(s.fit_loo_errors_pct == std::vector<double>{1.5, -2});
+  // fp8 without tables of its own falls back to bf16's: a bf16 scale alone leaves it, an fp8 scale alone scales it.
+  const System f = parse_cluster(base + "fitted:\n  gemm_scale: {fp8: 0.5, bf16: 0.8}\n", "c.yaml", 0);
+  const Grid3& b0 = plain.gpu.eff.gemm_grid[static_cast<size_t>(Dtype::bf16)];
+  const Grid3& b = f.gpu.eff.gemm_grid[static_cast<size_t>(Dtype::bf16)];
+  const Grid3& p8 = f.gpu.eff.gemm_grid[static_cast<size_t>(Dtype::fp8)];
+  const Grid3& p80 = plain.gpu.eff.gemm_grid[static_cast<size_t>(Dtype::fp8)];
+  CHECK(b.at(4096, 4096, 4096) == doctest::Approx(0.8 * b0.at(4096, 4096, 4096)));
+  CHECK(p8.at(4096, 4096, 4096) ==
+        doctest::Approx(0.5 * (p80.empty() ? b0 : p80).at(4096, 4096, 4096)));
+
+  CHECK_THROWS_WITH_AS(parse_cluster(base + "fitted:\n  overlap_efficiency: 2\n", "c.yaml", 0),
+                       doctest::Contains("c.yaml:7: fitted.overlap_efficiency: 2 is outside the physical range [0.25, 1.25]"),
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(parse_cluster(base + "fitted:\n  busbw_scale: {ib: 0.9}\n", "c.yaml", 0),
+                       doctest::Contains("ib"), ConfigError);
+  CHECK_THROWS_WITH_AS(parse_cluster(base + "fitted:\n  gemm_scale: {fp4: 0.9}\n", "c.yaml", 0),
+                       doctest::Contains("states no peak"), ConfigError);
+  CHECK_THROWS_WITH_AS(parse_cluster(base + "fitted:\n  overlap: 0.9\n", "c.yaml", 0),
+                       doctest::Contains("overlap"), ConfigError);
+  CHECK_THROWS_WITH_AS(parse_cluster(base + "fitted:\n  loo_errors_pct: [abc]\n", "c.yaml", 0),
+                       doctest::Contains("c.yaml:7: fitted.loo_errors_pct[0]"), ConfigError);
+}

@@ -53,4 +53,34 @@ TEST_CASE("the exact group, else the same generation's largest, else the same fr
         "not validated: no published MI300X or other runs in the validation record");
 }
 
+TEST_CASE("intervals: percentiles of ten or more LOO errors, the largest one either side with fewer") {
+  std::vector<double> ten;
+  for (int i = 0; i < 11; ++i) ten.push_back(i - 5.0);  // -5 .. +5 %
+  const auto iv = interval_from_errors(1000, ten);
+  REQUIRE(iv.has_value());
+  CHECK(iv->error_low_pct == doctest::Approx(-4));
+  CHECK(iv->error_high_pct == doctest::Approx(4));
+  CHECK(iv->low == doctest::Approx(1000 / 1.04));  // measured = predicted / (1 + error)
+  CHECK(iv->high == doctest::Approx(1000 / 0.96));
+  CHECK(iv->runs == 11);
+  CHECK(iv->basis == "fit_leave_one_out");
+  CHECK(iv->text.find("10th-90th percentile of the fit's 11 leave-one-out errors") != std::string::npos);
+  const auto few = interval_from_errors(1000, {2.0, -6.0, 1.0});
+  REQUIRE(few.has_value());
+  CHECK(few->error_low_pct == doctest::Approx(-6));
+  CHECK(few->error_high_pct == doctest::Approx(6));
+  CHECK_FALSE(interval_from_errors(1000, {}).has_value());
+}
+
+TEST_CASE("intervals: a record group's bias -/+ MAPE") {
+  const RecordGroup g{"H100", "nemo", 30, 9.0, -2.0};
+  const ThroughputInterval iv = interval_from_record(1000, g, true);
+  CHECK(iv.error_low_pct == doctest::Approx(-11));
+  CHECK(iv.error_high_pct == doctest::Approx(7));
+  CHECK(iv.low == doctest::Approx(1000 / 1.07));
+  CHECK(iv.high == doctest::Approx(1000 / 0.89));
+  CHECK(iv.basis == "validation_record");
+  CHECK(iv.text.find("30 H100 nemo runs") != std::string::npos);
+}
+
 }

@@ -1,0 +1,71 @@
+// The physical parameters `calibrate fit-runs` fits to a user's measured steps (docs/fit-runs.md), with the range
+// each may take and the width of its prior. Pure data, shared by the fit (calibrate/fit_runs.h) and the profile
+// loader (modeler/io/system_io.cc), which refuses a profile stating a value outside the range.
+#pragma once
+
+namespace shardplan {
+
+enum class FitParameter {
+  gemm_scale,
+  attention_scale,
+  memory_bw_scale,
+  busbw_scale,
+  overlap_efficiency,
+  kernel_overhead_us
+};
+constexpr int kNumFitParameters = 6;
+
+struct FitParameterSpec {
+  const char* name;    // as profiles and reports spell it
+  double lo, hi;       // the physical range (inclusive)
+  bool log;            // fitted in log space (a multiplicative scale) or linearly
+  double prior_sigma;  // width of the prior around the base profile's value (log units when `log`)
+  const char* why;     // the reason for the range, printed with a refusal
+};
+
+// Ranges. A scale multiplies the base profile's tables, whose large-size values are published or measured rates
+// (hwprofiles/README.md), so the ranges are about those tables, not about the runs:
+// - gemm_scale [0.5, 1.25]: the shipped GEMM tables reach about 0.8 of the dense datasheet peak on large shapes
+//   (H100 bf16 ~0.75-0.8, AIC measurements in hwprofiles/measured/), so 1/0.8 = 1.25 is the peak itself, which no
+//   kernel exceeds; below 0.5 the GPU sustains half of what the same part measured elsewhere, a throttled or
+//   misconfigured node (power cap, clocks) that a scale should not hide.
+// - attention_scale [0.5, 1.5]: fused attention tables sit at 0.45-0.7 of the 16-bit peak (FlashAttention-2/3
+//   papers), so 1.5 again reaches the peak; 0.5 as for GEMMs.
+// - memory_bw_scale [0.5, 1.1]: the streaming-kernel curves state ~0.9 of the HBM datasheet bandwidth (STREAM-like
+//   kernels reach 85-95%, hwprofiles/gpus/*.yaml), so 1.1 is the datasheet rate; 0.5 as for GEMMs.
+// - busbw_scale [0.25, 1.4]: nccl-tests bus bandwidth curves reach 0.7-0.95 of the line rate (NVLS all-reduce
+//   1.07, hwprofiles/README.md); 1.4 brings a 0.75 curve to the line rate; a quarter of the measured curve is a
+//   fabric fault (a NIC down, traffic over PCIe), not a calibration.
+// - overlap_efficiency [0.25, 1.25]: the fraction of each compute window (time_model.cc) that hides the
+//   communication assigned to it. The windows approximate the schedule: above 1 the measured steps hid more than
+//   the windows allow (buckets reduced before the last micro-batch, prefetch beyond one layer), capped where the
+//   window would be a quarter longer than the compute it models; below 0.25 almost nothing overlaps, which is a
+//   configuration (overlap turned off) to state in the plan, not to fit.
+// - kernel_overhead_us [0, 50]: the fixed cost per kernel (launch and ramp, host dispatch in eager PyTorch):
+//   CUDA launch latency is ~2-5 us and an eager PyTorch op's dispatch ~10-20 us (PyTorch performance tuning
+//   guide, "CUDA graphs"); beyond 50 us per kernel the step is host-bound for another reason (data loading,
+//   Python) that a per-kernel cost would misattribute.
+// Prior widths are statements of how far a cluster is expected to differ from the shipped tables before any run
+// is seen (15% for GEMMs and HBM streams, 20% for attention, communication and overlap, 4 us per kernel); the data then narrows
+// them where the runs are sensitive to the parameter.
+inline constexpr FitParameterSpec kFitParameters[kNumFitParameters] = {
+    {"gemm_scale", 0.5, 1.25, true, 0.15, "1.25 x the tables' ~0.8 of peak is the dense datasheet peak; below 0.5 "
+                                          "the node is throttled or misconfigured"},
+    {"attention_scale", 0.5, 1.5, true, 0.2, "1.5 x the attention tables' ~0.65 of peak is the 16-bit peak"},
+    {"memory_bw_scale", 0.5, 1.1, true, 0.15, "1.1 x the profiles' ~0.9 of HBM bandwidth is the datasheet rate"},
+    {"busbw_scale", 0.25, 1.4, true, 0.2, "1.4 x a ~0.75 bus-bandwidth curve is the line rate; a quarter is a "
+                                          "fabric fault"},
+    {"overlap_efficiency", 0.25, 1.25, false, 0.2, "beyond 1.25 the overlap windows would be a quarter longer than "
+                                                   "the compute they model; below 0.25 overlap is off"},
+    {"kernel_overhead_us", 0.0, 50.0, false, 4.0, "beyond 50 us per kernel the step is host-bound for another "
+                                                  "reason"},
+};
+
+inline const FitParameterSpec& fit_parameter_spec(FitParameter p) { return kFitParameters[static_cast<int>(p)]; }
+
+/// Memory reserve (GiB) a fit may state: -2 takes back at most the model's fragmentation allowance on a large
+/// step; beyond 8 GiB the run holds something the model does not know (a second copy of the weights), which a
+/// reserve would hide.
+inline constexpr double kMemoryReserveMinGiB = -2.0, kMemoryReserveMaxGiB = 8.0;
+
+}  // namespace shardplan

@@ -1,0 +1,159 @@
+#include "calibrate/fit_runs.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "modeler/io/published_runs.h"
+#include "modeler/io/system_io.h"
+#include "modeler/io/validation_run.h"
+#include "modeler/problems.h"
+
+using namespace shardplan;
+using namespace shardplan::calibrate;
+
+namespace {
+
+/// A dense Llama-style run on H100s with micro-batch, sequence parallelism and recompute left open.
+std::string run_yaml(const std::string& id, int hidden, int seq, int gpus, int tp, double measured,
+                     const std::string& precision = "bf16") {
+  return "- id: " + id + "\n  source: Test (2025)\n  framework: megatron-lm\n  model:\n    layers: 4\n    hidden: " +
+         std::to_string(hidden) + "\n    ffn_hidden: " + std::to_string(hidden * 7 / 2) +
+         "\n    heads: 16\n    kv_heads: 8\n    vocab: 32000\n    seq_len: " + std::to_string(seq) +
+         "\n    gated_mlp: true\n    tied_embeddings: false\n  system:\n    gpu: h100-sxm5-80gb\n    gpus: " +
+         std::to_string(gpus) + "\n  precision: " + precision + "\n  plan:\n    tp: " + std::to_string(tp) +
+         "\n    pp: 1\n    dp: " + std::to_string(gpus / tp) + "\n    global_batch: " + std::to_string(4 * gpus / tp) +
+         "\n  measured:\n    tokens_per_s_per_gpu: " + std::to_string(measured) + "\n";
+}
+
+std::string runs_text(const std::vector<double>& measured, const std::string& precision = "bf16") {
+  const int hidden[] = {2048, 4096, 4096, 8192, 2048, 8192};
+  const int seq[] = {2048, 4096, 2048, 2048, 8192, 4096};
+  const int gpus[] = {8, 8, 16, 8, 8, 16};
+  const int tp[] = {1, 2, 2, 8, 1, 4};
+  std::string s;
+  for (size_t i = 0; i < measured.size(); ++i)
+    s += run_yaml("r" + std::to_string(i), hidden[i], seq[i], gpus[i], tp[i], measured[i], precision);
+  return s;
+}
+
+std::vector<RunCase> cases(const std::vector<io::PublishedRun>& runs) {
+  const io::GpuProfile gpu = io::load_gpu_profile("h100-sxm5-80gb");
+  std::vector<RunCase> out;
+  for (const auto& r : runs) out.push_back({&r, run_case_system(r, gpu, nullptr)});
+  return out;
+}
+
+/// Measured throughputs made by the modeler itself on systems with a known GEMM scale: what a fit must recover.
+std::vector<double> synthetic(double gemm_scale, const std::string& precision = "bf16") {
+  const auto runs = io::parse_published_runs(runs_text(std::vector<double>(6, 1.0), precision), "runs.yaml");
+  System truth = cases(runs).front().base;
+  apply_param(&truth, {FitParameter::gemm_scale, precision == "fp8" ? Dtype::fp8 : Dtype::bf16, ""}, gemm_scale);
+  const io::ValidationReport rep = io::run_validation(runs, &truth);
+  std::vector<double> out;
+  for (const auto& r : rep.results) out.push_back(r.predicted_tokens_per_s_per_gpu);
+  return out;
+}
+
+const ParamValue* find(const RunsFit& fit, const std::string& label) {
+  for (const auto& p : fit.params)
+    if (p.ref.label() == label) return &p;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_SUITE("fit_runs") {
+
+TEST_CASE("labels, base values and applying a parameter") {
+  CHECK(ParamRef{FitParameter::gemm_scale, Dtype::fp8, ""}.label() == "gemm_scale.fp8");
+  CHECK(ParamRef{FitParameter::busbw_scale, Dtype::bf16, "nvlink"}.label() == "busbw_scale.nvlink");
+  CHECK(ParamRef{FitParameter::overlap_efficiency, Dtype::bf16, ""}.label() == "overlap_efficiency");
+  const auto runs = io::parse_published_runs(runs_text({1, 1}), "runs.yaml");
+  System s = cases(runs).front().base;
+  CHECK(base_value(s, {FitParameter::gemm_scale, Dtype::bf16, ""}) == 1.0);
+  CHECK(base_value(s, {FitParameter::kernel_overhead_us, Dtype::bf16, ""}) == doctest::Approx(4.0));
+  const double bw = s.tiers[0].busbw_eff.at(1e9);
+  apply_param(&s, {FitParameter::busbw_scale, Dtype::bf16, s.tiers[0].name}, 0.5);
+  CHECK(s.tiers[0].busbw_eff.at(1e9) == doctest::Approx(bw * 0.5));
+  apply_param(&s, {FitParameter::overlap_efficiency, Dtype::bf16, ""}, 0.8);
+  CHECK(s.overlap_efficiency == 0.8);
+  apply_param(&s, {FitParameter::kernel_overhead_us, Dtype::bf16, ""}, 7.0);
+  CHECK(s.gpu.eff.kernel_overhead.v == doctest::Approx(7e-6));
+}
+
+TEST_CASE("candidates: bf16 always, the runs' own dtype, every tier; bf16 applied last") {
+  const auto runs = io::parse_published_runs(runs_text({1, 1}, "fp8"), "runs.yaml");
+  const auto c = candidate_params(cases(runs));
+  REQUIRE(c.size() >= 6);
+  CHECK(c[0].label() == "gemm_scale.fp8");
+  CHECK(c[1].label() == "gemm_scale.bf16");
+  CHECK(c[2].label() == "attention_scale");
+  CHECK(c[3].label() == "memory_bw_scale");
+  CHECK(c[4].label() == "busbw_scale.nvlink");
+}
+
+TEST_CASE("a GEMM scale the runs were made with is recovered, with an interval around it and small LOO error") {
+  const std::vector<double> measured = synthetic(0.8);
+  const auto runs = io::parse_published_runs(runs_text(measured), "runs.yaml");
+  const RunsFit fit = fit_runs(cases(runs));
+  REQUIRE(fit.out_of_range.empty());
+  const ParamValue* g = find(fit, "gemm_scale.bf16");
+  REQUIRE(g != nullptr);
+  CHECK(g->value == doctest::Approx(0.8).epsilon(0.05));
+  CHECK(g->lo95 < g->value);
+  CHECK(g->hi95 > g->value);
+  CHECK(g->data_share > 0.5);  // the runs, not the prior, decided it
+  CHECK_FALSE(g->at_bound);
+  CHECK(fit.base_mape > 10);   // the base tables run 25% fast on these runs
+  CHECK(fit.fit_mape < 3);
+  CHECK(fit.loo_mape < 5);
+  REQUIRE(fit.rows.size() == 6);
+  for (const auto& r : fit.rows) CHECK(r.loo_error_pct().has_value());
+  const System fitted = apply_fit(cases(runs).front().base, fit);
+  CHECK(fitted.fit_loo_errors_pct.size() == 6);
+}
+
+TEST_CASE("runs on the base's own tables leave every parameter near its prior") {
+  const auto runs = io::parse_published_runs(runs_text(synthetic(1.0)), "runs.yaml");
+  const RunsFit fit = fit_runs(cases(runs));
+  for (const auto& p : fit.params) CHECK(p.value == doctest::Approx(p.prior).epsilon(0.03));
+  CHECK(fit.fit_mape < 1);
+}
+
+TEST_CASE("a fit that needs a parameter outside its physical range is refused, naming the rows") {
+  // Three times faster than the tables: no GEMM scale within [0.5, 1.25] explains it.
+  std::vector<double> measured = synthetic(1.0);
+  for (double& m : measured) m *= 3;
+  const auto runs = io::parse_published_runs(runs_text(measured), "runs.yaml");
+  const RunsFit refused = fit_runs(cases(runs));
+  REQUIRE_FALSE(refused.out_of_range.empty());
+  const std::string all = refused.out_of_range.front();
+  CHECK(all.find("outside") != std::string::npos);
+  CHECK(all.find("(line ") != std::string::npos);
+  CHECK(refused.rows.empty());  // nothing predicted with a refused fit
+  FitOptions anyway;
+  anyway.accept_anyway = true;
+  anyway.leave_one_out = false;
+  const RunsFit pinned = fit_runs(cases(runs), anyway);
+  bool some_at_bound = false;
+  for (const auto& p : pinned.params) {
+    const FitParameterSpec& sp = fit_parameter_spec(p.ref.kind);
+    CHECK(p.value >= sp.lo - 1e-9);
+    CHECK(p.value <= sp.hi + 1e-9);
+    some_at_bound = some_at_bound || p.at_bound;
+  }
+  CHECK(some_at_bound);
+  CHECK_FALSE(pinned.out_of_range.empty());
+}
+
+TEST_CASE("runs of two GPUs are not one fit") {
+  const auto runs = io::parse_published_runs(runs_text({1, 1}), "runs.yaml");
+  std::vector<RunCase> c = cases(runs);
+  c[1].base.gpu.name = "a100-sxm4-80gb";
+  CHECK_THROWS_AS(fit_runs(c), ConfigError);
+  CHECK_THROWS_AS(fit_runs({}), ConfigError);
+}
+
+}
