@@ -1,4 +1,4 @@
-// `shardplan calibrate run | fit | import-nccl-tests`: measure a cluster, fit its cost tables, write a profile that
+// `shardplan calibrate run | fit | import-nccl-tests | import-log`: measure a cluster, fit its cost tables, write a profile that
 // inherits the base cluster (calibrate/README.md).
 #include <unistd.h>
 
@@ -8,6 +8,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "apps/calibrate_import_log.h"
 #include "apps/calibrate_tables.h"
 #include "apps/command.h"
 #include "calibrate/fit.h"
@@ -172,10 +173,12 @@ class CalibrateCommand final : public Command {
     import_->add_flag("--accept-anyway", accept_anyway_,
                       "Write the profile although a check refuses it (efficiency above line rate, large fit error, "
                       "another GPU, hosts that do not match --tier); recorded in its provenance");
+    import_log_.setup(cmd_);  // apps/calibrate_import_log.cc
     return cmd_;
   }
 
   int run() override {
+    if (import_log_.parsed()) return import_log_.run();
     if (run_->parsed()) return do_run();
     if (aic_->parsed()) return import_aic(aic_dir_, aic_gpu_, aic_system_, aic_out_, aic_force_);
     if (fit_->parsed()) {
@@ -342,6 +345,7 @@ class CalibrateCommand final : public Command {
     return ec ? std::string(".") : exe.parent_path().string();
   }
 
+  ImportLogVerb import_log_;
   CLI::App *cmd_ = nullptr, *run_ = nullptr, *fit_ = nullptr, *import_ = nullptr, *aic_ = nullptr;
   std::string gpu_tables_, aic_dir_, aic_gpu_, aic_system_, aic_out_;
   bool aic_force_ = false;

@@ -127,6 +127,13 @@ std::vector<std::string> apply_plan_file(const io::PlanFile& file, const CLI::Ap
   fill("--precision", "precision", &plan->precision, pf.precision);
   if (pf.optimizer_offload && *pf.optimizer_offload > 0)
     fill("--optimizer-offload", "optimizer_offload", &plan->optimizer_offload, pf.optimizer_offload);
+  if (pf.peft && *pf.peft != "none") {
+    fill("--peft", "peft", &plan->finetune.peft, pf.peft);
+    fill("--lora-rank", "lora_rank", &plan->finetune.lora_rank, pf.lora_rank);
+    fill("--lora-targets", "lora_targets", &plan->finetune.lora_targets, pf.lora_targets);
+  }
+  if (pf.optimizer && *pf.optimizer != "adamw")
+    fill("--optimizer", "optimizer", &plan->finetune.optimizer, pf.optimizer);
   if (pf.moe_imbalance && *pf.moe_imbalance != 1.0)
     fill("--moe-imbalance", "moe_imbalance", &plan->moe_imbalance, pf.moe_imbalance);
   if (pf.capacity_factor && *pf.capacity_factor > 0)

@@ -91,6 +91,7 @@ void add_plan_flags(CLI::App* app, PlanFlags* f) {
       ->check(
           CLI::IsMember({"bf16", "fp16", "fp8", "fp8-delayed", "fp8-tensorwise", "fp8-blockwise", "mxfp8", "nvfp4"}));
   app->add_option("--framework", f->framework, framework_help())->check(CLI::IsMember(framework_names()));
+  add_finetune_flags(app, &f->finetune);
 }
 
 System resolve_system(const SystemFlags& f) {
@@ -223,6 +224,7 @@ Plan resolve_plan(const PlanFlags& f, const System& sys) {
   }
   p.precision = parse_precision(f.precision);
   p.fp8_recipe = precision_fp8_recipe(f.precision);  // its quantization kernels (precision_recipe.h)
+  p.finetune = resolve_finetune(f.finetune);
   if (const std::string limit = plan_limit_violation(p); !limit.empty()) throw ConfigError(limit);
   return p;
 }
@@ -295,7 +297,7 @@ std::string plan_arguments(const Plan& p, const std::string& framework) {
             ? " --recompute-modules " + recompute_modules_string(p.recompute_modules)
             : "") +
        " --precision " +
-       precision_name(p) + " --framework " + framework;
+       precision_name(p) + finetune_arguments(p.finetune) + " --framework " + framework;
   return s;
 }
 

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "apps/finetune_flags.h"
 #include "modeler/framework.h"
 #include "modeler/model_desc.h"
 #include "modeler/plan.h"
@@ -39,6 +40,7 @@ struct PlanFlags {
   std::optional<std::string> recompute_modules;  // "core_attn+mlp" or "core_attn,mlp"
   std::string precision = "bf16";
   std::string framework = "megatron-lm";
+  FinetuneFlags finetune;  // --peft, --lora-rank, --lora-targets, --optimizer
   const CLI::App* app = nullptr;  // the command the flags were added to: says which were given (count())
   /// Fields a --plan file filled: flag -> the file's key ("--sp" -> "sequence_parallel"), so errors name the file.
   std::map<std::string, std::string> from_file;

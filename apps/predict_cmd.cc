@@ -92,7 +92,7 @@ class PredictCommand final : public Command {
                   << (file->shardplan_version.empty() ? "" : ", shardplan " + file->shardplan_version) << ")"
                   << (replaced.empty() ? "" : "; replaced by flags: " + replaced) << "\n";
       }
-      std::cout << format_model(model) << "\n" << format_plan(plan, model.moe.has_value());
+      std::cout << format_model(model) << "\n" << format_plan(plan, model.moe.has_value()) << format_finetune(plan, model);
       if (!invalid) {
         std::cout << "\n" << format_memory(e.memory) << "\n" << format_time(e.time) << "\n" << format_throughput(e)
                   << "trust: " << record.text << "\n";

@@ -62,6 +62,7 @@ void add_search_flags(CLI::App* app, SearchFlags* f, bool gpus_required) {
   app->add_option("--top", f->top, "plans to list (default 10)")->check(positive_number());
   app->add_option("--threads", f->threads, "worker threads (default: all cores)")->check(positive_number());
   app->add_flag("--quiet", f->quiet, "no progress indicator");
+  add_finetune_flags(app, &f->finetune);
 }
 
 void add_compare_flag(CLI::App* app, SearchFlags* f) {
@@ -128,6 +129,7 @@ SpaceRequest resolve_request(const SearchFlags& f) {
       throw ConfigError("--optimizer-offload: '" + s + "' is not a fraction in [0, 1]");
     r.optimizer_offload.push_back(frac);
   }
+  r.finetune = resolve_finetune(f.finetune);
   r.global_batch = f.gbs.value_or(0);
   r.seq_len = f.seq.value_or(0);
   if (!f.tp.empty()) r.tp = parse_axis("--tp", f.tp);

@@ -36,6 +36,7 @@ struct SearchFlags {
   std::string sdp_keep;    // list of SDP keep fractions (with --allow sdp)
   std::string optimizer_offload;  // list of optimizer offload fractions: "0,1"
   std::string compare;     // --compare FILE: a plan file to evaluate and rank beside the results
+  FinetuneFlags finetune;  // fixed for the whole search: what is trained and the optimizer (not axes)
   int top = 10;
   int threads = 0;
   bool quiet = false;

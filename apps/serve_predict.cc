@@ -94,6 +94,10 @@ class ServePredictCommand final : public Command {
     sub->add_option("--prefix-hit", wl_.prefix_hit, "fraction of prompt tokens served from the prefix cache "
                                                     "(default 0)")->check(CLI::Range(0.0, 0.99));
     sub->add_option("--context-depth", wl_.context_depth, "tokens already in the KV cache (default 0)");
+    sub->add_option("--rounds", wl_.rounds, "simulate the closed-loop benchmark step by step: every client starts "
+                                            "at once and sends N requests (AIConfigurator's benchmark: 20); "
+                                            "default 0: the steady state of spread arrivals")
+        ->check(CLI::Range(0, 1000));
     sub->add_option("--max-num-tokens", max_num_tokens_, "tokens per scheduler step (default: the engine's, "
                                                          "8192; llama.cpp 512)");
     sub->add_option("--mem-fraction", mem_fraction_, "engine memory fraction (vLLM gpu_memory_utilization 0.9, "

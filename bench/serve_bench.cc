@@ -34,6 +34,31 @@ void BM_ServeEvaluation(benchmark::State& state) {
 }
 BENCHMARK(BM_ServeEvaluation)->Unit(benchmark::kMicrosecond);
 
+// The same prediction as AIConfigurator's benchmark ran it: 64 clients started together, 20 requests each, 1024
+// in / 512 out, simulated step by step (closed_loop.h), as serve validate does for every AIConfigurator row.
+void BM_ServeClosedLoop(benchmark::State& state) {
+  const ModelDesc m = io::load_model("llama-3-70b", true);
+  serving::Precision p;
+  p.weights = serving::WeightFormat::fp8;
+  p.kv_bytes = 1;
+  const serving::ServingModel sm = serving::make_serving_model(m, p);
+  io::StandardSystemOptions so;
+  so.gpus = 8;
+  const System sys = io::standard_system(io::load_gpu_profile("h100-sxm5-80gb"), so);
+  serving::ServeInputs in;
+  in.model = &sm;
+  in.system = &sys;
+  in.engine = serving::Engine::trtllm;
+  in.plan.agg.tp = 4;
+  in.plan.agg.moe_tp = 4;
+  in.workload.input_len = 1024;
+  in.workload.output_len = 512;
+  in.workload.concurrency = 64;
+  in.workload.rounds = 20;
+  for (auto _ : state) benchmark::DoNotOptimize(serving::serve_predict(in));
+}
+BENCHMARK(BM_ServeClosedLoop)->Unit(benchmark::kMillisecond);
+
 // Tensor placement of Mixtral-8x22B Q4_K_M (56 blocks x (4 attention + 2 expert tensors + KV) + output = 393
 // items) on a 24 GB GPU, both phases, greedy + pairwise improvement from two starts.
 void BM_TensorPlacement(benchmark::State& state) {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "modeler/finetune.h"
 #include "modeler/framework_rules.h"
 #include "modeler/layer_cost.h"
 #include "modeler/memory_model.h"
@@ -107,7 +108,7 @@ Sharding sharded(const Context& ctx) {
 /// then a fraction of its own work, never above 100% of the peak.
 double required_flops_per_token(const Context& ctx, const Sharding& sh, const LayerCost& layer) {
   const ModelDesc& m = ctx.model;
-  const double all = model_flops_per_token(m, ctx.plan.seq_len);
+  const double all = finetune_flops_per_token(m, ctx.plan, model_flops_per_token(m, ctx.plan.seq_len));
   if (!ctx.plan.changes_training_semantics()) return all;
   Plan whole = ctx.plan;
   whole.sdp_keep = 1.0;
@@ -144,6 +145,7 @@ Problems validate_plan(const ModelDesc& model, const System& system, const Plan&
   validate_basics(ctx, &problems);
   for (const Strategy* s : all_strategies()) s->validate(ctx, &problems);
   validate_offload(ctx, &problems);
+  validate_finetune(ctx, &problems);
   check_framework_rules(model, system, plan, framework, &problems);  // what the framework's launcher refuses
   return problems;
 }

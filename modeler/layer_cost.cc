@@ -4,6 +4,7 @@
 #include <cmath>
 #include <utility>
 
+#include "modeler/finetune.h"
 #include "modeler/gemm_model.h"
 #include "modeler/memory_model.h"
 #include "modeler/precision_recipe.h"
@@ -36,7 +37,8 @@ Linear linear(const Context& ctx, double m, double n, double k) {
   const Dtype d = gemm_dtype(ctx.plan);
   Linear l;
   l.fwd = gemm_time(g, d, m, n, k);
-  l.bwd = gemm_time(g, d, m, k, n) + gemm_time(g, d, k, n, m);  // dX = dY W^T, dW = X^T dY
+  l.bwd = gemm_time(g, d, m, k, n);                                     // dX = dY W^T
+  if (!base_frozen(ctx.plan)) l.bwd += gemm_time(g, d, k, n, m);        // dW = X^T dY (none for frozen weights)
   l.flops_fwd = 2.0 * m * n * k;
   return l;
 }
@@ -144,7 +146,8 @@ Seconds grouped_gemm_time(const Context& ctx, double groups, double m, double n,
 Linear grouped_linear(const Context& ctx, double groups, double m, double n, double k) {
   Linear l;
   l.fwd = grouped_gemm_time(ctx, groups, m, n, k);
-  l.bwd = grouped_gemm_time(ctx, groups, m, k, n) + grouped_gemm_time(ctx, groups, k, n, m);
+  l.bwd = grouped_gemm_time(ctx, groups, m, k, n);
+  if (!base_frozen(ctx.plan)) l.bwd += grouped_gemm_time(ctx, groups, k, n, m);
   l.flops_fwd = 2.0 * m * n * k * groups;
   return l;
 }
@@ -474,7 +477,13 @@ LayerCost layer_cost(const Context& ctx, const Sharding& sh) {
   c.backward.time = (proj.bwd + mlp.gemms.bwd) * bwd_frac + attn.bwd + mem_bwd;
   c.backward.attention = attn.bwd;
   c.backward.moe = mlp.moe_bwd;
-  c.backward.flops = 2.0 * gemm_flops * bwd_frac + attn.flops_bwd;
+  c.backward.flops = (base_frozen(ctx.plan) ? 1.0 : 2.0) * gemm_flops * bwd_frac + attn.flops_bwd;
+  // Fine-tuning adapters and QLoRA's dequantisation (finetune.h), before recompute re-runs the forward.
+  const AdapterCost adapters = adapter_cost(ctx, sh);
+  c.forward.time += adapters.fwd;
+  c.forward.flops += adapters.flops_fwd;
+  c.backward.time += adapters.bwd;
+  c.backward.flops += adapters.flops_bwd;
   switch (ctx.plan.recompute) {
     case Recompute::none: break;
     case Recompute::selective:
@@ -509,12 +518,15 @@ LayerCost head_cost(const Context& ctx, const Sharding& sh) {
   LayerCost c;
   // Embedding lookup: gather T rows of h (write) on the first stage; scatter-add of its gradient in backward.
   const Bytes embed(T * m.hidden * kAct * 2.0);
-  const Seconds first_fwd = memory_time(g, embed), first_bwd = memory_time(g, embed * 2.0);
+  // A frozen embedding (fine-tuning) gets no gradient: nothing runs for it in backward.
+  const bool frozen = base_frozen(ctx.plan);
+  const Seconds first_fwd = memory_time(g, embed), first_bwd = frozen ? Seconds(0) : memory_time(g, embed * 2.0);
   // LM head GEMM over the local vocabulary (always 16-bit: fp8 recipes keep the output layer in bf16) and the
   // cross-entropy over [T x V_local] logits, whose HBM traffic per logit is the framework's trait.
   const Dtype d = sixteen_bit_gemm(ctx);
   const Seconds head_fwd = gemm_time(g, d, T, sh.vocab, m.hidden);
-  const Seconds head_bwd = gemm_time(g, d, T, m.hidden, sh.vocab) + gemm_time(g, d, m.hidden, sh.vocab, T);
+  const Seconds head_bwd =
+      gemm_time(g, d, T, m.hidden, sh.vocab) + (frozen ? Seconds(0) : gemm_time(g, d, m.hidden, sh.vocab, T));
   const Seconds ce = memory_time(g, Bytes(T * sh.vocab * ctx.framework.loss_traffic_per_logit(ctx.plan.tp)));
   const Seconds final_norm = memory_time(g, Bytes(2.0 * sh.norm_tokens * m.hidden * kAct));
   const Seconds last_fwd = head_fwd + ce / 2.0 + final_norm, last_bwd = head_bwd + ce / 2.0 + final_norm * 2.0;
@@ -530,7 +542,7 @@ LayerCost head_cost(const Context& ctx, const Sharding& sh) {
     c.backward.time = last_bwd;
   }
   c.forward.flops = head_flops;
-  c.backward.flops = 2.0 * head_flops;
+  c.backward.flops = (frozen ? 1.0 : 2.0) * head_flops;
   return c;
 }
 

@@ -1,5 +1,7 @@
 #include "modeler/memory_model.h"
 
+#include "modeler/finetune.h"
+#include "modeler/optimizer.h"
 #include "modeler/precision_recipe.h"
 #include "modeler/stage_params.h"
 
@@ -142,20 +144,27 @@ MemoryBreakdown memory_breakdown(const Context& ctx, const Sharding& sh, const S
                       params.experts * per_param(sh.edp_shard_weights, sh.edp_shard_gradients));
   mem.gradients = Bytes(owned_state_params(ctx, sh, true) * fw.state.gradients);
   // Pipelined FSDP: gradients accumulate unsharded over the micro-batches before the one reduce-scatter.
-  if (gathered && p.pp > 1) mem.gradients += Bytes(params.total() * fw.pp_deferred_grad_bytes);
-  mem.optimizer = Bytes(owned_state_params(ctx, sh, false) * fw.state.optimizer);
+  if (gathered && p.pp > 1)
+    mem.gradients += Bytes(params.total() * trainable_share(ctx.model, p) * fw.pp_deferred_grad_bytes);
+  mem.optimizer = Bytes(owned_state_params(ctx, sh, false) * optimizer_bytes_per_param(ctx));
+  // Fine-tuning: frozen base weights (bf16 or NF4) plus the adapters replace the trained weights (finetune.h).
+  if (base_frozen(p)) mem.weights = finetune_weights(ctx, sh, params);
 
   const bool dropout = trains_with_dropout(ctx.model);
   const bool flash = !fw.materialized_attention;
   const double lin = p.precision == Dtype::fp8 && fw.fp8_saves_linear_inputs ? 1.0 : kAct;
+  // A frozen base keeps fewer linear inputs and adds the adapters' tensors (finetune.h); the layer input that full
+  // recompute keeps is unchanged.
+  const double frozen = finetune_activation_delta(ctx.model, sh, p, lin);
   const double per_layer = (p.recompute == Recompute::selective && fw.selective_is_op_sac)
                                ? op_sac_activation_bytes_per_layer(ctx.model, sh)
                                : activation_bytes_per_layer(ctx.model, sh, p.recompute, dropout, flash, lin,
-                                                            p.recompute_modules);
+                                                            p.recompute_modules) +
+                                     (p.recompute == Recompute::full ? 0.0 : frozen);
   // A layer's every tensor, as without recompute: what recompute re-materialises for one layer's backward.
   const double whole = p.recompute == Recompute::none
                            ? per_layer
-                           : activation_bytes_per_layer(ctx.model, sh, Recompute::none, dropout, flash, lin);
+                           : activation_bytes_per_layer(ctx.model, sh, Recompute::none, dropout, flash, lin) + frozen;
   double act = per_layer * sh.layers * sched.in_flight;
   if (p.recompute == Recompute::selective) {
     // Megatron's modules re-materialise what they dropped; op-level selective checkpointing re-runs the ops it
@@ -179,10 +188,12 @@ MemoryBreakdown memory_breakdown(const Context& ctx, const Sharding& sh, const S
     // Gathered 16-bit parameters of the current and the prefetched layer, and one layer's unsharded
     // gradients before their reduce-scatter.
     const double layer = params_per_layer(ctx.model) / sh.weight_shard;
-    mem.buffers = Bytes(layer * (2.0 * 2.0 + fw.state.gradients));
+    // Fine-tuning gathers the frozen base as stored (NF4 under QLoRA) and reduces only the trainable share.
+    mem.buffers = Bytes(layer * (2.0 * gathered_param_bytes(p) + fw.state.gradients * trainable_share(ctx.model, p)));
   }
   if (p.pp > 1) mem.buffers += Bytes(2.0 * sh.tokens * ctx.model.hidden * kAct);  // send + receive buffers
   mem.buffers += Bytes(sh.transient_bytes);
+  mem.buffers += finetune_buffers(ctx, sh);  // QLoRA's dequantised weight
 
   const Bytes allocated = mem.weights + mem.gradients + mem.optimizer + mem.activations + mem.logits + mem.buffers;
   mem.context = GiB(kContextGiB);

@@ -45,6 +45,30 @@ enum class SdpGranularity { block, neuron };
 /// nvfp4 (NVFP4BlockScaling: fp4 with 1x16 blocks of E4M3 scales and a per-tensor scale).
 enum class Fp8Recipe { delayed, tensorwise, blockwise, mxfp8, nvfp4 };
 
+/// The optimizer that steps the trainable parameters (modeler/optimizer.h): the user's choice, never a search axis.
+enum class Optimizer { adamw, adamw8bit, adafactor, sgd, sgd_momentum, muon, lion };
+/// Parameter-efficient fine-tuning (modeler/finetune.h): none trains every weight (pre-training, full fine-tuning);
+/// lora, dora and qlora freeze the base weights and train low-rank adapters on the target modules (qlora with the
+/// base linears stored as 4-bit NF4).
+enum class Peft { none, lora, dora, qlora };
+/// The linear layers of a transformer layer that adapters can target, a bit each (PEFT's q_proj ... down_proj).
+enum LoraTarget : unsigned {
+  kLoraQ = 1u << 0,
+  kLoraK = 1u << 1,
+  kLoraV = 1u << 2,
+  kLoraO = 1u << 3,
+  kLoraGate = 1u << 4,
+  kLoraUp = 1u << 5,
+  kLoraDown = 1u << 6,
+};
+/// What is trained and how it is stepped: the adapters (rank, targets) and the optimizer.
+struct Finetune {
+  Peft peft = Peft::none;
+  int lora_rank = 0;           // r of the adapters; 0 without peft
+  unsigned lora_targets = 0;   // LoraTarget bits; 0 without peft
+  Optimizer optimizer = Optimizer::adamw;
+};
+
 struct Plan {
   int tp = 1;    // tensor parallel
   int pp = 1;    // pipeline stages
@@ -92,6 +116,8 @@ struct Plan {
   /// ZeRO/FSDP parameters gathered in the recipe's dtype (Megatron fp8_param_gather, torchao
   /// enable_fsdp_float8_all_gather); unset: the framework's default (Framework::fp8_param_gather).
   std::optional<bool> fp8_param_gather;
+  /// Fine-tuning method and optimizer (modeler/finetune.h, modeler/optimizer.h); default: AdamW on every weight.
+  Finetune finetune;
 
   int gpus() const { return tp * tsp * pp * cp * dp; }
   /// Ranks that split one micro-batch's layer inside a pipeline stage (tp or tsp innermost, then cp): the stride

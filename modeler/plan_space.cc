@@ -125,6 +125,7 @@ Plan PlanSpace::plan_at(const Layout& l, uint64_t k) const {
   p.global_batch = global_batch;
   p.seq_len = seq_len;
   p.cp_kind = cp_kind;
+  p.finetune = finetune;
   // Mixed radix, fastest-varying first: precision, recompute, tp options, ep overlap, zero, micro-batch, sdp.
   auto digit = [&k](size_t radix) {
     const size_t d = static_cast<size_t>(k % radix);
@@ -161,6 +162,7 @@ PlanSpace make_plan_space(const ModelDesc& model, const System& system, const Sp
   s.seq_len = r.seq_len;
   s.cp_kind = r.cp_kind;
   s.fp8_recipe = r.fp8_recipe;
+  s.finetune = r.finetune;
   s.zero = r.zero.select({0, 1, 2, 3});
   s.sp = or_default(r.sp, {true, false});
   s.tp_overlap = or_default(r.tp_overlap, {false, true});

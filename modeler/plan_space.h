@@ -72,6 +72,8 @@ struct SpaceRequest {
   std::vector<double> sdp_keep;
   /// Optimizer offload fractions to try (plan.h optimizer_offload); default {0}: offload only when asked.
   std::vector<double> optimizer_offload;
+  /// What is trained and the optimizer: the user's, the same for every candidate (never an axis).
+  Finetune finetune;
 };
 
 /// One recompute setting: the kind, and for full recompute the layers of each chunk (0: all).
@@ -107,6 +109,7 @@ struct PlanSpace {
   std::optional<Fp8Recipe> fp8_recipe;
   std::vector<SdpChoice> sdp = {SdpChoice{}};
   std::vector<double> optimizer_offload = {0};
+  Finetune finetune;  // every candidate's (SpaceRequest::finetune)
 
   /// Plans of one layout: the product of its option axes (sp and tp_overlap collapse to off when tp == 1,
   /// ep_overlap when ep == 1).

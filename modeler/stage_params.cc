@@ -1,5 +1,7 @@
 #include "modeler/stage_params.h"
 
+#include "modeler/finetune.h"
+
 namespace shardplan {
 
 namespace {
@@ -51,7 +53,8 @@ double owned_state_params(const Context& ctx, const Sharding& sh, bool gradients
   const double dense = sh.grad_fraction == 1.0 ? p.dense() : p.layers * sh.grad_fraction + p.embedding + p.head;
   const double dp_div = gradients ? sh.dp_shard_gradients : sh.dp_shard_optimizer;
   const double edp_div = gradients ? sh.edp_shard_gradients : sh.edp_shard_optimizer;
-  return dense / dp_div + p.experts * sh.grad_fraction / edp_div;
+  // Frozen base weights (fine-tuning) have neither: only the trainable share does (finetune.h).
+  return (dense / dp_div + p.experts * sh.grad_fraction / edp_div) * trainable_share(ctx.model, ctx.plan);
 }
 
 }  // namespace shardplan

@@ -4,6 +4,7 @@
 
 #include "modeler/collectives.h"
 #include "modeler/memory_model.h"
+#include "modeler/optimizer.h"
 #include "modeler/stage_params.h"
 
 namespace shardplan {
@@ -155,7 +156,7 @@ TimeBreakdown step_time(const Context& ctx, const Sharding& sh, const Schedule& 
   shape.step_contention = contend_step;
 
   const double owned = owned_state_params(ctx, sh, false);
-  tb.optimizer = memory_time(sys.gpu, Bytes(owned * kAdamBytesPerParam));
+  tb.optimizer = optimizer_step_time(ctx, sh, owned);  // the plan's optimizer (optimizer.h)
   return tb;
 }
 

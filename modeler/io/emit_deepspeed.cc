@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "modeler/io/emit_common.h"
+#include "modeler/optimizer.h"
 #include "modeler/io/emit_script.h"
 
 namespace shardplan::io::detail {
@@ -81,6 +82,14 @@ std::string emit_deepspeed(const EmitInput& in) {
     plan.add("--recompute-method", p.recompute_layers > 0 ? "block" : "uniform");
     plan.add("--recompute-num-layers", p.recompute_layers > 0 ? p.recompute_layers : 1);
     plan.add("--deepspeed-activation-checkpointing");
+  }
+  // Megatron-DeepSpeed's Megatron arguments: --optimizer adam (AdamW) or sgd, --sgd-momentum (default 0.9).
+  if (p.finetune.optimizer == Optimizer::sgd || p.finetune.optimizer == Optimizer::sgd_momentum) {
+    plan.add("--optimizer", "sgd");
+    plan.add("--sgd-momentum", p.finetune.optimizer == Optimizer::sgd ? "0" : "0.9");
+  } else if (p.finetune.optimizer != Optimizer::adamw) {
+    throw ConfigError(what + "Megatron-DeepSpeed offers adam and sgd, not " +
+                      to_string(p.finetune.optimizer));
   }
   plan.add(p.precision == Dtype::fp16 ? "--fp16" : "--bf16");
 

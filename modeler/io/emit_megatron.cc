@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "modeler/io/emit_common.h"
+#include "modeler/optimizer.h"
 #include "modeler/io/emit_script.h"
 
 namespace shardplan::io::detail {
@@ -122,6 +123,16 @@ std::string emit_megatron(const EmitInput& in) {
   if (data_parallel && p.zero == 1) plan.add("--overlap-param-gather");  // needs the distributed optimizer
   plan.add("--micro-batch-size", p.micro_batch);
   plan.add("--global-batch-size", p.global_batch);
+  // The optimizer (training/arguments.py --optimizer; adam is AdamW with decoupled weight decay, the default).
+  switch (p.finetune.optimizer) {
+    case Optimizer::adamw: break;
+    case Optimizer::sgd: plan.add("--optimizer", "sgd"), plan.add("--sgd-momentum", "0"); break;
+    case Optimizer::sgd_momentum: plan.add("--optimizer", "sgd"), plan.add("--sgd-momentum", "0.9"); break;
+    case Optimizer::muon: plan.add("--optimizer", "muon"); break;
+    case Optimizer::lion: plan.add("--optimizer", "lion"); break;
+    default:
+      throw ConfigError(what(EmitFormat::megatron) + "Megatron-LM has no " + to_string(p.finetune.optimizer));
+  }
   if (p.recompute == Recompute::selective) {
     plan.add("--recompute-granularity", "selective");
     if (p.recompute_modules != kRecomputeCoreAttn) {

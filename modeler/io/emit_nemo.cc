@@ -5,7 +5,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "modeler/finetune.h"
 #include "modeler/io/emit_common.h"
 
 namespace shardplan::io::detail {
@@ -15,6 +19,44 @@ constexpr const char* kTarget =
     "NVIDIA-NeMo/Megatron-Bridge main 067f987 ConfigContainer override YAML (pretrain script --config-file THIS_FILE "
     "on the model's recipe), Megatron-Core d98e8a6";
 }
+
+namespace {
+
+/// ConfigContainer.peft (Megatron-Bridge 067f987 src/megatron/bridge/peft): LoRA on the fused Megatron-Core modules
+/// (linear_qkv, linear_proj, linear_fc1 = gate + up, linear_fc2), CanonicalLoRA where q, k, v or gate, up are
+/// adapted separately, DoRA on the fused ones; instantiated from _target_ by the override loader
+/// (training/utils/omegaconf_utils.py). alpha scales the update, not the cost: twice the rank, the common choice.
+void emit_peft(const Plan& p, const std::string& what, YAML::Emitter* out) {
+  const unsigned t = p.finetune.lora_targets;
+  const unsigned qkv = kLoraQ | kLoraK | kLoraV, fc1 = kLoraGate | kLoraUp;
+  const bool split = ((t & qkv) != 0 && (t & qkv) != qkv) || ((t & fc1) != 0 && (t & fc1) != fc1);
+  std::vector<std::string> modules;
+  if (split) {
+    if (p.finetune.peft == Peft::dora)
+      throw ConfigError(what + "Megatron-Bridge's DoRA adapts fused linear_qkv and linear_fc1 only");
+    const std::pair<unsigned, const char*> canonical[] = {
+        {kLoraQ, "linear_q"},       {kLoraK, "linear_k"},       {kLoraV, "linear_v"}, {kLoraO, "linear_proj"},
+        {kLoraUp, "linear_fc1_up"}, {kLoraGate, "linear_fc1_gate"}, {kLoraDown, "linear_fc2"}};
+    for (const auto& [bit, name] : canonical)
+      if (t & bit) modules.push_back(name);
+  } else {
+    if (t & qkv) modules.push_back("linear_qkv");
+    if (t & kLoraO) modules.push_back("linear_proj");
+    if (t & fc1) modules.push_back("linear_fc1");
+    if (t & kLoraDown) modules.push_back("linear_fc2");
+  }
+  const char* target = p.finetune.peft == Peft::dora ? "megatron.bridge.peft.dora.DoRA"
+                       : split                       ? "megatron.bridge.peft.canonical_lora.CanonicalLoRA"
+                                                     : "megatron.bridge.peft.lora.LoRA";
+  *out << YAML::Key << "peft" << YAML::Value << YAML::BeginMap;
+  *out << YAML::Key << "_target_" << YAML::Value << target;
+  *out << YAML::Key << "target_modules" << YAML::Value << YAML::Flow << modules;
+  *out << YAML::Key << "dim" << YAML::Value << p.finetune.lora_rank;
+  *out << YAML::Key << "alpha" << YAML::Value << 2 * p.finetune.lora_rank;
+  *out << YAML::EndMap;
+}
+
+}  // namespace
 
 std::string emit_nemo(const EmitInput& in) {
   const Plan& p = in.estimate.plan;
@@ -123,7 +165,17 @@ std::string emit_nemo(const EmitInput& in) {
   out << YAML::EndMap;
   out << YAML::Key << "optimizer" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "use_distributed_optimizer" << YAML::Value << (p.zero == 1);
+  // Megatron-Core OptimizerConfig.optimizer: adam (AdamW), sgd with sgd_momentum, muon.
+  const Optimizer opt = p.finetune.optimizer;
+  if (opt != Optimizer::adamw) {
+    if (opt != Optimizer::sgd && opt != Optimizer::sgd_momentum && opt != Optimizer::muon)
+      throw ConfigError(what + "Megatron-Core's OptimizerConfig has no " + to_string(opt));
+    out << YAML::Key << "optimizer" << YAML::Value << (opt == Optimizer::muon ? "muon" : "sgd");
+    if (opt != Optimizer::muon)
+      out << YAML::Key << "sgd_momentum" << YAML::Value << (opt == Optimizer::sgd ? 0.0 : 0.9);
+  }
   out << YAML::EndMap;
+  if (base_frozen(p)) emit_peft(p, what, &out);
   out << YAML::Key << "dist" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "use_torch_fsdp2" << YAML::Value << (p.zero == 3);
   out << YAML::EndMap;

@@ -5,6 +5,7 @@
 // and output are placed exactly), and refuse what the release cannot express.
 #include <sstream>
 
+#include "modeler/finetune.h"
 #include "modeler/io/emit_common.h"
 
 namespace shardplan::io::detail {
@@ -75,6 +76,19 @@ void check_common(const Plan& p, EmitFormat f) {
                       recompute_modules_string(p.recompute_modules) + "), which torchtitan does not offer");
 }
 
+/// torchtitan's module names of the adapter targets (models/common: wq, wkv builds wk and wv, wo, w1 gate, w3 up,
+/// w2 down), for LoRAConverter.Config(target_modules=...).
+std::vector<std::string> titan_lora_targets(unsigned t) {
+  std::vector<std::string> out;
+  if (t & kLoraQ) out.push_back("wq");
+  if (t & (kLoraK | kLoraV)) out.push_back("wkv");
+  if (t & kLoraO) out.push_back("wo");
+  if (t & kLoraGate) out.push_back("w1");
+  if (t & kLoraUp) out.push_back("w3");
+  if (t & kLoraDown) out.push_back("w2");
+  return out;
+}
+
 }  // namespace
 
 std::string emit_torchtitan_toml(const EmitInput& in) {
@@ -83,6 +97,12 @@ std::string emit_torchtitan_toml(const EmitInput& in) {
   const EmitFormat f = EmitFormat::torchtitan_toml;
   check_common(p, f);
   const TitanModel& t = titan_model(m, f);
+  // v0.2.2: no LoRA (components/lora.py came later) and Adam/AdamW only (components/optimizer.py).
+  if (base_frozen(p))
+    throw ConfigError(what(f) + "torchtitan v0.2.2 has no LoRA; --emit torchtitan writes the current release's "
+                                "LoRAConverter config");
+  if (p.finetune.optimizer != Optimizer::adamw)
+    throw ConfigError(what(f) + "torchtitan v0.2.2 offers Adam and AdamW, not " + to_string(p.finetune.optimizer));
   if (p.precision == Dtype::fp4)
     throw ConfigError(what(f) +
                       "torchtitan v0.2.2 has no fp4 converter (NVFP4 came later); --emit torchtitan writes "
@@ -158,6 +178,12 @@ std::string emit_torchtitan_python(const EmitInput& in) {
   if (in.moe && p.ep > 1 && p.etp != 1)
     throw ConfigError(what(f) + "torchtitan main has no expert tensor parallelism (etp " + std::to_string(p.etp) +
                       "): EP borrows its ranks from FSDP and TP (torchtitan/config/configs.py)");
+  // The optimizer is AdamW here; DistMuon needs param groups (hidden matrices vs the rest) this emitter does not write.
+  if (p.finetune.optimizer != Optimizer::adamw)
+    throw ConfigError(what(f) + "this emitter writes torchtitan's AdamW; --optimizer " +
+                      to_string(p.finetune.optimizer) +
+                      (p.finetune.optimizer == Optimizer::muon ? " needs DistMuon param groups set by hand"
+                                                               : " is not offered"));
   const Fp8Recipe recipe = fp8_recipe_of(p, in.framework);
   std::ostringstream o;
   o << header(in, "#", kMainTarget)
@@ -171,6 +197,7 @@ std::string emit_torchtitan_python(const EmitInput& in) {
   if (p.precision == Dtype::fp8 || p.precision == Dtype::fp4)
     o << "from torchtitan.components.quantization import Float8LinearConverter, MXFP8LinearConverter, "
          "NVFP4LinearConverter\n";
+  if (base_frozen(p)) o << "from torchtitan.components.lora import LoRAConverter\n";
   o << "\n\ndef shardplan_plan():\n"
     << "    config = " << t.function << "()\n"
     << "    par = config.parallelism\n";
@@ -207,13 +234,24 @@ std::string emit_torchtitan_python(const EmitInput& in) {
          "\"loss\"])\n";
   else
     o << "    config.compile = CompileConfig(enable=False)\n";
+  std::vector<std::string> converters;
   if (p.precision == Dtype::fp8 || p.precision == Dtype::fp4) {
     const std::string compiled = p.tp_comm_overlap ? "True" : "False";
     const std::string conv = p.precision == Dtype::fp4    ? "NVFP4LinearConverter"
                              : recipe == Fp8Recipe::mxfp8 ? "MXFP8LinearConverter"
                                                           : "Float8LinearConverter";
-    o << "    config.model_spec = model_registry(" << q(t.flavor) << ", converters=[" << conv
-      << ".Config(model_compile_enabled=" << compiled << ")])\n";
+    converters.push_back(conv + ".Config(model_compile_enabled=" + compiled + ")");
+  }
+  // LoRA after the quantization converter, as torchtitan's llama3_debugmodel_float8_emulate_lora recipe orders
+  // them; alpha (which scales the update, not the cost) as twice the rank, the common choice.
+  if (base_frozen(p))
+    converters.push_back("LoRAConverter.Config(rank=" + std::to_string(p.finetune.lora_rank) +
+                         ", alpha=" + std::to_string(2 * p.finetune.lora_rank) + ".0, target_modules=" +
+                         string_list(titan_lora_targets(p.finetune.lora_targets)) + ")");
+  if (!converters.empty()) {
+    o << "    config.model_spec = model_registry(" << q(t.flavor) << ", converters=[";
+    for (size_t i = 0; i < converters.size(); ++i) o << (i ? ", " : "") << converters[i];
+    o << "])\n";
   }
   o << "    return config\n";
   return o.str();

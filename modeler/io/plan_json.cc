@@ -1,3 +1,4 @@
+#include "modeler/finetune.h"
 #include "modeler/io/plan_json.h"
 
 #include <algorithm>
@@ -232,6 +233,23 @@ PlanFields read_plan(ObjectReader r) {
   if (const auto g = r.opt_choice("sdp_granularity", {"block", "neuron"}))
     f.sdp_granularity = *g == "block" ? SdpGranularity::block : SdpGranularity::neuron;
 
+  // Fine-tuning: what is trained and the optimizer (finetune.h); adapters' keys only with a method.
+  f.peft = r.opt_choice("peft", {"none", "lora", "dora", "qlora"});
+  f.optimizer = r.opt_choice("optimizer", {"adamw", "adamw8bit", "adafactor", "sgd", "sgd-momentum", "muon", "lion"});
+  const auto rank = r.opt_int("lora_rank", 0);
+  const auto targets = r.opt_string("lora_targets");
+  if (f.peft && *f.peft != "none") {
+    f.lora_rank = rank;
+    if (targets) {
+      std::string unknown;
+      if (!parse_lora_targets(*targets, &unknown))
+        r.fail("lora_targets", "unknown module '" + unknown + "' (q, k, v, o, gate, up, down, all)");
+      f.lora_targets = targets;
+    }
+  } else if ((rank && *rank > 0) || (targets && !targets->empty())) {
+    r.fail(rank && *rank > 0 ? "lora_rank" : "lora_targets", "adapters need \"peft\": \"lora\", \"dora\" or \"qlora\"");
+  }
+
   if (const auto m = r.opt_int("microbatches_per_step", 0); m && f.global_batch && f.micro_batch && f.dp) {
     const int want = *f.global_batch / (*f.micro_batch * *f.dp);
     if (*m != want)
@@ -282,7 +300,8 @@ const std::vector<std::string>& plan_keys() {
       "tp", "pp", "vpp", "dp", "cp", "ep", "etp", "tsp", "zero", "sequence_parallel", "tp_comm_overlap",
       "ep_comm_overlap", "uneven_pipeline", "cp_kind", "micro_batch", "global_batch", "microbatches_per_step",
       "seq_len", "recompute", "recompute_layers", "recompute_modules", "precision", "fp8_recipe", "optimizer_offload", "moe_imbalance",
-      "capacity_factor", "sdp_keep", "sdp_mask", "sdp_granularity", "changes_training_semantics"};
+      "capacity_factor", "sdp_keep", "sdp_mask", "sdp_granularity", "changes_training_semantics", "peft", "lora_rank",
+      "lora_targets", "optimizer"};
   return keys;
 }
 

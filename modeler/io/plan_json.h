@@ -47,6 +47,9 @@ struct PlanFields {
   std::optional<double> moe_imbalance, capacity_factor, sdp_keep;
   std::optional<SdpMask> sdp_mask;
   std::optional<SdpGranularity> sdp_granularity;
+  /// Fine-tuning (modeler/finetune.h) as predict's flags spell it: --peft, --lora-rank, --lora-targets, --optimizer.
+  std::optional<std::string> peft, lora_targets, optimizer;
+  std::optional<int> lora_rank;
 };
 
 /// The numbers the file reports for its plan (an emitted plan's `predicted`, a report's time/throughput/memory).

@@ -2,6 +2,8 @@
 
 #include <ctime>
 
+#include "modeler/finetune.h"
+
 namespace shardplan::io {
 
 using nlohmann::json;
@@ -60,7 +62,11 @@ json plan_json(const Plan& p) {
               {"sdp_mask", to_string(p.sdp_mask)},
               {"sdp_granularity", to_string(p.sdp_granularity)},
               {"changes_training_semantics", p.changes_training_semantics()},
-              {"uneven_pipeline", p.uneven_pipeline}};
+              {"uneven_pipeline", p.uneven_pipeline},
+              {"peft", to_string(p.finetune.peft)},
+              {"lora_rank", p.finetune.lora_rank},
+              {"lora_targets", lora_targets_string(p.finetune.lora_targets)},
+              {"optimizer", to_string(p.finetune.optimizer)}};
 }
 
 json model_json(const ModelDesc& m) {

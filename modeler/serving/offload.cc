@@ -4,8 +4,10 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <regex>
 
 #include "modeler/gemm_model.h"
+#include "modeler/problems.h"
 #include "modeler/serving/engine_memory.h"
 
 namespace shardplan::serving {
@@ -184,6 +186,29 @@ Placement layer_placement(const std::vector<OffloadItem>& items, const OffloadSe
   return p;
 }
 
+Placement flags_placement(const std::vector<OffloadItem>& items, const OffloadSetup& s, int ngl, int n_cpu_moe,
+                          const std::vector<std::string>& cpu_regexes) {
+  Placement p;
+  p.ngl = ngl;
+  std::vector<bool> on = ngl_set(items, s.model->model.layers, ngl);
+  std::vector<std::regex> res;
+  for (const std::string& r : cpu_regexes) {
+    try {
+      res.emplace_back(r);
+    } catch (const std::regex_error&) {
+      throw ConfigError("tensor override '" + r + "' is not a regular expression");
+    }
+  }
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].expert && items[i].layer < n_cpu_moe) on[i] = false;
+    // llama.cpp matches -ot patterns with std::regex_search against the tensor name.
+    for (const auto& re : res)
+      if (std::regex_search(items[i].name, re)) on[i] = false;
+  }
+  for (int ph = 0; ph < 2; ++ph) evaluate(items, on, ph, &p);
+  return p;
+}
+
 Placement best_layer_placement(const std::vector<OffloadItem>& items, const OffloadSetup& s) {
   Placement best;
   const int layers = s.model->model.layers;
@@ -277,6 +302,11 @@ std::string llama_cpp_flags(const std::vector<OffloadItem>& items, const Placeme
   expert_layers.erase(std::unique(expert_layers.begin(), expert_layers.end()), expert_layers.end());
   for (size_t i = 0; i < expert_layers.size(); ++i)
     if (expert_layers[i] != static_cast<int>(i)) experts_prefix = false;
+  // --n-cpu-moe N moves every expert tensor of blocks 0..N-1: it fits only when none of them stayed resident.
+  for (size_t i = 0; i < items.size() && experts_prefix; ++i)
+    if (items[i].expert && items[i].layer < static_cast<int>(expert_layers.size()) &&
+        p.home[phase][i] == Home::gpu)
+      experts_prefix = false;
   std::string flags = "-ngl 999";
   bool only_experts = !host.empty();
   for (const auto& [stem, layers] : host)

@@ -61,6 +61,11 @@ std::vector<OffloadItem> offload_items(const OffloadSetup& s);
 /// llama.cpp -ngl N: the output layer and the last N - 1 blocks (weights and KV) on the GPU (llama.cpp counts the
 /// output layer as one: N = blocks + 1 puts everything there); the token embedding stays in host memory.
 Placement layer_placement(const std::vector<OffloadItem>& items, const OffloadSetup& s, int ngl);
+/// A placement given as llama.cpp flags: -ngl N, then --n-cpu-moe K (the routed experts of blocks 0..K-1 in host
+/// memory) and -ot REGEX=CPU overrides (every tensor whose name matches goes to host memory; names as
+/// model_tensors() gives them, GGUF style: blk.7.ffn_up_exps). Throws ConfigError for a bad regex.
+Placement flags_placement(const std::vector<OffloadItem>& items, const OffloadSetup& s, int ngl, int n_cpu_moe,
+                          const std::vector<std::string>& cpu_regexes);
 /// The fastest -ngl split that fits in s.vram, per phase.
 Placement best_layer_placement(const std::vector<OffloadItem>& items, const OffloadSetup& s);
 /// Tensor-level placement under the same VRAM.

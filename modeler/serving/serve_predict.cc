@@ -1,5 +1,7 @@
 #include "modeler/serving/serve_predict.h"
 
+#include "modeler/serving/closed_loop.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -95,6 +97,27 @@ void aggregated(const ServeInputs& in, ServePrediction* out) {
   }
   const double per_rank = std::max(1.0, 1.0 * wl.concurrency / (w.workers * w.attention_dp));
   const double b = decode_batch(per_rank, w, out->kv_max_batch, &out->batch_cap);
+  if (wl.rounds > 0) {
+    // The benchmark itself, step by step (closed_loop.h).
+    ClosedLoopOptions o;
+    o.clients = std::max(1, static_cast<int>(std::lround(per_rank)));
+    o.rounds = wl.rounds;
+    o.slots = std::floor(b < per_rank ? b : std::max(b, per_rank));
+    o.budget = budget;
+    const ClosedLoopResult r = simulate_closed_loop(in, w, o);
+    out->ttft = r.ttft;
+    out->tpot = r.tpot;
+    out->batch = r.mean_batch;
+    out->decode_step = r.typical_step;
+    StepLoad pl;
+    pl.prefill_tokens = std::min(in_len, budget);
+    pl.prefill_keys = prefix + pl.prefill_tokens / 2.0;
+    pl.prefill_seqs = pl.prefill_tokens >= in_len ? 1 : 0;
+    out->prefill_step = ph.run(pl);
+    out->output_tokens_per_s = r.duration.v > 0 ? o.clients * o.rounds * out_len / r.duration.v * w.workers *
+                                                      w.attention_dp : 0;
+    return;
+  }
   out->batch = b;
   // Steady state of a closed loop (arrivals spread over time): every step decodes the batch and prefills the
   // prompts of the requests that replace finished ones, b / output_len of them per step on average. That mixed
@@ -168,6 +191,11 @@ void disaggregated(const ServeInputs& in, ServePrediction* out) {
   out->batch = b;
   out->tpot = Seconds(td);
   out->ttft = Seconds(std::max(tp_s, wl.concurrency / rate - std::max(0.0, out_len - 1.0) * td));
+  if (wl.rounds > 0) {
+    // The benchmark's synchronised start queues the prompts at the prefill pool (closed_loop.h).
+    out->ttft = disaggregated_closed_loop_ttft(wl.concurrency, wl.rounds, pw.workers * pw.attention_dp * pb,
+                                               out->prefill_step.total, Seconds(std::max(0.0, out_len - 1.0) * td));
+  }
   out->output_tokens_per_s = rate * out_len;
 }
 

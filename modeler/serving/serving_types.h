@@ -55,6 +55,9 @@ struct Workload {
   int concurrency = 1;
   double prefix_hit = 0;  // fraction of prompt tokens found in the prefix cache (not prefilled)
   int context_depth = 0;  // tokens already in the KV cache before the prompt (llama-bench -d)
+  /// Requests each client sends in a closed-loop benchmark that starts every client at once (closed_loop.h);
+  /// 0: the steady state of spread arrivals (the analytic model of serve_predict.h).
+  int rounds = 0;
 };
 
 /// The machine the GPU sits in, for CPU offload: host memory and its bandwidth, the CPU's dense matrix rate,

@@ -7,7 +7,9 @@
 #include "modeler/collectives.h"
 #include "modeler/gemm_model.h"
 #include "modeler/layer_cost.h"
+#include "modeler/serving/decode_attention_table.h"
 #include "modeler/serving/decode_gemm_table.h"
+#include "modeler/serving/moe_table.h"
 
 namespace shardplan::serving {
 
@@ -157,8 +159,15 @@ Seconds linear_time(const Ctx& c, const LinearSpec& s, double tokens) {
 // Routed experts on one EP rank: `pairs` token-expert pairs of the whole MoE group spread uniformly over the
 // experts; the rank runs its experts/moe_ep experts as one grouped GEMM per projection, reading the weights of
 // every expert that received at least one token (expected count under uniform routing: E(1-(1-1/E)^pairs)).
-Seconds expert_time(const Ctx& c, const LinearSpec& s, double pairs) {
-  if (pairs <= 0) return Seconds(0);
+struct ExpertWork {
+  Seconds compute;     // the grouped GEMM's math at the GEMM table's efficiency
+  Bytes weights;       // weights of the touched local experts
+  Bytes activations;   // rows in and out
+  Dtype math = Dtype::bf16;
+};
+
+ExpertWork expert_work(const Ctx& c, const LinearSpec& s, double pairs) {
+  ExpertWork w;
   const double e = s.experts, ep = c.w.moe_ep, etp = c.w.moe_tp;
   const double local = e / ep;
   const double touched = local * (1.0 - std::pow(1.0 - 1.0 / e, pairs));
@@ -166,16 +175,52 @@ Seconds expert_time(const Ctx& c, const LinearSpec& s, double pairs) {
   double n = s.n, k = s.k;
   if (s.split == TpSplit::column) n /= etp;
   else k /= etp;
-  const Dtype math = math_dtype(s.format, c.g);
+  w.math = math_dtype(s.format, c.g);
   const double flops_one = 2.0 * m * n * k;
   const Flops flops(flops_one * local);
   const GemmTile tile = gemm_tile(c.g);
   const double rows = local * std::max(1.0, std::ceil(m / tile.m)) * tile.m;
-  const Seconds compute = flops / (c.g.sustained_peak(math) * (gemm_efficiency(c.g, math, flops_one, k) *
-                                                               serving_wave_efficiency(c.g, rows, n)));
-  const Seconds memory = weight_stream_time(c.g, math, s.bytes * (touched / e / etp),
-                                            Bytes(local * m * (k * act_bytes(math) + n * 2.0)));
-  return std::max(c.g.eff.kernel_overhead + compute, memory);
+  w.compute = flops / (c.g.sustained_peak(w.math) * (gemm_efficiency(c.g, w.math, flops_one, k) *
+                                                     serving_wave_efficiency(c.g, rows, n)));
+  w.weights = s.bytes * (touched / e / etp);
+  w.activations = Bytes(local * m * (k * act_bytes(w.math) + n * 2.0));
+  return w;
+}
+
+Seconds expert_time(const Ctx& c, const LinearSpec& s, double pairs) {
+  const ExpertWork w = expert_work(c, s, pairs);
+  const Seconds memory = weight_stream_time(c.g, w.math, w.weights, w.activations);
+  return std::max(c.g.eff.kernel_overhead + w.compute, memory);
+}
+
+// The routed experts of one MoE layer. Where moe_table.h has the GPU and the experts' format, the layer streams
+// its touched experts' weights at the measured MoE-layer rate (that latency includes routing, permutation and
+// every kernel's fixed cost), bounded below by the grouped GEMMs' math; else one grouped GEMM per projection.
+constexpr double kMoeTableMaxRowsPerExpert = 16;  // the derivation's filter (moe_table.cc)
+
+Seconds moe_layer_time(const Ctx& c, const std::vector<LinearSpec>& experts, double pairs) {
+  if (experts.empty() || pairs <= 0) return Seconds(0);
+  const WeightFormat f = experts.front().format;
+  const bool uniform =
+      std::all_of(experts.begin(), experts.end(), [&](const LinearSpec& s) { return s.format == f; });
+  // The table was measured at <= 16 rows per expert; beyond that the grouped GEMMs' own model applies.
+  const bool measured_regime = pairs / experts.front().experts <= kMoeTableMaxRowsPerExpert;
+  const Curve* rate = uniform && measured_regime ? moe_layer_rate(c.g, f) : nullptr;
+  Seconds t;
+  if (!rate) {
+    for (const LinearSpec& s : experts) t += expert_time(c, s, pairs);
+    return t;
+  }
+  Seconds compute;
+  Bytes weights;
+  for (const LinearSpec& s : experts) {
+    const ExpertWork w = expert_work(c, s, pairs);
+    compute += w.compute;
+    weights += w.weights;
+  }
+  // Capped at the HBM bandwidth: the table's small sizes on large-L2 parts read from cache (moe_table.cc).
+  const Seconds memory(weights.v / std::min(rate->at(weights.v), c.g.hbm_bw.v));
+  return std::max(c.g.eff.kernel_overhead * static_cast<double>(experts.size()) + compute, memory);
 }
 
 // Attention of one layer on one rank: prefill as a fused causal kernel at the attention table's efficiency;
@@ -212,8 +257,17 @@ Seconds attention_time(const Ctx& c, const LayerClass& cls, const StepLoad& l) {
     const double flops = 2.0 * l.decode_seqs * keys * heads * (qk + v);
     const Bytes bytes(l.decode_seqs * keys * kv_elems * c.sm.precision.kv_bytes);
     const Seconds compute = Flops(flops) / (c.g.sustained_peak(Dtype::bf16) * top);
-    const Seconds memory = bytes / (c.g.hbm_bw * memory_efficiency(c.g, bytes.v));
-    t += c.g.eff.kernel_overhead + std::max(compute, memory);
+    // GQA decode reads at the measured decode-attention rate where the table has the GPU (the rate includes
+    // the kernel's fixed cost; capped at the HBM bandwidth, see decode_attention_table.cc); MLA's latent
+    // attention and GPUs without a table use the HBM rate at the memory table's efficiency.
+    const Curve* rate = m.mla ? nullptr : decode_attention_rate(c.g.name, c.sm.precision.kv_bytes);
+    if (rate) {
+      const Seconds memory(bytes.v / std::min(rate->at(bytes.v), c.g.hbm_bw.v));
+      t += std::max(c.g.eff.kernel_overhead + compute, memory);
+    } else {
+      const Seconds memory = bytes / (c.g.hbm_bw * memory_efficiency(c.g, bytes.v));
+      t += c.g.eff.kernel_overhead + std::max(compute, memory);
+    }
   }
   return t;
 }
@@ -248,7 +302,7 @@ StepTime step_time(const ServingModel& sm, const System& sys, const WorkerPlan& 
     }
     if (cls.moe) {
       const double pairs = tokens * w.attention_dp * m.moe->top_k;
-      for (const LinearSpec& s : cls.experts) moe += expert_time(c, s, pairs);
+      moe += moe_layer_time(c, cls.experts, pairs);
       if (w.attention_dp > 1) {
         // Dispatch and combine: each rank sends its tokens' top-k rows to the experts' ranks and back.
         const Bytes a2a(tokens * m.moe->top_k * h * 2.0);

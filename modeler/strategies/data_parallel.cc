@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "modeler/finetune.h"
 #include "modeler/precision_recipe.h"
 #include "modeler/stage_params.h"
 #include "modeler/strategies/strategy.h"
@@ -82,11 +83,14 @@ void add_gradient_sync(const Context& ctx, double params, double layer_params, d
   if (group <= 1 || params <= 0) return;
   const Plan& p = ctx.plan;
   const Framework& fw = ctx.framework;
-  const Bytes grads(params * fw.state.gradients);
+  // Fine-tuning reduces (and under ZeRO 1-2 gathers back) only the trainable share; ZeRO-3 still gathers the frozen
+  // base weights for every layer (finetune.h).
+  const double train = trainable_share(ctx.model, p);
+  const Bytes grads(params * fw.state.gradients * train);
   // Layer weights are gathered in the recipe's dtype where the framework keeps them quantized (precision_recipe.h);
   // embeddings and head stay 16-bit.
   const double layer_gather_bytes = param_gather_bytes(p, fw);
-  const Bytes gathered(layer_params * layer_gather_bytes + (params - layer_params) * kGatherBytes);
+  const Bytes gathered = Bytes(layer_params * layer_gather_bytes + (params - layer_params) * kGatherBytes) * train;
   const Window reduce_w = fw.overlap_grad_reduce ? Window::last_backward : Window::exposed;
   switch (p.zero) {
     case 0:
@@ -110,7 +114,7 @@ void add_gradient_sync(const Context& ctx, double params, double layer_params, d
       const Window gw = fw.overlap_param_gather ? Window::layer : Window::exposed;
       const Window rw = fw.overlap_grad_reduce ? Window::layer : Window::exposed;
       const double unit = layers > 0 ? layer_params / layers : 0.0;
-      const Bytes layer_gather(unit * layer_gather_bytes), layer_grads(unit * fw.state.gradients);
+      const Bytes layer_gather(unit * layer_gather_bytes), layer_grads(unit * fw.state.gradients * train);
       comm->layer_forward.push_back({CommKind::dp, Collective::all_gather, layer_gather, group, stride, 1, gw});
       if (fw.reshard_after_forward)
         comm->layer_backward.push_back({CommKind::dp, Collective::all_gather, layer_gather, group, stride, 1, gw});
@@ -119,7 +123,7 @@ void add_gradient_sync(const Context& ctx, double params, double layer_params, d
       if (rest > 0) {
         comm->microbatch.push_back({CommKind::dp, Collective::all_gather, Bytes(rest * kGatherBytes), group, stride,
                                     fw.reshard_after_forward ? 2.0 : 1.0, gw});
-        comm->microbatch.push_back({CommKind::dp, Collective::reduce_scatter, Bytes(rest * fw.state.gradients),
+        comm->microbatch.push_back({CommKind::dp, Collective::reduce_scatter, Bytes(rest * fw.state.gradients * train),
                                     group, stride, 1, rw});
       }
       break;

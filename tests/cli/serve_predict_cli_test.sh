@@ -6,6 +6,11 @@ expect 0 "excludes the first token" -- "$BIN" serve predict --model llama-3-8b -
 expect 0 "SGLang: KV = mem_fraction_static" -- "$BIN" serve predict --model llama-3-8b --gpu h100-sxm5-80gb --engine sglang
 expect 0 "TRT-LLM: KV" -- "$BIN" serve predict --model llama-3-8b --gpu h100-sxm5-80gb --engine trtllm --weights fp8 --kv fp8
 expect 0 "llama.cpp: model + context" -- "$BIN" serve predict --model llama-3-8b --gpu rtx-4090 --engine llama.cpp --weights q4_k_m --kv fp16
+expect 0 "TTFT" -- "$BIN" serve predict --model llama-3-8b --gpu h100-sxm5-80gb --engine trtllm --concurrency 64 --rounds 20
+# T4 (16 GB, ECC on: 14.75 GiB): Llama-3-8B in fp16 leaves no room for a KV cache; Q4_K_M fits.
+expect 2 "no room for a KV cache" -- "$BIN" serve predict --model llama-3-8b --gpu t4 --engine vllm --weights fp16
+expect 0 "of 14.75 GiB" -- "$BIN" serve predict --model llama-3-8b --gpu t4 --engine llama.cpp --weights q4_k_m --kv fp16
+expect 2 "--rounds: Value -1 not in range" -- "$BIN" serve predict --model llama-3-8b --gpu h100-sxm5-80gb --rounds -1
 expect 0 "capped by max_batch" -- "$BIN" serve predict --model llama-3-8b --gpu h100-sxm5-80gb --concurrency 64 --max-batch 8
 expect 0 "disaggregated" -- "$BIN" serve predict --model deepseek-v3 --gpu h200-sxm-141gb --weights fp8 --kv fp8 \
   --prefill workers=1,tp=8,moe_ep=8 --decode workers=1,tp=8,moe_ep=8,batch=32 --concurrency 64

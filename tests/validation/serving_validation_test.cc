@@ -3,6 +3,7 @@
 // every offload row of the file.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -27,18 +28,31 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   const auto& o = rep.overall;
   MESSAGE("TPOT MAPE " << o[1].mape << "% over " << o[1].runs << "; TTFT MAPE " << o[0].mape << "% over "
                        << o[0].runs << "; decode MAPE " << o[2].mape << "% over " << o[2].runs);
-  // Measured at commit time (serve validate --runs tests/validation/serving/serving_runs.yaml):
-  // TPOT 25.0% over 1259, TTFT 177.3% over 1265 (16 rows whose concurrency exceeds max_batch x attention_dp x
-  // workers contribute most of it), decode 16.1% over 8 (llama.cpp full-GPU rows,
-  // RTX 4090/3090; llama-bench's tg runs from an empty context).
-  CHECK(o[1].runs >= 1250);
-  CHECK(o[1].mape <= 25.5);
-  CHECK(o[0].mape <= 178.0);
-  CHECK(o[2].runs >= 8);
-  CHECK(o[2].mape <= 16.5);
+  // Measured at commit time (serve validate --runs tests/validation/serving/serving_runs.yaml), with the
+  // AIConfigurator rows simulated as their closed-loop benchmark ran (closed_loop.h), decode attention at the
+  // measured rate (decode_attention_table.cc), decode-sized MoE layers at the measured MoE-layer rate
+  // (moe_table.cc), disaggregated runs on whole nodes, and the llama.cpp offload rows evaluated from their flags:
+  // TPOT 21.8% over 1299, TTFT 135.2% over 1305 (16 rows whose concurrency exceeds
+  // max_batch x attention_dp x workers contribute most of it), decode 38.0% over 16 (llama.cpp full-GPU 14.4%
+  // over 9, offload 68.3% over 7).
+  CHECK(o[1].runs >= 1290);
+  CHECK(o[1].mape <= 22.0);
+  CHECK(o[0].runs >= 1300);
+  CHECK(o[0].mape <= 135.5);
+  CHECK(o[2].runs >= 16);
+  CHECK(o[2].mape <= 38.5);
+  const auto& full = rep.by_family.at("llama.cpp full-GPU");
+  CHECK(full[2].runs >= 9);
+  CHECK(full[2].mape <= 14.6);
+  const auto& off = rep.by_family.at("llama.cpp offload");
+  CHECK(off[2].runs >= 7);
+  CHECK(off[2].mape <= 69.0);
   // The TRT-LLM dense aggregated rows, the best-covered family, stay within their measured error.
   const auto& trt = rep.by_engine.at("trtllm");
-  CHECK(trt[1].mape <= 23.0);
+  CHECK(trt[1].mape <= 18.2);
+  // vLLM and SGLang TTFT after the closed-loop simulation (56.2% and 65.3% at commit time).
+  CHECK(rep.by_engine.at("vllm")[0].mape <= 56.5);
+  CHECK(rep.by_engine.at("sglang")[0].mape <= 65.5);
 }
 
 TEST_CASE("offload: tensor placement is never slower than the best -ngl split, every offload row x 8/12/16/24 GB") {
@@ -63,10 +77,26 @@ TEST_CASE("offload: tensor placement is never slower than the best -ngl split, e
       const auto items = serving::offload_items(s);
       const auto layer = serving::best_layer_placement(items, s);
       const auto tensor = serving::tensor_placement(items, s);
+      // The -ngl optimum computed here, independently of best_layer_placement (which tensor_placement also
+      // starts from): every -ngl value evaluated from its flags, its GPU bytes summed from the homes.
+      const int blocks = sm.model.layers;
       for (int ph = 0; ph < 2; ++ph) {
+        double best = 1e300;
+        for (int ngl = 0; ngl <= blocks + 1; ++ngl) {
+          const auto fp = serving::flags_placement(items, s, ngl, 0, {});
+          double bytes = 0;
+          for (size_t i = 0; i < items.size(); ++i)
+            if (fp.home[ph][i] == serving::Home::gpu) bytes += items[i].bytes.v;
+          if (bytes <= s.vram.v) best = std::min(best, fp.step[ph].v);
+        }
+        double tensor_bytes = 0;
+        for (size_t i = 0; i < items.size(); ++i)
+          if (tensor.home[ph][i] == serving::Home::gpu) tensor_bytes += items[i].bytes.v;
         INFO(r.id << " " << gib << " GiB phase " << ph);
-        CHECK(tensor.step[ph].v <= layer.step[ph].v * (1 + 1e-9));
-        CHECK(tensor.gpu_bytes[ph].v <= s.vram.v);
+        REQUIRE(best < 1e300);  // -ngl 0 always fits
+        CHECK(tensor.step[ph].v <= best * (1 + 1e-9));
+        CHECK(layer.step[ph].v == doctest::Approx(best));
+        CHECK(tensor_bytes <= s.vram.v);
       }
     }
   }

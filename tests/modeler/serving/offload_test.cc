@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include "modeler/problems.h"
 #include "tests/modeler/serving/serving_fixtures.h"
 
 using namespace shardplan;
@@ -100,4 +101,36 @@ TEST_CASE("experts of the first N blocks on the host read as --n-cpu-moe N") {
   CHECK(llama_cpp_flags(items, p, 1) == "-ngl 999 --n-cpu-moe 3");
   p.home[1][0] = Home::cpu;  // blk.0.attn_q as well: needs -ot
   CHECK(llama_cpp_flags(items, p, 1).find("-ot 'blk\\.(0)\\.attn_q=CPU'") != std::string::npos);
+}
+
+TEST_CASE("llama.cpp flags as a placement: -ngl, --n-cpu-moe and -ot regexes; the flags round-trip") {
+  System sys = test::round_system();
+  const ServingModel sm = make_serving_model(small_moe(), Precision{});
+  OffloadSetup s;
+  s.model = &sm;
+  s.gpu = &sys.gpu;
+  s.host = desktop();
+  const auto items = offload_items(s);
+  // -ngl alone is the layer placement.
+  const Placement ngl = flags_placement(items, s, 20, 0, {});
+  CHECK(ngl.step[1].v == doctest::Approx(layer_placement(items, s, 20).step[1].v));
+  // --n-cpu-moe 3 and the -ot regex that names the same tensors give the same placement.
+  const Placement moe = flags_placement(items, s, 33, 3, {});
+  const Placement ot = flags_placement(items, s, 33, 0, {"blk\\.[0-2]\\.ffn_(up|down)_exps"});
+  CHECK(moe.step[1].v == doctest::Approx(ot.step[1].v));
+  CHECK(llama_cpp_flags(items, moe, 1) == "-ngl 999 --n-cpu-moe 3");
+  // Host experts are slower than resident ones and free their bytes.
+  const Placement all = flags_placement(items, s, 33, 0, {});
+  CHECK(moe.step[1].v > all.step[1].v);
+  CHECK(moe.gpu_bytes[1].v < all.gpu_bytes[1].v);
+  // "exps" matches every routed expert (regex_search, as llama.cpp does).
+  const Placement exps = flags_placement(items, s, 33, 0, {"exps"});
+  CHECK(exps.gpu_bytes[1].v < moe.gpu_bytes[1].v);
+  CHECK_THROWS_AS(flags_placement(items, s, 33, 0, {"blk.(["}), ConfigError);
+  // Only some of block 1's experts on the host: not --n-cpu-moe (it would move them all), -ot instead.
+  Placement part = all;
+  for (size_t i = 0; i < items.size(); ++i)
+    if (items[i].expert && (items[i].layer == 0 || items[i].name == "blk.1.ffn_down_exps")) part.home[1][i] = Home::cpu;
+  CHECK(llama_cpp_flags(items, part, 1).find("--n-cpu-moe") == std::string::npos);
+  CHECK(llama_cpp_flags(items, part, 1).find("-ot 'blk\\.(0|1)\\.ffn_down_exps=CPU'") != std::string::npos);
 }

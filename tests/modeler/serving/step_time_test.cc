@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <utility>
+
 #include "tests/modeler/serving/serving_fixtures.h"
 
 using namespace shardplan;
@@ -74,4 +76,28 @@ TEST_CASE("routed experts read only the experts their tokens reach") {
   // One token reaches 2 of 64 experts; 256 tokens reach nearly all: the MoE time grows by far more than 2x.
   CHECK(b.moe.v > 10 * a.moe.v);
   CHECK(b.moe.v < 40 * a.moe.v);
+}
+
+TEST_CASE("an MoE layer on a GPU of the MoE table runs near the measured kernel (Qwen3-235B, H200, fp8 blocks)") {
+  System sys = test::round_system();
+  sys.gpu.name = "h200-sxm-141gb";
+  sys.gpu.hbm_bw = GBps(4800);
+  ModelDesc m = test::llama3_8b();
+  m.layers = 1;
+  m.moe = MoeDesc{128, 8, 1536, 0, 0, 0, false, false};
+  Precision p;
+  p.moe_weights = WeightFormat::fp8_block;
+  const ServingModel sm = make_serving_model(m, p);
+  WorkerPlan w;
+  StepLoad load;
+  load.decode_ctx = 1;
+  // AIConfigurator's measured layer (shared/data/measured_kernels/moe.csv.gz, h200_sxm fp8_block
+  // 4096/1536/128/8, tp 1, ep 1, balanced): 71.17 us at 1 token, 602.7 us at 16. The model routes uniformly at
+  // random (16 tokens reach ~81 experts, the benchmark's round robin all 128), hence the loose band.
+  for (const auto& [tokens, measured_us] : {std::pair{1.0, 71.17}, std::pair{16.0, 602.7}}) {
+    load.decode_seqs = tokens;
+    const double moe_us = step_time(sm, sys, w, load).moe.v * 1e6;
+    CHECK(moe_us > measured_us / 1.6);
+    CHECK(moe_us < measured_us * 1.6);
+  }
 }

@@ -1,0 +1,46 @@
+#include "modeler/serving/moe_table.h"
+
+#include <doctest/doctest.h>
+
+using namespace shardplan;
+using namespace shardplan::serving;
+
+namespace {
+Gpu named(const char* name, double hbm_gbps, bool fp4) {
+  Gpu g;
+  g.name = name;
+  g.hbm_bw = GBps(hbm_gbps);
+  g.peak[static_cast<int>(Dtype::bf16)] = TFlops(1000);
+  g.peak[static_cast<int>(Dtype::fp8)] = TFlops(2000);
+  if (fp4) g.peak[static_cast<int>(Dtype::fp4)] = TFlops(4000);
+  return g;
+}
+}  // namespace
+
+TEST_CASE("MoE layer table: measured GPUs and formats, rising with bytes, near the HBM rate at the top") {
+  const Gpu h200 = named("h200-sxm-141gb", 4800, false);
+  const Curve* fp8b = moe_layer_rate(h200, WeightFormat::fp8_block);
+  REQUIRE(fp8b != nullptr);
+  // A 4 MiB layer is bound by its fixed costs (routing, permutation, two launches); 4 GiB approaches 4.8 TB/s.
+  CHECK(fp8b->at(1 << 22) < 0.2e12);
+  CHECK(fp8b->at(1 << 22) < fp8b->at(1 << 28));
+  CHECK(fp8b->at(1ULL << 32) > 3.5e12);
+  CHECK(fp8b->at(1ULL << 32) < 4.8e12);
+  // Per-tensor and block-scaled fp8 are measured separately; bf16 and fp16 share the 16-bit row.
+  CHECK(moe_layer_rate(h200, WeightFormat::fp8) != fp8b);
+  CHECK(moe_layer_rate(h200, WeightFormat::fp16) == moe_layer_rate(h200, WeightFormat::bf16));
+  // GGUF block formats and unmeasured GPUs have no row.
+  CHECK(moe_layer_rate(h200, WeightFormat::q4_k) == nullptr);
+  CHECK(moe_layer_rate(named("rtx-4090", 1008, false), WeightFormat::bf16) == nullptr);
+}
+
+TEST_CASE("MoE layer table: profiles of the same silicon share rows; MXFP4 activations follow the tensor cores") {
+  CHECK(moe_layer_rate(named("h800-sxm5-80gb", 3350, false), WeightFormat::bf16) ==
+        moe_layer_rate(named("h100-sxm5-80gb", 3350, false), WeightFormat::bf16));
+  // Hopper runs MXFP4 experts with bf16 activations, Blackwell with MXFP8 ones: different measured kernels.
+  const Curve* hopper = moe_layer_rate(named("b200", 7700, false), WeightFormat::mxfp4);
+  const Curve* blackwell = moe_layer_rate(named("b200", 7700, true), WeightFormat::mxfp4);
+  REQUIRE(hopper != nullptr);
+  REQUIRE(blackwell != nullptr);
+  CHECK(hopper != blackwell);
+}
