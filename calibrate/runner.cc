@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -102,7 +103,13 @@ int run_appending(const std::string& command, const std::string& out, std::strin
     *error = out + ": cannot open for appending: " + std::strerror(errno);
     return -1;
   }
+  // shardplan ignores SIGPIPE (apps/main.cc) and an ignored signal stays ignored across exec: the benchmarks get
+  // the default disposition back, as they would have from a shell.
+  const auto sigpipe = std::signal(SIGPIPE, SIG_DFL);
   FILE* pipe = ::popen(command.c_str(), "r");
+  const int popen_errno = errno;
+  std::signal(SIGPIPE, sigpipe);
+  errno = popen_errno;
   if (!pipe) {
     *error = "cannot start '" + command + "': " + std::strerror(errno);
     return -1;

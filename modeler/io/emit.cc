@@ -81,11 +81,28 @@ int nodes_of(const System& s) {
   return (s.gpus + per_node - 1) / per_node;
 }
 
+std::string comment_text(const std::string& s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (u < 0x20 || u == 0x7f) out += std::string("\\x") + kHex[u >> 4] + kHex[u & 0xf];
+    else out += c;
+  }
+  return out;
+}
+
 std::string header(const EmitInput& in, const std::string& comment, const std::string& target) {
   const Plan& p = in.estimate.plan;
   std::ostringstream o;
-  o << comment << " shardplan " << SHARDPLAN_VERSION << " plan for " << in.model << " on " << in.system.gpus << " x "
-    << in.system.gpu.name << " (framework profile " << in.framework << ")\n"
+  // The model (a name or a path as given) and the GPU's name come from the user: escaped so that a newline in them
+  // cannot end the comment and put its remainder into the script or config as code.
+  o << comment << " shardplan " << SHARDPLAN_VERSION << " plan for " << comment_text(in.model) << " on "
+    << in.system.gpus << " x " << comment_text(in.system.gpu.name) << " (framework profile "
+    << comment_text(in.framework) << ")\n"
     << comment << " targets " << target << "\n"
     << comment << " tp " << p.tp << " cp " << p.cp << " pp " << p.pp << " vpp " << p.vpp << " dp " << p.dp
     << (in.moe ? " ep " + std::to_string(p.ep) + " etp " + std::to_string(p.etp) : "") << " zero " << p.zero

@@ -12,6 +12,8 @@ namespace shardplan::io::detail {
 
 int nodes_of(const System& s);
 int gpus_per_node_of(const System& s);
+/// `s` safe inside a one-line comment: control characters written as C escapes (\n, \r, \t, \x1b).
+std::string comment_text(const std::string& s);
 /// Comment lines naming shardplan, the plan, its prediction and the framework release the file targets.
 std::string header(const EmitInput& in, const std::string& comment, const std::string& target);
 /// Transformer layers of each virtual pipeline stage in model order (stage i runs on pipeline rank i % pp, as

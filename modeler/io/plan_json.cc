@@ -292,7 +292,7 @@ PlanInputs read_inputs(ObjectReader r) {
   in.nvlink_domain = r.opt_int("nvlink_domain", 1).value_or(0);
   in.nic_gbps = r.opt_number("nic_gbps", 0, 1e9, true).value_or(0);
   in.power_limit_w = r.opt_number("power_limit_w", 0, 1e9, true).value_or(0);
-  if (!in.system.empty() && (in.gpus_per_node || in.nvlink_domain || in.nic_gbps))
+  if (!in.system.empty() && (in.gpus_per_node || in.nvlink_domain || in.nic_gbps > 0))
     r.fail_here("gpus_per_node, nvlink_domain and nic_gbps go with 'gpu', not 'system'");
   r.finish();
   return in;

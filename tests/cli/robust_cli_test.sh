@@ -50,4 +50,37 @@ expect 2 "model.heads: hidden / heads (8 / 32) leaves no head dimension; give he
   "$BIN" validate --runs "$F/published_runs/finding_head_dim_0.yaml"
 # Valid inputs at the edge still work.
 expect 0 "tokens/s" -- "$BIN" predict --model llama-3-8b --gpu h100-sxm5-80gb --gpus 16 --nic-gbps 0.1
+
+# A newline in a user string (here the --model path) stays inside the launch file's header comment, escaped.
+nl_dir="$tmp/a
+rm -rf x"
+mkdir -p "$nl_dir" && cp "$SRC/models/llama-3-8b.yaml" "$nl_dir/"
+expect 0 "wrote" -- "$BIN" search --model "$nl_dir/llama-3-8b.yaml" --system dgx-h100 --gpus 8 --gbs 64 --seq 4096 \
+  --quiet --top 1 --emit megatron --out "$tmp/nl.sh"
+grep -qF "plan for $tmp/a\nrm -rf x/llama-3-8b.yaml on 8 x" "$tmp/nl.sh" && ! grep -q "^rm -rf" "$tmp/nl.sh" \
+  && bash -n "$tmp/nl.sh" && echo "ok: the newline is escaped in the header" \
+  || { echo "FAIL: newline in --model reached the script: $(head -3 "$tmp/nl.sh")"; fails=$((fails + 1)); }
+
+# stdout closed early (`shardplan search ... | head -1`): no signal, no message, the command's own status. The pipe's
+# read end is closed before shardplan starts, so its first write fails (no race with the reader).
+closed_stdout() {
+  python3 - "$@" <<'PY'
+import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+p = subprocess.run(sys.argv[1:], stdout=w, stderr=subprocess.PIPE, restore_signals=True)
+print("rc", p.returncode, "stderr", repr(p.stderr.decode()))
+PY
+}
+S=(search --model llama-3-8b --system dgx-h100 --gpus 8 --gbs 64 --seq 4096)
+expect 0 "rc 0 stderr ''" -- closed_stdout "$BIN" "${S[@]}" --quiet
+expect 0 "rc 0 stderr ''" -- closed_stdout "$BIN" --help
+expect 0 "rc 2 stderr \"error: --gpus: '0x' is not a positive integer" -- closed_stdout "$BIN" search --model llama-3-8b --system dgx-h100 --gpus 0x
+out=$("$BIN" "${S[@]}" 2>"$tmp/pipe.err" | head -1; echo "status ${PIPESTATUS[0]}")
+grep -q "status 0" <<<"$out" && [ ! -s "$tmp/pipe.err" ] && echo "ok: search | head -1" \
+  || { echo "FAIL: search | head -1: $out $(cat "$tmp/pipe.err")"; fails=$((fails + 1)); }
+# Any other failed write loses output: an error, exit 1.
+to_full() { "$@" >/dev/full; }
+expect 1 "error: could not write standard output" -- \
+  to_full "$BIN" "${S[@]}" --quiet
 finish

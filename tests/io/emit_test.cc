@@ -146,3 +146,20 @@ TEST_CASE("parse_emit_format") {
                        "nemo), did you mean 'megatron'?",
                        ConfigError);
 }
+
+TEST_CASE("emit: user strings in the header cannot leave its comment lines") {
+  // A model path with a newline (issue 12) and a GPU name with an escape character, both from the user's files.
+  ModelDesc m = llama8b();
+  m.name = "/tmp/x\nrm -rf ~\n/llama.yaml";
+  System sys = test::synthetic_system(16);
+  sys.gpu.name = "h100\x1b[2J\r";
+  for (const io::EmitFormat f : {io::EmitFormat::megatron, io::EmitFormat::deepspeed, io::EmitFormat::torchtitan,
+                                 io::EmitFormat::torchtitan_toml, io::EmitFormat::nemo}) {
+    CAPTURE(io::to_string(f));
+    const std::string text = emit(f, sample(1, 1, 1, 16, 3, Recompute::none, Dtype::bf16), m, sys);
+    CHECK(text.find("plan for /tmp/x\\nrm -rf ~\\n/llama.yaml on 16 x h100\\x1b[2J\\r (framework") != std::string::npos);
+    CHECK(text.find("\nrm -rf") == std::string::npos);
+    CHECK(text.find('\x1b') == std::string::npos);
+    CHECK(text.find('\r') == std::string::npos);
+  }
+}

@@ -77,7 +77,9 @@ TEST_CASE("comm: forward (D-1)/D x [W_layer + 2 b s h_kv B]; backward adds the g
 
 TEST_CASE("TSP moves fewer bytes per layer than TP once tokens per micro-batch exceed about 8h") {
   // h = 1024: the crossover is near 8h = 8192 tokens (norm weights move it by a hair).
-  for (const auto& [seq, tsp_wins] : {std::pair{4096, false}, {6144, false}, {10240, true}, {16384, true}}) {
+  for (const auto& row : {std::pair{4096, false}, {6144, false}, {10240, true}, {16384, true}}) {
+    const int seq = row.first;  // not a structured binding: clang 14 cannot capture one in CAPTURE's lambda
+    const bool tsp_wins = row.second;
     CAPTURE(seq);
     Plan tp = plan_of(8, 1, 1, 1, 1, 1, seq);
     tp.sequence_parallel = false;
