@@ -181,9 +181,10 @@ TEST_CASE("issue 10 targets, per GPU family and precision (printed; guards on wh
   // dense rows are unchanged.
   const std::map<std::string, double> guard_mape = {{"A100", 7.2}, {"H100", 22.1}, {"Blackwell", 17.2}};
   for (const auto& [gen, g] : family) {
+    const std::string generation = gen;  // clang 14 cannot capture a structured binding (CAPTURE's lambda)
     std::printf("validation: %-10s %5.1f%% bias %+5.1f%% over %3d runs (target |bias| 5.0%%: %s)\n", gen.c_str(),
                 g.mape, g.bias, g.runs, std::abs(g.bias) <= 5.0 ? "met" : "NOT met");
-    CAPTURE(gen);
+    CAPTURE(generation);
     if (guard_mape.count(gen)) CHECK(g.mape <= guard_mape.at(gen));
   }
   report_target("fp8 rows", fp8, 10.0, 20.2);
