@@ -13,20 +13,33 @@ using namespace shardplan;
 
 namespace {
 
-// One aggregated prediction of Llama-3-70B, fp8, tp 4 on H100 (two step evaluations and the memory rule).
-void BM_ServeEvaluation(benchmark::State& state) {
-  const ModelDesc m = io::load_model("llama-3-70b", true);
+// Llama-3-70B with fp8 weights and KV on `gpus` GPUs of `gpu` (standard nodes), served by TRT-LLM.
+struct Llama70bFp8 {
+  serving::ServingModel model;
+  System system;
+  serving::ServeInputs inputs() const {
+    serving::ServeInputs in;
+    in.model = &model;
+    in.system = &system;
+    in.engine = serving::Engine::trtllm;
+    return in;
+  }
+};
+
+Llama70bFp8 llama70b_fp8(const char* gpu, int gpus) {
   serving::Precision p;
   p.weights = serving::WeightFormat::fp8;
   p.kv_bytes = 1;
-  const serving::ServingModel sm = serving::make_serving_model(m, p);
   io::StandardSystemOptions so;
-  so.gpus = 8;
-  const System sys = io::standard_system(io::load_gpu_profile("h100-sxm5-80gb"), so);
-  serving::ServeInputs in;
-  in.model = &sm;
-  in.system = &sys;
-  in.engine = serving::Engine::trtllm;
+  so.gpus = gpus;
+  return {serving::make_serving_model(io::load_model("llama-3-70b", true), p),
+          io::standard_system(io::load_gpu_profile(gpu), so)};
+}
+
+// One aggregated prediction of Llama-3-70B, fp8, tp 4 on H100 (two step evaluations and the memory rule).
+void BM_ServeEvaluation(benchmark::State& state) {
+  const Llama70bFp8 setup = llama70b_fp8("h100-sxm5-80gb", 8);
+  serving::ServeInputs in = setup.inputs();
   in.plan.agg.tp = 4;
   in.plan.agg.moe_tp = 4;
   in.workload.concurrency = 64;
@@ -37,18 +50,8 @@ BENCHMARK(BM_ServeEvaluation)->Unit(benchmark::kMicrosecond);
 // The same prediction as AIConfigurator's benchmark ran it: 64 clients started together, 20 requests each, 1024
 // in / 512 out, simulated step by step (closed_loop.h), as serve validate does for every AIConfigurator row.
 void BM_ServeClosedLoop(benchmark::State& state) {
-  const ModelDesc m = io::load_model("llama-3-70b", true);
-  serving::Precision p;
-  p.weights = serving::WeightFormat::fp8;
-  p.kv_bytes = 1;
-  const serving::ServingModel sm = serving::make_serving_model(m, p);
-  io::StandardSystemOptions so;
-  so.gpus = 8;
-  const System sys = io::standard_system(io::load_gpu_profile("h100-sxm5-80gb"), so);
-  serving::ServeInputs in;
-  in.model = &sm;
-  in.system = &sys;
-  in.engine = serving::Engine::trtllm;
+  const Llama70bFp8 setup = llama70b_fp8("h100-sxm5-80gb", 8);
+  serving::ServeInputs in = setup.inputs();
   in.plan.agg.tp = 4;
   in.plan.agg.moe_tp = 4;
   in.workload.input_len = 1024;
@@ -80,18 +83,8 @@ BENCHMARK(BM_TensorPlacement)->Unit(benchmark::kMillisecond);
 
 // serve search for Llama-3-70B (Llama-3.1-70B's architecture) fp8 on 32 H200 under TTFT/TPOT targets.
 void BM_ServeSearch(benchmark::State& state) {
-  const ModelDesc m = io::load_model("llama-3-70b", true);
-  serving::Precision p;
-  p.weights = serving::WeightFormat::fp8;
-  p.kv_bytes = 1;
-  const serving::ServingModel sm = serving::make_serving_model(m, p);
-  io::StandardSystemOptions so;
-  so.gpus = 32;
-  const System sys = io::standard_system(io::load_gpu_profile("h200-sxm-141gb"), so);
-  serving::ServeInputs in;
-  in.model = &sm;
-  in.system = &sys;
-  in.engine = serving::Engine::trtllm;
+  const Llama70bFp8 setup = llama70b_fp8("h200-sxm-141gb", 32);
+  serving::ServeInputs in = setup.inputs();
   in.workload.input_len = 2048;
   in.workload.output_len = 512;
   serving::ServeSearchSpace space;
