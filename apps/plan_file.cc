@@ -146,6 +146,19 @@ std::vector<std::string> apply_plan_file(const io::PlanFile& file, const CLI::Ap
     fill("--moe-imbalance", "moe_imbalance", &plan->moe_imbalance, pf.moe_imbalance);
   if (pf.capacity_factor && *pf.capacity_factor > 0)
     fill("--capacity-factor", "capacity_factor", &plan->capacity_factor, pf.capacity_factor);
+  if (pf.moe_dispatcher) fill("--moe-dispatcher", "moe_dispatcher", &plan->moe_dispatcher, pf.moe_dispatcher);
+  if (pf.moe_max_nodes && *pf.moe_max_nodes > 0)
+    fill("--moe-max-nodes", "moe_max_nodes", &plan->moe_max_nodes, pf.moe_max_nodes);
+  fill_bool("--moe-fp8-dispatch", "--no-moe-fp8-dispatch", "moe_fp8_dispatch", &plan->moe_fp8_dispatch,
+            pf.moe_fp8_dispatch);
+  if (pf.fp8_param_gather) {  // null in the file: the framework's, as without the flag
+    if (given("--fp8-param-gather")) {  // either spelling: the option's value says which
+      overridden.push_back(plan->fp8_param_gather.value_or(true) ? "--fp8-param-gather" : "--no-fp8-param-gather");
+    } else {
+      plan->fp8_param_gather = *pf.fp8_param_gather;
+      plan->from_file[*pf.fp8_param_gather ? "--fp8-param-gather" : "--no-fp8-param-gather"] = "fp8_param_gather";
+    }
+  }
   if (pf.sdp_keep && *pf.sdp_keep < 1.0) {
     fill("--sdp-keep", "sdp_keep", &plan->sdp_keep, pf.sdp_keep);
     if (pf.sdp_mask) {

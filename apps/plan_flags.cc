@@ -102,6 +102,16 @@ void add_plan_flags(CLI::App* app, PlanFlags* f) {
                   "fp8-tensorwise, fp8-blockwise, mxfp8 or nvfp4")
       ->check(
           CLI::IsMember({"bf16", "fp16", "fp8", "fp8-delayed", "fp8-tensorwise", "fp8-blockwise", "mxfp8", "nvfp4"}));
+  std::string gather_on;  // the frameworks whose default is on, from their profiles
+  for (const std::string& name : framework_names())
+    if (find_framework(name)->fp8_param_gather) gather_on += (gather_on.empty() ? "" : ", ") + name;
+  // A flag function, so that the option stays unset (the framework's) unless given: +1 per --fp8-param-gather,
+  // -1 per --no-fp8-param-gather.
+  app->add_flag_function("--fp8-param-gather,!--no-fp8-param-gather",
+                         [f](std::int64_t n) { f->fp8_param_gather = n > 0; },
+                         "ZeRO/FSDP parameters all-gathered in the fp8 recipe's dtype (Megatron-Core "
+                         "--fp8-param-gather, torchao enable_fsdp_float8_all_gather); default: the framework's (on "
+                         "for " + gather_on + ", off for the others)");
   app->add_option("--framework", f->framework, framework_help())->check(CLI::IsMember(framework_names()));
   add_finetune_flags(app, &f->finetune);
 }
@@ -240,6 +250,7 @@ Plan resolve_plan(const PlanFlags& f, const System& sys) {
   }
   p.precision = parse_precision(f.precision);
   p.fp8_recipe = precision_fp8_recipe(f.precision);  // its quantization kernels (precision_recipe.h)
+  p.fp8_param_gather = f.fp8_param_gather;
   p.finetune = resolve_finetune(f.finetune);
   if (const std::string limit = plan_limit_violation(p); !limit.empty()) throw ConfigError(limit);
   return p;
@@ -318,8 +329,9 @@ std::string plan_arguments(const Plan& p, const std::string& framework) {
        (p.recompute == Recompute::selective && p.recompute_modules != kRecomputeCoreAttn
             ? " --recompute-modules " + recompute_modules_string(p.recompute_modules)
             : "") +
-       " --precision " +
-       precision_name(p) + finetune_arguments(p.finetune) + " --framework " + framework;
+       " --precision " + precision_name(p) +
+       (p.fp8_param_gather ? *p.fp8_param_gather ? " --fp8-param-gather" : " --no-fp8-param-gather" : "") +
+       finetune_arguments(p.finetune) + " --framework " + framework;
   return s;
 }
 

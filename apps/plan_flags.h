@@ -38,6 +38,7 @@ struct PlanFlags {
   std::optional<std::string> moe_dispatcher;  // alltoall allgather deepep hybridep; unset: the framework's
   std::optional<int> moe_max_nodes;            // node-limited routing M; unset: 0 (no limit)
   bool moe_fp8_dispatch = false;
+  std::optional<bool> fp8_param_gather;  // --fp8-param-gather / --no-fp8-param-gather; unset: the framework's
   bool uneven_pp = false;
   std::string cp_kind = "ring";
   std::optional<std::string> recompute;  // default none, or selective when --recompute-modules is given

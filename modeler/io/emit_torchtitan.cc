@@ -67,6 +67,13 @@ std::string q(const std::string& s) { return "\"" + s + "\""; }
 
 /// Checks both forms share: what torchtitan cannot run as the prediction assumed.
 void check_common(const Plan& p, EmitFormat f) {
+  // training.mixed_precision_param is Literal["bfloat16", "float32"] in both releases (v0.2.2
+  // torchtitan/config/job_config.py, main torchtitan/config/configs.py): FSDP2 and autocast run in bf16 or fp32,
+  // never fp16, so an fp16 plan has no torchtitan form (and writing bfloat16 would run another plan).
+  if (p.precision == Dtype::fp16)
+    throw ConfigError(what(f) + "torchtitan's training.mixed_precision_param takes bfloat16 or float32, not float16: "
+                                "predict with --precision bf16, or keep fp16 with --framework megatron-lm and "
+                                "--emit megatron");
   if (p.zero == 1) throw ConfigError(what(f) + "torchtitan has no optimizer-only sharding (ZeRO-1)");
   if (p.recompute == Recompute::full && p.recompute_layers > 0)
     throw ConfigError(what(f) + "torchtitan checkpoints every k-th layer, not the first " +

@@ -1,7 +1,4 @@
-#include "modeler/finetune.h"
 #include "modeler/io/plan_json.h"
-
-#include "modeler/zeropp.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,9 +7,11 @@
 #include <map>
 #include <set>
 
+#include "modeler/finetune.h"
 #include "modeler/io/report_json.h"
 #include "modeler/io/yaml_reader.h"
 #include "modeler/problems.h"
+#include "modeler/zeropp.h"
 
 namespace shardplan::io {
 
@@ -145,6 +144,7 @@ class ObjectReader {
     throw ConfigError(at(path_) + (p.empty() ? "" : p + ": ") + message);
   }
   const json& value() const { return obj_; }
+  const std::set<std::string>& known() const { return known_; }
 
  private:
   std::vector<std::string> child(const std::string& key) const {
@@ -216,16 +216,30 @@ PlanFields read_plan(ObjectReader r) {
       f.recompute_modules = *bits;
     }
   }
-  // plan_json writes the Dtype's name (fp4 for NVFP4 GEMMs); predict's flag names are accepted too.
-  if (auto prec = r.opt_choice("precision", {"bf16", "fp16", "fp8", "mxfp8", "nvfp4", "fp4"}))
+  // plan_json writes the contract's names (nvfp4 for fp4 GEMMs; fp4, as older files wrote it, means nvfp4);
+  // predict's other --precision names are accepted too.
+  if (auto prec = r.opt_choice("precision", {"bf16", "fp16", "fp8", "fp8-delayed", "fp8-tensorwise", "fp8-blockwise",
+                                             "mxfp8", "nvfp4", "fp4"}))
     f.precision = *prec == "fp4" ? "nvfp4" : *prec;
-  // fp8_recipe (null: the framework's) names the scaling; predict spells it in --precision (fp8-delayed, ...).
-  if (const json* rec = r.get("fp8_recipe"); rec && !rec->is_null()) {
+  // fp8_recipe (null: the framework's) names the scaling of quantized GEMMs; predict spells it in --precision.
+  if (const json* rec = r.get("fp8_recipe")) {
     const std::optional<Fp8Recipe> recipe = rec->is_string() ? parse_fp8_recipe(rec->get<std::string>()) : std::nullopt;
     if (!recipe) r.fail("fp8_recipe", "expected delayed, tensorwise, blockwise, mxfp8 or nvfp4, got " + rec->dump());
-    if (f.precision == "fp8" && *recipe != Fp8Recipe::mxfp8 && *recipe != Fp8Recipe::nvfp4)
-      f.precision = std::string("fp8-") + to_string(*recipe);
+    const std::string prec = f.precision.value_or("bf16");
+    const std::string named = *recipe == Fp8Recipe::mxfp8   ? "mxfp8"
+                              : *recipe == Fp8Recipe::nvfp4 ? "nvfp4"
+                                                            : "fp8-" + std::string(to_string(*recipe));
+    if (prec == "fp8") {
+      if (*recipe == Fp8Recipe::nvfp4)
+        r.fail("fp8_recipe", "nvfp4 scales fp4 GEMMs, and precision is fp8 (give precision \"nvfp4\")");
+      f.precision = named;
+    } else if (prec != named) {
+      r.fail("fp8_recipe", "\"" + std::string(to_string(*recipe)) + "\" contradicts precision \"" + prec + "\"" +
+                               (prec == "bf16" || prec == "fp16" ? " (a recipe scales fp8 and fp4 GEMMs)" : ""));
+    }
   }
+  // ZeRO/FSDP parameter all-gather in the recipe's dtype (null: the framework's).
+  f.fp8_param_gather = r.opt_bool("fp8_param_gather");
   f.optimizer_offload = r.opt_number("optimizer_offload", 0.0, 1.0);
   f.dp_shard = r.opt_int("dp_shard", 0);
   f.activation_offload_layers = r.opt_int("activation_offload_layers", 0);
@@ -238,6 +252,11 @@ PlanFields read_plan(ObjectReader r) {
   f.param_offload = r.opt_bool("param_offload");
   f.moe_imbalance = r.opt_number("moe_imbalance", 1.0, 1e9);
   f.capacity_factor = r.opt_number("capacity_factor", 0.0, 1e9);
+  std::vector<std::string> dispatchers;
+  for (int d = 0; d < kNumMoeDispatchers; ++d) dispatchers.push_back(to_string(static_cast<MoeDispatcher>(d)));
+  f.moe_dispatcher = r.opt_choice("moe_dispatcher", dispatchers);  // null: the framework's
+  f.moe_max_nodes = r.opt_int("moe_max_nodes", 0);
+  f.moe_fp8_dispatch = r.opt_bool("moe_fp8_dispatch");
   f.sdp_keep = r.opt_number("sdp_keep", 0.0, 1.0, /*min_open=*/true);
   if (const auto m = r.opt_choice("sdp_mask", {"forward", "backward"}))
     f.sdp_mask = *m == "forward" ? SdpMask::forward : SdpMask::backward;
@@ -271,6 +290,10 @@ PlanFields read_plan(ObjectReader r) {
   if (const auto c = r.opt_bool("changes_training_semantics"); c && *c != (f.sdp_keep.value_or(1.0) < 1.0))
     r.fail("changes_training_semantics", std::string(*c ? "true" : "false") + " contradicts sdp_keep " +
                                              num(f.sdp_keep.value_or(1.0)) + " (only sdp_keep < 1 changes training)");
+  // The reader and the writer share one key list (report_json.h plan_keys): each key written is read here.
+  std::set<std::string> written;
+  for (const PlanKey& k : plan_keys()) written.insert(k.name);
+  SHARDPLAN_CHECK(r.known() == written);
   r.finish();
   return f;
 }
@@ -304,17 +327,6 @@ std::optional<double> reported(const json& doc, const char* section, const char*
   const json& s = doc.at(section);
   if (!s.contains(key) || !s.at(key).is_number()) return std::nullopt;
   return s.at(key).get<double>();
-}
-
-const std::vector<std::string>& plan_keys() {
-  static const std::vector<std::string> keys = {
-      "tp", "pp", "vpp", "dp", "cp", "ep", "etp", "tsp", "zero", "sequence_parallel", "tp_comm_overlap",
-      "ep_comm_overlap", "uneven_pipeline", "cp_kind", "micro_batch", "global_batch", "microbatches_per_step",
-      "seq_len", "recompute", "recompute_layers", "recompute_modules", "precision", "fp8_recipe", "optimizer_offload", "moe_imbalance",
-      "capacity_factor", "sdp_keep", "sdp_mask", "sdp_granularity", "changes_training_semantics", "dp_shard", "zeropp",
-      "param_offload", "offload_device", "activation_offload_layers", "peft", "lora_rank",
-      "lora_targets", "optimizer"};
-  return keys;
 }
 
 void check_schema(ObjectReader& r) {
@@ -442,7 +454,7 @@ PlanFile parse_plan_json(std::string_view text, const std::string& filename) {
     // A bare plan object: every key must be a plan key; an object with none is no plan at all.
     bool any = false;
     for (const auto& [key, value] : doc.items())
-      any = any || std::find(plan_keys().begin(), plan_keys().end(), key) != plan_keys().end();
+      for (const PlanKey& k : plan_keys()) any = any || key == k.name;
     if (!any && !doc.empty())
       throw ConfigError(filename + ": not a shardplan plan: expected \"kind\": \"shardplan-plan\" (search --emit "
                                    "json), a predict --json report, or a plan object such as {\"tp\": 8, \"pp\": 2} "

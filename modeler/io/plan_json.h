@@ -45,6 +45,11 @@ struct PlanFields {
   std::optional<double> optimizer_offload;  // fraction of optimizer states on the host (modeler/offload.h)
   std::optional<std::string> precision;       // a predict --precision name: bf16 fp16 fp8 mxfp8 nvfp4
   std::optional<double> moe_imbalance, capacity_factor, sdp_keep;
+  // MoE dispatch (modeler/moe_dispatch.h): the dispatcher's name, node-limited routing, fp8 dispatch.
+  std::optional<std::string> moe_dispatcher;  // alltoall allgather deepep hybridep
+  std::optional<int> moe_max_nodes;
+  std::optional<bool> moe_fp8_dispatch;
+  std::optional<bool> fp8_param_gather;  // parameters all-gathered in the fp8 recipe's dtype
   std::optional<SdpMask> sdp_mask;
   std::optional<SdpGranularity> sdp_granularity;
   // Memory tiers (modeler/hsdp.h, zeropp.h, param_offload.h).

@@ -27,53 +27,82 @@ json recompute_module_names(unsigned modules) {
     if (modules & m.bit) names.push_back(m.name);
   return names;
 }
+
+/// The precision key's spelling: the contract's names (bf16 fp16 fp8 mxfp8 nvfp4), fp8 with the mxfp8 recipe as
+/// mxfp8; fp8_recipe names the other fp8 scalings.
+std::string precision_key(const Plan& p) {
+  if (p.precision == Dtype::fp4) return "nvfp4";
+  if (p.precision == Dtype::fp8 && p.fp8_recipe == Fp8Recipe::mxfp8) return "mxfp8";
+  return to_string(p.precision);
+}
+template <class T, class F>
+json or_null(const std::optional<T>& v, F&& f) {
+  return v ? json(f(*v)) : json(nullptr);
+}
 }  // namespace
 
+const std::vector<PlanKey>& plan_keys() {
+  // Every Plan field has a key here (tests/apps/plan_file_test.cc fails to compile when Plan gains a field and
+  // checks that each one comes back through a plan file); the last two are derived and only checked on reading.
+  static const std::vector<PlanKey> keys = {
+      {"tp", [](const Plan& p) { return json(p.tp); }},
+      {"pp", [](const Plan& p) { return json(p.pp); }},
+      {"vpp", [](const Plan& p) { return json(p.vpp); }},
+      {"dp", [](const Plan& p) { return json(p.dp); }},
+      {"cp", [](const Plan& p) { return json(p.cp); }},
+      {"ep", [](const Plan& p) { return json(p.ep); }},
+      {"etp", [](const Plan& p) { return json(p.etp); }},
+      {"tsp", [](const Plan& p) { return json(p.tsp); }},
+      {"zero", [](const Plan& p) { return json(p.zero); }},
+      {"sequence_parallel", [](const Plan& p) { return json(p.sequence_parallel); }},
+      {"tp_comm_overlap", [](const Plan& p) { return json(p.tp_comm_overlap); }},
+      {"ep_comm_overlap", [](const Plan& p) { return json(p.ep_comm_overlap); }},
+      {"cp_kind", [](const Plan& p) { return json(to_string(p.cp_kind)); }},
+      {"uneven_pipeline", [](const Plan& p) { return json(p.uneven_pipeline); }},
+      {"moe_imbalance", [](const Plan& p) { return json(p.moe_imbalance); }},
+      {"capacity_factor", [](const Plan& p) { return json(p.capacity_factor); }},
+      // null: the framework's dispatcher (Framework::moe_dispatchers).
+      {"moe_dispatcher",
+       [](const Plan& p) { return or_null(p.moe_dispatcher, [](MoeDispatcher d) { return to_string(d); }); }},
+      {"moe_max_nodes", [](const Plan& p) { return json(p.moe_max_nodes); }},
+      {"moe_fp8_dispatch", [](const Plan& p) { return json(p.moe_fp8_dispatch); }},
+      {"sdp_keep", [](const Plan& p) { return json(p.sdp_keep); }},
+      {"sdp_mask", [](const Plan& p) { return json(to_string(p.sdp_mask)); }},
+      {"sdp_granularity", [](const Plan& p) { return json(to_string(p.sdp_granularity)); }},
+      {"micro_batch", [](const Plan& p) { return json(p.micro_batch); }},
+      {"global_batch", [](const Plan& p) { return json(p.global_batch); }},
+      {"seq_len", [](const Plan& p) { return json(p.seq_len); }},
+      {"recompute", [](const Plan& p) { return json(to_string(p.recompute)); }},
+      {"recompute_layers", [](const Plan& p) { return json(p.recompute_layers); }},
+      {"recompute_modules",  // only under selective recompute, where they apply
+       [](const Plan& p) {
+         return recompute_module_names(p.recompute == Recompute::selective ? p.recompute_modules : 0);
+       }},
+      {"precision", [](const Plan& p) { return json(precision_key(p)); }},
+      {"optimizer_offload", [](const Plan& p) { return json(p.optimizer_offload); }},
+      // null: the framework's recipe (Framework::fp8_recipe; nvfp4 for fp4 GEMMs).
+      {"fp8_recipe", [](const Plan& p) { return or_null(p.fp8_recipe, [](Fp8Recipe r) { return to_string(r); }); }},
+      // null: the framework's (Framework::fp8_param_gather).
+      {"fp8_param_gather", [](const Plan& p) { return or_null(p.fp8_param_gather, [](bool b) { return b; }); }},
+      {"dp_shard", [](const Plan& p) { return json(p.dp_shard); }},
+      {"zeropp", [](const Plan& p) { return json(zeropp_string(p.zeropp)); }},
+      {"param_offload", [](const Plan& p) { return json(p.param_offload); }},
+      {"offload_device", [](const Plan& p) { return json(to_string(p.offload_device)); }},
+      {"activation_offload_layers", [](const Plan& p) { return json(p.activation_offload_layers); }},
+      {"peft", [](const Plan& p) { return json(to_string(p.finetune.peft)); }},
+      {"lora_rank", [](const Plan& p) { return json(p.finetune.lora_rank); }},
+      {"lora_targets", [](const Plan& p) { return json(lora_targets_string(p.finetune.lora_targets)); }},
+      {"optimizer", [](const Plan& p) { return json(to_string(p.finetune.optimizer)); }},
+      {"microbatches_per_step", [](const Plan& p) { return json(p.num_microbatches()); }, /*derived=*/true},
+      {"changes_training_semantics", [](const Plan& p) { return json(p.changes_training_semantics()); }, true},
+  };
+  return keys;
+}
+
 json plan_json(const Plan& p) {
-  return json{{"tp", p.tp},
-              {"pp", p.pp},
-              {"vpp", p.vpp},
-              {"dp", p.dp},
-              {"cp", p.cp},
-              {"ep", p.ep},
-              {"etp", p.etp},
-              {"zero", p.zero},
-              {"sequence_parallel", p.sequence_parallel},
-              {"tp_comm_overlap", p.tp_comm_overlap},
-              {"ep_comm_overlap", p.ep_comm_overlap},
-              {"cp_kind", to_string(p.cp_kind)},
-              {"micro_batch", p.micro_batch},
-              {"global_batch", p.global_batch},
-              {"microbatches_per_step", p.num_microbatches()},
-              {"seq_len", p.seq_len},
-              {"recompute", to_string(p.recompute)},
-              {"recompute_layers", p.recompute_layers},
-              {"recompute_modules",
-               recompute_module_names(p.recompute == Recompute::selective ? p.recompute_modules : 0)},
-              // The contract's spellings (bf16 fp16 fp8 mxfp8 nvfp4); fp8_recipe names the scaling (null:
-              // the profile's default).
-              {"precision", p.precision == Dtype::fp4 ? std::string("nvfp4")
-                            : p.precision == Dtype::fp8 && p.fp8_recipe == Fp8Recipe::mxfp8 ? std::string("mxfp8")
-                                                                                           : to_string(p.precision)},
-              {"fp8_recipe", p.fp8_recipe ? json(to_string(*p.fp8_recipe)) : json(nullptr)},
-              {"tsp", p.tsp},
-              {"moe_imbalance", p.moe_imbalance},
-              {"capacity_factor", p.capacity_factor},
-              {"sdp_keep", p.sdp_keep},
-              {"optimizer_offload", p.optimizer_offload},
-              {"sdp_mask", to_string(p.sdp_mask)},
-              {"sdp_granularity", to_string(p.sdp_granularity)},
-              {"changes_training_semantics", p.changes_training_semantics()},
-              {"uneven_pipeline", p.uneven_pipeline},
-              {"dp_shard", p.dp_shard},
-              {"zeropp", zeropp_string(p.zeropp)},
-              {"param_offload", p.param_offload},
-              {"offload_device", to_string(p.offload_device)},
-              {"activation_offload_layers", p.activation_offload_layers},
-              {"peft", to_string(p.finetune.peft)},
-              {"lora_rank", p.finetune.lora_rank},
-              {"lora_targets", lora_targets_string(p.finetune.lora_targets)},
-              {"optimizer", to_string(p.finetune.optimizer)}};
+  json j = json::object();
+  for (const PlanKey& k : plan_keys()) j[k.name] = k.write(p);
+  return j;
 }
 
 json model_json(const ModelDesc& m) {
@@ -99,8 +128,8 @@ json estimate_json(const Estimate& e) {
                  {"gradients_bytes", m.gradients.v},   {"optimizer_bytes", m.optimizer.v},
                  {"activations_bytes", m.activations.v}, {"other_bytes", m.other().v},
                  {"logits_bytes", m.logits.v},         {"buffers_bytes", m.buffers.v},
-                 {"fragmentation_bytes", m.fragmentation.v}, {"context_bytes", m.context.v},       {"capacity_bytes", m.capacity.v},
-                 {"fits", m.fits()}};
+                 {"fragmentation_bytes", m.fragmentation.v}, {"context_bytes", m.context.v},
+                 {"capacity_bytes", m.capacity.v},     {"fits", m.fits()}};
   const TimeBreakdown& t = e.time;
   json exposed;
   for (int k = 0; k < kNumCommKinds; ++k) exposed[kCommKindNames[k]] = t.exposed_comm[k].v;

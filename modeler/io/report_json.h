@@ -24,6 +24,15 @@ struct ReportContext {
 };
 
 nlohmann::json context_json(const ReportContext& ctx);
+/// One key of the plan object and how it is written from a Plan. The one list of plan keys: plan_json writes
+/// these, and the plan-file reader (plan_json.cc) reads exactly these (it checks so on every read).
+struct PlanKey {
+  const char* name;
+  nlohmann::json (*write)(const Plan&);
+  bool derived = false;  // computed from other fields (microbatches_per_step): checked on reading, not a setting
+};
+const std::vector<PlanKey>& plan_keys();
+/// The plan object: every key of plan_keys().
 nlohmann::json plan_json(const Plan& p);
 /// One estimate: {plan, memory, time, throughput, feasible, problems}.
 nlohmann::json estimate_json(const Estimate& e);

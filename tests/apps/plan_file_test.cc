@@ -2,6 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <iterator>
+#include <tuple>
+#include <utility>
+
 #include "modeler/io/report_json.h"
 #include "modeler/problems.h"
 #include "tests/modeler/test_fixtures.h"
@@ -50,9 +54,136 @@ io::PlanFile emitted() {
   return io::parse_plan_json(j.dump(), "plan.json");
 }
 
+
+/// Every Plan field (and those of its member structs), in declaration order. A structured binding must name
+/// every member, so this stops compiling when Plan gains a field: add the field here and to kPlanFieldNames, give
+/// it a value off its default in every_field_set(), and write and read it (modeler/io/report_json.cc plan_keys(),
+/// modeler/io/plan_json.cc read_plan, apps/plan_file.cc apply_plan_file) until the round trip below passes.
+auto plan_fields(const Plan& p) {
+  const auto& [tp, pp, vpp, dp, cp, ep, etp, tsp, zero, sequence_parallel, tp_comm_overlap, ep_comm_overlap, cp_kind,
+               uneven_pipeline, moe_imbalance, capacity_factor, moe_dispatcher, moe_max_nodes, moe_fp8_dispatch,
+               sdp_keep, sdp_mask, sdp_granularity, micro_batch, global_batch, seq_len, recompute, recompute_layers,
+               recompute_modules, precision, optimizer_offload, fp8_recipe, fp8_param_gather, dp_shard, zeropp,
+               param_offload, offload_device, activation_offload_layers, finetune] = p;
+  const auto& [quantized_weights, hpz_partition, quantized_gradients] = zeropp;
+  const auto& [peft, lora_rank, lora_targets, optimizer] = finetune;
+  return std::tuple(tp, pp, vpp, dp, cp, ep, etp, tsp, zero, sequence_parallel, tp_comm_overlap, ep_comm_overlap,
+                    cp_kind, uneven_pipeline, moe_imbalance, capacity_factor, moe_dispatcher, moe_max_nodes,
+                    moe_fp8_dispatch, sdp_keep, sdp_mask, sdp_granularity, micro_batch, global_batch, seq_len,
+                    recompute, recompute_layers, recompute_modules, precision, optimizer_offload, fp8_recipe,
+                    fp8_param_gather, dp_shard, quantized_weights, hpz_partition, quantized_gradients, param_offload,
+                    offload_device, activation_offload_layers, peft, lora_rank, lora_targets, optimizer);
+}
+constexpr const char* kPlanFieldNames[] = {
+    "tp", "pp", "vpp", "dp", "cp", "ep", "etp", "tsp", "zero", "sequence_parallel", "tp_comm_overlap",
+    "ep_comm_overlap", "cp_kind", "uneven_pipeline", "moe_imbalance", "capacity_factor", "moe_dispatcher",
+    "moe_max_nodes", "moe_fp8_dispatch", "sdp_keep", "sdp_mask", "sdp_granularity", "micro_batch", "global_batch",
+    "seq_len", "recompute", "recompute_layers", "recompute_modules", "precision", "optimizer_offload", "fp8_recipe",
+    "fp8_param_gather", "dp_shard", "zeropp.quantized_weights", "zeropp.hpz_partition", "zeropp.quantized_gradients",
+    "param_offload", "offload_device", "activation_offload_layers", "finetune.peft", "finetune.lora_rank",
+    "finetune.lora_targets", "finetune.optimizer"};
+static_assert(std::tuple_size_v<decltype(plan_fields(Plan{}))> == std::size(kPlanFieldNames));
+
+/// The names of the fields where `a` and `b` differ (equal: true) or agree (equal: false), joined by spaces.
+template <size_t... I>
+std::string fields_where(const Plan& a, const Plan& b, bool differ, std::index_sequence<I...>) {
+  const auto x = plan_fields(a), y = plan_fields(b);
+  std::string names;
+  ((names += (std::get<I>(x) == std::get<I>(y)) != differ ? std::string(kPlanFieldNames[I]) + " " : ""), ...);
+  return names;
+}
+std::string fields_where(const Plan& a, const Plan& b, bool differ) {
+  return fields_where(a, b, differ, std::make_index_sequence<std::size(kPlanFieldNames)>());
+}
+
+/// A plan with every field off its default, each value one the flags can state.
+Plan every_field_set() {
+  Plan p;
+  p.tp = 4;
+  p.pp = 2;
+  p.vpp = 3;
+  p.dp = 2;
+  p.cp = 2;
+  p.ep = 2;
+  p.etp = 2;
+  p.tsp = 2;
+  p.zero = 3;
+  p.sequence_parallel = true;
+  p.tp_comm_overlap = true;
+  p.ep_comm_overlap = true;
+  p.cp_kind = CpKind::allgather;
+  p.uneven_pipeline = true;
+  p.moe_imbalance = 1.5;
+  p.capacity_factor = 1.25;
+  p.moe_dispatcher = MoeDispatcher::hybridep;
+  p.moe_max_nodes = 4;
+  p.moe_fp8_dispatch = true;
+  p.sdp_keep = 0.5;
+  p.sdp_mask = SdpMask::backward;
+  p.sdp_granularity = SdpGranularity::neuron;
+  p.micro_batch = 2;
+  p.global_batch = 96;
+  p.seq_len = 8192;
+  p.recompute = Recompute::selective;
+  p.recompute_layers = 3;
+  p.recompute_modules = kRecomputeMlp | kRecomputeMoeAct;
+  p.precision = Dtype::fp8;
+  p.optimizer_offload = 0.25;
+  p.fp8_recipe = Fp8Recipe::blockwise;
+  p.fp8_param_gather = false;
+  p.dp_shard = 2;
+  p.zeropp = ZeroPP{true, 2, true};
+  p.param_offload = true;
+  p.offload_device = OffloadDevice::nvme;
+  p.activation_offload_layers = 5;
+  p.finetune = Finetune{Peft::qlora, 16, kLoraQ | kLoraV, Optimizer::adamw8bit};
+  return p;
+}
 }  // namespace
 
 TEST_SUITE("plan_file") {
+
+TEST_CASE("every Plan field survives a plan file: written, read, applied to predict's flags and resolved") {
+  const Plan p = every_field_set();
+  REQUIRE(fields_where(p, Plan{}, /*differ=*/false) == "");  // each field is off its default, so a loss shows
+  for (const bool emitted_form : {false, true}) {
+    CAPTURE(emitted_form);
+    nlohmann::json j = io::plan_json(p);
+    if (emitted_form) {  // inside an emitted plan, with the inputs predict needs
+      j = nlohmann::json{{"schema_version", 1}, {"kind", "shardplan-plan"}, {"plan", j}};
+      j["inputs"] = io::inputs_json(io::PlanInputs{"m", "megatron-lm", "dgx-h100", "", 64, 0, 0, 0, 0});
+    }
+    const io::PlanFile file = io::parse_plan_json(j.dump(2), "all.json");
+    const Applied a = apply(file, emitted_form ? std::vector<std::string>{}
+                                               : std::vector<std::string>{"--model", "m", "--system", "s"});
+    CHECK(a.overridden.empty());
+    CHECK(fields_where(a.resolved, p, /*differ=*/true) == "");
+    // And again from what it resolved to: a plan file of a plan file is the same plan.
+    const io::PlanFile again = io::parse_plan_json(io::plan_json(a.resolved).dump(), "again.json");
+    CHECK(fields_where(apply(again, {"--model", "m", "--system", "s"}).resolved, p, true) == "");
+  }
+}
+
+TEST_CASE("plan files: unset choices stay the framework's; fp4 GEMMs' nvfp4 recipe is their default") {
+  const Applied a = apply(io::parse_plan_json(io::plan_json(Plan{}).dump(), "d.json"), {"--model", "m", "--system", "s"});
+  CHECK_FALSE(a.resolved.moe_dispatcher);
+  CHECK_FALSE(a.resolved.fp8_recipe);
+  CHECK_FALSE(a.resolved.fp8_param_gather);
+  CHECK(a.plan.from_file.count("--fp8-param-gather") == 0);
+  Plan fp4;
+  fp4.precision = Dtype::fp4;
+  fp4.fp8_recipe = Fp8Recipe::nvfp4;
+  const Applied b = apply(io::parse_plan_json(io::plan_json(fp4).dump(), "f.json"), {"--model", "m", "--system", "s"});
+  CHECK(b.resolved.precision == Dtype::fp4);
+  CHECK_FALSE(b.resolved.fp8_recipe);  // effective_fp8_recipe: nvfp4 for fp4 GEMMs, the same recipe
+  // A flag beside the file replaces the file's fp8 parameter gather and is listed.
+  Plan gather;
+  gather.fp8_param_gather = true;
+  const Applied c = apply(io::parse_plan_json(io::plan_json(gather).dump(), "g.json"),
+                          {"--model", "m", "--system", "s", "--no-fp8-param-gather"});
+  CHECK(c.overridden == std::vector<std::string>{"--no-fp8-param-gather"});
+  CHECK(c.resolved.fp8_param_gather == false);
+}
 
 TEST_CASE("apply_plan_file: without flags the file's model, system, framework and plan come back") {
   const Applied a = apply(emitted(), {});

@@ -11,7 +11,7 @@ using namespace shardplan::test::emit_util;
 TEST_CASE("emit torchtitan-toml: v0.2.2 keys; FSDP for multi-dim plans; op-level selective AC; compile for async TP") {
   for (const Estimate& e : samples()) {
     CAPTURE(e.plan.tp);
-    if (e.plan.zero == 1) {  // torchtitan has no optimizer-only sharding
+    if (e.plan.zero == 1 || e.plan.precision == Dtype::fp16) {  // no optimizer-only sharding, no fp16 (below)
       CHECK_THROWS_AS(emit(io::EmitFormat::torchtitan_toml, e), ConfigError);
       continue;
     }
@@ -67,4 +67,23 @@ TEST_CASE("emit torchtitan: main's Python config derived from the flavor's shipp
     ++checked;
   }
   CHECK(checked > 10);
+}
+
+TEST_CASE("emit torchtitan, both forms: an fp16 plan is refused, not written as bfloat16") {
+  // torchtitan's training.mixed_precision_param is Literal["bfloat16", "float32"] (v0.2.2 config/job_config.py,
+  // main config/configs.py): it has no fp16 mixed precision.
+  const Estimate fp16 = sample(2, 1, 1, 8, 3, Recompute::none, Dtype::fp16);
+  for (const io::EmitFormat f : {io::EmitFormat::torchtitan_toml, io::EmitFormat::torchtitan}) {
+    CAPTURE(io::to_string(f));
+    CHECK_THROWS_WITH_AS(emit(f, fp16),
+                         (std::string("--emit ") + io::to_string(f) +
+                          ": torchtitan's training.mixed_precision_param takes bfloat16 or float32, not float16: "
+                          "predict with --precision bf16, or keep fp16 with --framework megatron-lm and --emit megatron")
+                             .c_str(),
+                         ConfigError);
+    // The same plan in bf16 is written, with bfloat16 parameters.
+    Estimate bf16 = fp16;
+    bf16.plan.precision = Dtype::bf16;
+    CHECK(emit(f, bf16).find("mixed_precision_param = \"bfloat16\"") != std::string::npos);
+  }
 }

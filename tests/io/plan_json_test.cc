@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <set>
+
 #include "modeler/io/emit.h"
 #include "modeler/io/report_json.h"
 #include "modeler/problems.h"
@@ -31,6 +33,18 @@ Plan unusual_plan() {
   p.sdp_keep = 0.5;
   p.sdp_mask = SdpMask::backward;
   p.sdp_granularity = SdpGranularity::neuron;
+  p.moe_dispatcher = MoeDispatcher::deepep;
+  p.moe_max_nodes = 4;
+  p.moe_fp8_dispatch = true;
+  p.fp8_param_gather = false;
+  p.optimizer_offload = 0.25;
+  p.dp_shard = 2;
+  p.zeropp.quantized_weights = true;
+  p.zeropp.hpz_partition = 2;
+  p.param_offload = true;
+  p.offload_device = OffloadDevice::nvme;
+  p.activation_offload_layers = 3;
+  p.finetune = Finetune{Peft::qlora, 16, kLoraQ | kLoraV, Optimizer::adamw8bit};
   return p;
 }
 
@@ -69,8 +83,73 @@ TEST_CASE("every field plan_json writes is read back") {
   CHECK(r.sdp_keep == 0.5);
   CHECK(r.sdp_mask == SdpMask::backward);
   CHECK(r.sdp_granularity == SdpGranularity::neuron);
+  CHECK(r.moe_dispatcher == "deepep");
+  CHECK(r.moe_max_nodes == 4);
+  CHECK(r.moe_fp8_dispatch == true);
+  CHECK(r.fp8_param_gather == false);
+  CHECK(r.optimizer_offload == 0.25);
+  CHECK(r.dp_shard == 2);
+  CHECK(r.zeropp == "qwz+hpz2");
+  CHECK(r.param_offload == true);
+  CHECK(r.offload_device == "nvme");
+  CHECK(r.activation_offload_layers == 3);
+  CHECK(r.peft == "qlora");
+  CHECK(r.lora_rank == 16);
+  CHECK(r.lora_targets == "q+v");
+  CHECK(r.optimizer == "adamw8bit");
   CHECK_FALSE(f.inputs);
   CHECK_FALSE(f.predicted);
+}
+
+TEST_CASE("plan_json writes exactly the keys of plan_keys(), the list the reader reads") {
+  const nlohmann::json j = io::plan_json(unusual_plan());
+  std::set<std::string> written, listed;
+  for (const auto& [key, value] : j.items()) written.insert(key);
+  for (const io::PlanKey& k : io::plan_keys()) CHECK_MESSAGE(listed.insert(k.name).second, "listed twice: " << k.name);
+  CHECK(written == listed);
+  // Unset choices are null (the framework's), so a file says which settings it leaves open.
+  const nlohmann::json d = io::plan_json(Plan{});
+  CHECK(d["moe_dispatcher"].is_null());
+  CHECK(d["fp8_recipe"].is_null());
+  CHECK(d["fp8_param_gather"].is_null());
+  const io::PlanFile back = io::parse_plan_json(d.dump(), "d.json");
+  CHECK_FALSE(back.plan.moe_dispatcher);
+  CHECK_FALSE(back.plan.fp8_param_gather);
+}
+
+TEST_CASE("fp8_recipe: spelled into the precision it scales; a recipe that contradicts it is an error") {
+  auto precision_of = [](const std::string& text) { return io::parse_plan_json(text, "p.json").plan.precision; };
+  CHECK(precision_of(R"({"precision": "fp8", "fp8_recipe": "blockwise"})") == "fp8-blockwise");
+  CHECK(precision_of(R"({"precision": "fp8", "fp8_recipe": "mxfp8"})") == "mxfp8");
+  CHECK(precision_of(R"({"precision": "mxfp8", "fp8_recipe": "mxfp8"})") == "mxfp8");
+  CHECK(precision_of(R"({"precision": "fp4", "fp8_recipe": "nvfp4"})") == "nvfp4");
+  CHECK(precision_of(R"({"precision": "fp8-delayed", "fp8_recipe": "delayed"})") == "fp8-delayed");
+  CHECK(precision_of(R"({"precision": "fp8", "fp8_recipe": null})") == "fp8");
+  CHECK_THROWS_WITH_AS(io::parse_plan_json(R"({"precision": "bf16", "fp8_recipe": "delayed"})", "p.json"),
+                       "p.json:1: fp8_recipe: \"delayed\" contradicts precision \"bf16\" (a recipe scales fp8 and fp4 "
+                       "GEMMs)",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(io::parse_plan_json(R"({"precision": "mxfp8", "fp8_recipe": "blockwise"})", "p.json"),
+                       "p.json:1: fp8_recipe: \"blockwise\" contradicts precision \"mxfp8\"", ConfigError);
+  CHECK_THROWS_WITH_AS(io::parse_plan_json(R"({"precision": "fp8", "fp8_recipe": "nvfp4"})", "p.json"),
+                       "p.json:1: fp8_recipe: nvfp4 scales fp4 GEMMs, and precision is fp8 (give precision \"nvfp4\")",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(io::parse_plan_json(R"({"precision": "fp8", "fp8_recipe": "rowwise"})", "p.json"),
+                       "p.json:1: fp8_recipe: expected delayed, tensorwise, blockwise, mxfp8 or nvfp4, got \"rowwise\"",
+                       ConfigError);
+}
+
+TEST_CASE("MoE dispatch keys: the dispatcher by name, the node limit and fp8 dispatch, each checked") {
+  CHECK_THROWS_WITH_AS(io::parse_plan_json(R"({"moe_dispatcher": "deepp"})", "p.json"),
+                       "p.json:1: moe_dispatcher: expected one of alltoall, allgather, deepep, hybridep, got \"deepp\"; "
+                       "did you mean 'deepep'?",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(io::parse_plan_json(R"({"moe_max_nodes": -1})", "p.json"),
+                       "p.json:1: moe_max_nodes: expected at least 0, got -1", ConfigError);
+  CHECK_THROWS_WITH_AS(io::parse_plan_json(R"({"moe_fp8_dispatch": 1})", "p.json"),
+                       "p.json:1: moe_fp8_dispatch: expected true or false, got 1", ConfigError);
+  CHECK_THROWS_WITH_AS(io::parse_plan_json(R"({"fp8_param_gather": "on"})", "p.json"),
+                       "p.json:1: fp8_param_gather: expected true or false, got \"on\"", ConfigError);
 }
 
 TEST_CASE("an emitted plan gives back its inputs, its plan and its predicted numbers") {
