@@ -69,9 +69,9 @@ void print_report(const calibrate::Fit& fit, const System& base, std::ostream& o
   for (const auto& t : fit.tiers) {
     const Tier& tier = base.tiers[static_cast<size_t>(t.tier)];
     os << "  tier " << tier.name << ": latency " << t.ab.alpha_s * 1e6 << " us per step, bus bandwidth "
-       << t.ab.bw_Bps / 1e9 << " GB/s (" << percent(t.ab.bw_Bps / tier.bw_per_gpu.v) << " of " << tier.bw_per_gpu.v / 1e9
-       << "), " << t.res.rows << " rows, median " << percent(t.res.median_rel) << ", max " << percent(t.res.max_rel)
-       << "\n";
+       << t.ab.bw_Bps / 1e9 << " GB/s (" << percent(t.ab.bw_Bps / tier.bw_per_gpu.v) << " of "
+       << tier.bw_per_gpu.v / 1e9 << "), " << t.res.rows << " rows, median " << percent(t.res.median_rel) << ", max "
+       << percent(t.res.max_rel) << "\n";
   }
   for (const auto& n : fit.gpu.notes) os << "  note: " << n << "\n";
 }
@@ -138,7 +138,8 @@ class CalibrateCommand final : public Command {
     run_->add_option("--launcher", launcher_, "Prefix for the collective benchmark, e.g. \"mpirun -np 16 -H a:8,b:8\"");
     run_->add_option("--backend", backend_, "Collective backend: nccl (GPU) or mpi (host buffers)")
         ->check(CLI::IsMember({"nccl", "mpi"}));
-    run_->add_option("--bench-dir", bench_dir_, "Directory of the shardplan_bench_* binaries (default: next to shardplan)");
+    run_->add_option("--bench-dir", bench_dir_,
+                     "Directory of the shardplan_bench_* binaries (default: next to shardplan)");
     run_->add_option("--bench-args", bench_args_, "Extra flags for every benchmark, e.g. \"--max-bytes 1G\"");
     run_->add_option("--out", out_, "JSON-lines file; rows already in it are skipped")->required();
 
@@ -157,7 +158,8 @@ class CalibrateCommand final : public Command {
     fit_runs_ = add_fit_runs_subcommand(cmd_, &fit_runs_flags_);
 
     aic_ = cmd_->add_subcommand("import-aic", "Convert NVIDIA AIConfigurator's measured kernels to JSON lines");
-    aic_->add_option("dir", aic_dir_, "Directory with gemm.csv, attention_prefill.csv, nccl.csv (e.g. hwprofiles/measured)")
+    aic_->add_option("dir", aic_dir_,
+                     "Directory with gemm.csv, attention_prefill.csv, nccl.csv (e.g. hwprofiles/measured)")
         ->required();
     aic_->add_option("--gpu", aic_gpu_, "GPU profile the rows are for (e.g. h100-sxm5-80gb)")->required();
     aic_->add_option("--aic-system", aic_system_, "AIC system name (default: the one of --gpu, e.g. h100_sxm)");
@@ -228,7 +230,8 @@ class CalibrateCommand final : public Command {
         return 1;
       }
     }
-    std::cout << "measurements in " << out_ << "; next: shardplan calibrate fit " << out_ << " --base CLUSTER --out PROFILE.yaml\n";
+    std::cout << "measurements in " << out_ << "; next: shardplan calibrate fit " << out_
+              << " --base CLUSTER --out PROFILE.yaml\n";
     return 0;
   }
 

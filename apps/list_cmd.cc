@@ -53,7 +53,8 @@ io::ListEntry cluster_entry(const std::string& name) {
   const int nodes = (s.gpus + per_node - 1) / per_node;
   std::string tiers;
   for (const Tier& t : s.tiers)
-    tiers += (tiers.empty() ? "" : " + ") + t.name + (t.domain_gpus > 0 ? " (" + std::to_string(t.domain_gpus) + ")" : "");
+    tiers +=
+        (tiers.empty() ? "" : " + ") + t.name + (t.domain_gpus > 0 ? " (" + std::to_string(t.domain_gpus) + ")" : "");
   io::ListEntry e{name, "", {}, {}};
   e.description = std::to_string(s.gpus) + " x " + s.gpu.name + " by default (" + std::to_string(nodes) +
                   (nodes == 1 ? " node" : " nodes") + " of " + std::to_string(per_node) + " GPUs), tiers " + tiers;

@@ -10,15 +10,23 @@ namespace shardplan::cli {
 
 void add_system_flags(CLI::App* app, SystemFlags* f, bool gpus_required) {
   app->add_option("--system", f->system, "cluster name from hwprofiles/clusters or a profile path");
-  app->add_option("--gpu", f->gpu, "GPU name from hwprofiles/gpus: builds its standard node and network (give --system or --gpu)");
-  auto* g = app->add_option("--gpus", f->gpus, "number of GPUs (default with --system: the cluster's default_gpus; required with --gpu)")->check(positive_number());
+  app->add_option("--gpu", f->gpu,
+                  "GPU name from hwprofiles/gpus: builds its standard node and network (give --system or --gpu)");
+  auto* g = app->add_option("--gpus", f->gpus,
+                            "number of GPUs (default with --system: the cluster's default_gpus; required with --gpu)")
+                ->check(positive_number());
   if (gpus_required) g->required();
-  app->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node (with --gpu; default: the GPU's standard node)")->check(positive_number());
-  app->add_option("--nvlink-domain", f->nvlink_domain, "GPUs per NVLink domain (with --gpu; default: the standard node's)")->check(positive_number());
-  app->add_option("--nic-gbps", f->nic_gbps, "scale-out bandwidth per GPU in Gb/s (with --gpu; default: the standard network's)")
+  app->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node (with --gpu; default: the GPU's standard node)")
+      ->check(positive_number());
+  app->add_option("--nvlink-domain", f->nvlink_domain,
+                  "GPUs per NVLink domain (with --gpu; default: the standard node's)")
+      ->check(positive_number());
+  app->add_option("--nic-gbps", f->nic_gbps,
+                  "scale-out bandwidth per GPU in Gb/s (with --gpu; default: the standard network's)")
       ->check(number_in(0.1, 1e6));
   app->add_option("--power-limit-w", f->power_limit_w,
-                  "board power cap per GPU in W (<= TDP; default: the TDP): compute-bound kernels slow as (cap/TDP)^(1/3)")
+                  "board power cap per GPU in W (<= TDP; default: the TDP): compute-bound kernels slow as "
+                  "(cap/TDP)^(1/3)")
       ->check(number_in(1, 1e5));
 }
 
@@ -30,26 +38,35 @@ void add_plan_flags(CLI::App* app, PlanFlags* f) {
   f->app = app;
   app->add_option("--tp", f->tp, "tensor-parallel degree (default 1)")->check(positive_number());
   app->add_option("--pp", f->pp, "pipeline stages (default 1)")->check(positive_number());
-  app->add_option("--vpp", f->vpp, "virtual stages per pipeline rank, interleaved 1F1B when > 1 (default 1)")->check(positive_number());
-  app->add_option("--dp", f->dp, "data-parallel degree (default: gpus / (tp x tsp x pp x cp))")->check(positive_number());
+  app->add_option("--vpp", f->vpp, "virtual stages per pipeline rank, interleaved 1F1B when > 1 (default 1)")
+      ->check(positive_number());
+  app->add_option("--dp", f->dp, "data-parallel degree (default: gpus / (tp x tsp x pp x cp))")
+      ->check(positive_number());
   app->add_option("--cp", f->cp, "context-parallel degree (default 1)")->check(positive_number());
   app->add_option("--ep", f->ep, "expert-parallel degree (MoE models only; default 1)")->check(positive_number());
-  app->add_option("--etp", f->etp, "expert tensor-parallel degree (MoE models only; default: tp)")->check(positive_number());
-  app->add_option("--tsp", f->tsp, "folded tensor + sequence parallel degree, replacing tp and cp (docs/techniques.md 1; default 1: off)")
+  app->add_option("--etp", f->etp, "expert tensor-parallel degree (MoE models only; default: tp)")
+      ->check(positive_number());
+  app->add_option("--tsp", f->tsp,
+                  "folded tensor + sequence parallel degree, replacing tp and cp (docs/techniques.md 1; default 1: "
+                  "off)")
       ->check(positive_number());
   app->add_option("--moe-imbalance", f->moe_imbalance,
-                  "dropless MoE (MoE models only): busiest expert's tokens over the mean (default 1: force-balanced routing)")
+                  "dropless MoE (MoE models only): busiest expert's tokens over the mean (default 1: force-balanced "
+                  "routing)")
       ->check(CLI::Range(1.0, 1e9));
   app->add_option("--capacity-factor", f->capacity_factor,
-                  "token-drop MoE (MoE models only): expert capacity over the mean tokens per expert (default: dropless)")
+                  "token-drop MoE (MoE models only): expert capacity over the mean tokens per expert (default: "
+                  "dropless)")
       ->check(positive_number());
   app->add_option("--sdp-keep", f->sdp_keep,
                   "subnetwork data parallelism (docs/techniques.md 2): fraction of layer parameters each worker keeps, "
                   "in (0, 1]; changes training semantics (default 1: off)")
       ->check(CLI::Range(0.0, 1.0));
-  app->add_option("--sdp-mask", f->sdp_mask, "SDP masking: forward (drop in both passes) or backward (only in backward; default forward)")
+  app->add_option("--sdp-mask", f->sdp_mask,
+                  "SDP masking: forward (drop in both passes) or backward (only in backward; default forward)")
       ->check(CLI::IsMember({"forward", "backward"}));
-  app->add_option("--sdp-granularity", f->sdp_granularity, "SDP subnetworks: block (whole layers) or neuron (default block)")
+  app->add_option("--sdp-granularity", f->sdp_granularity,
+                  "SDP subnetworks: block (whole layers) or neuron (default block)")
       ->check(CLI::IsMember({"block", "neuron"}));
   app->add_option("--optimizer-offload", f->optimizer_offload,
                   "fraction of optimizer states and master weights in host memory, stepped on the CPU (Megatron-Core "
@@ -60,8 +77,8 @@ void add_plan_flags(CLI::App* app, PlanFlags* f) {
                   "ZeRO stage: 0 none, 1 optimizer, 2 +gradients, 3 +parameters (FSDP); default: the framework's "
                   "(see --framework)")
       ->check(CLI::Range(0, 3));
-  auto* on =
-      app->add_flag("--sp", f->sp_on, "Megatron sequence parallelism, needs tp > 1 (default: the framework's, see --framework)");
+  auto* on = app->add_flag("--sp", f->sp_on,
+                           "Megatron sequence parallelism, needs tp > 1 (default: the framework's, see --framework)");
   app->add_flag("--no-sp", f->sp_off, "no sequence parallelism")->excludes(on);
   // Each on/off flag has its negation, so a value from --plan can be switched off.
   app->add_flag("--tp-overlap,!--no-tp-overlap", f->tp_overlap,
@@ -85,7 +102,8 @@ void add_plan_flags(CLI::App* app, PlanFlags* f) {
   app->add_option("--cp-kind", f->cp_kind, "context-parallel attention: ring or allgather, with cp > 1 (default ring)")
       ->check(CLI::IsMember({"ring", "allgather"}));
   app->add_option("--mbs", f->mbs, "micro-batch size (sequences; default 1)")->check(positive_number());
-  app->add_option("--gbs", f->gbs, "global batch size (sequences per step; default dp x mbs)")->check(positive_number());
+  app->add_option("--gbs", f->gbs, "global batch size (sequences per step; default dp x mbs)")
+      ->check(positive_number());
   app->add_option("--seq", f->seq, "sequence length in tokens (default 4096)")->check(positive_number());
   app->add_option("--recompute", f->recompute,
                   "activation recomputation: none, selective or full (default: the framework's, see --framework)")

@@ -97,14 +97,16 @@ class PredictCommand final : public Command {
                   << (file->shardplan_version.empty() ? "" : ", shardplan " + file->shardplan_version) << ")"
                   << (replaced.empty() ? "" : "; replaced by flags: " + replaced) << "\n";
       }
-      std::cout << format_model(model) << "\n" << format_plan(plan, model.moe.has_value()) << format_finetune(plan, model);
+      std::cout << format_model(model) << "\n"
+                << format_plan(plan, model.moe.has_value()) << format_finetune(plan, model);
       if (!invalid) {
         std::cout << "\n" << format_memory(e.memory) << "\n" << format_time(e.time) << "\n" << format_throughput(e)
                   << "trust: " << record.text << "\n";
         if (interval) std::cout << "expected range: " << interval->text << "\n";
         std::cout << format_offload(e, sys);
         if (run) std::cout << "\n" << format_run(*run, run_spec, sys.gpus);
-        if (file && file->predicted) std::cout << "against the file: " << compare_with_file(*file->predicted, e) << "\n";
+        if (file && file->predicted)
+          std::cout << "against the file: " << compare_with_file(*file->predicted, e) << "\n";
       }
     }
     if (!trace_.empty() && !invalid) {

@@ -30,7 +30,8 @@ class ProfileCommand final : public Command {
     gemm_ = cmd_->add_subcommand("gemm", "Predicted time of GEMM shapes on a system's GPU");
     gemm_->add_option("system", a_, "Cluster name or path")->required();
     gemm_->add_option("--shapes", shapes_, "File of 'm,n,k' lines")->required()->check(CLI::ExistingFile);
-    gemm_->add_option("--dtype", dtype_, "GEMM dtype")->check(CLI::IsMember({"fp32", "tf32", "bf16", "fp16", "fp8", "fp4"}));
+    gemm_->add_option("--dtype", dtype_, "GEMM dtype")
+        ->check(CLI::IsMember({"fp32", "tf32", "bf16", "fp16", "fp8", "fp4"}));
     framework_ =
         cmd_->add_subcommand("framework", "The training software profiles, or one profile's traits and sources");
     framework_->add_option("name", a_, "Framework name (omit to list them)");

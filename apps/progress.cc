@@ -22,8 +22,9 @@ void Progress::update(uint64_t done, uint64_t total) {
   if (!enabled_ || total == 0) return;
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   if (elapsed < 1.0) return;
-  std::fprintf(stderr, "\r%s: %3.0f%% (%llu / %llu plans, %.0f s)", label_.c_str(), 100.0 * static_cast<double>(done) / static_cast<double>(total),
-               static_cast<unsigned long long>(done), static_cast<unsigned long long>(total), elapsed);
+  std::fprintf(stderr, "\r%s: %3.0f%% (%llu / %llu plans, %.0f s)", label_.c_str(),
+               100.0 * static_cast<double>(done) / static_cast<double>(total), static_cast<unsigned long long>(done),
+               static_cast<unsigned long long>(total), elapsed);
   std::fflush(stderr);
   shown_ = true;
 }

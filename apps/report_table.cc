@@ -66,7 +66,9 @@ std::string format_plan(const Plan& p, bool moe_model) {
 
 std::string format_memory(const MemoryBreakdown& m) {
   const double total = to_GiB(m.total());
-  auto line = [&](const char* name, Bytes b) { return row(name, to_GiB(b), "%.2f", 100.0 * to_GiB(b) / total, "%.1f"); };
+  auto line = [&](const char* name, Bytes b) {
+    return row(name, to_GiB(b), "%.2f", 100.0 * to_GiB(b) / total, "%.1f");
+  };
   std::string s = "memory per GPU, busiest stage          (GiB)      (%)\n";
   s += line("weights", m.weights);
   s += line("gradients", m.gradients);
@@ -86,13 +88,16 @@ std::string format_memory(const MemoryBreakdown& m) {
 
 std::string format_time(const TimeBreakdown& t) {
   const double step = to_ms(t.step());
-  auto line = [&](const std::string& name, Seconds x) { return row(name, to_ms(x), "%.2f", 100.0 * to_ms(x) / step, "%.1f"); };
+  auto line = [&](const std::string& name, Seconds x) {
+    return row(name, to_ms(x), "%.2f", 100.0 * to_ms(x) / step, "%.1f");
+  };
   std::string s = "step time                               (ms)      (%)\n";
   s += line("compute", t.compute);
   s += line("  of which recompute", t.recompute);
   if (t.moe.v > 0) s += line("  of which MoE experts", t.moe);
   for (int k = 0; k < kNumCommKinds; ++k)
-    if (t.exposed_comm[k].v > 0) s += line(std::string("exposed ") + kCommKindNames[k] + " communication", t.exposed_comm[k]);
+    if (t.exposed_comm[k].v > 0)
+      s += line(std::string("exposed ") + kCommKindNames[k] + " communication", t.exposed_comm[k]);
   s += line("pipeline bubble", t.bubble);
   s += line("optimizer step", t.optimizer);
   if (t.host_transfer.v > 0) s += line("exposed offload copies", t.host_transfer);

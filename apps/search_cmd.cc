@@ -68,9 +68,11 @@ std::string explain_miss(const Estimate& e, Bytes headroom) {
       {to_GiB(m.fragmentation + m.context), "reserve"}};
   std::sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   std::string s = "  " + plan_label(e.plan) + ": " + fmt("%.1f", to_GiB(m.total())) + " GiB of " +
-                  fmt("%.1f", to_GiB(m.capacity)) + (headroom.v > 0 ? " (less " + fmt("%.1f", to_GiB(headroom)) + " headroom)" : "") +
-                  ", over by " + fmt("%.2f", to_GiB(memory_overflow(e, headroom))) + " GiB; largest:";
-  for (size_t i = 0; i < 3; ++i) s += std::string(i ? "," : "") + " " + items[i].second + " " + fmt("%.1f", items[i].first);
+                  fmt("%.1f", to_GiB(m.capacity)) +
+                  (headroom.v > 0 ? " (less " + fmt("%.1f", to_GiB(headroom)) + " headroom)" : "") + ", over by " +
+                  fmt("%.2f", to_GiB(memory_overflow(e, headroom))) + " GiB; largest:";
+  for (size_t i = 0; i < 3; ++i)
+    s += std::string(i ? "," : "") + " " + items[i].second + " " + fmt("%.1f", items[i].first);
   return s + "\n";
 }
 
@@ -82,7 +84,8 @@ std::string explain_exposed(const Estimate& e) {
     if (t.exposed_comm[k].v > 0)
       s += std::string(", exposed ") + kCommKindNames[k] + " comm " + fmt("%.3f s", t.exposed_comm[k].v) + " (" +
            fmt("%.1f%%", 100 * t.exposed_comm[k].v / step) + ")";
-  if (t.bubble.v > 0) s += ", bubble " + fmt("%.3f s", t.bubble.v) + " (" + fmt("%.1f%%", 100 * t.bubble.v / step) + ")";
+  if (t.bubble.v > 0)
+    s += ", bubble " + fmt("%.3f s", t.bubble.v) + " (" + fmt("%.1f%%", 100 * t.bubble.v / step) + ")";
   s += ", optimizer " + fmt("%.1f%%", 100 * t.optimizer.v / step);
   return s + "\n";
 }
@@ -190,8 +193,8 @@ class SearchCommand final : public Command {
     // How far to trust the ranked throughputs: the validation record of the nearest published runs.
     record_ = io::quote_record(io::load_shipped_record(), first.gpu.name, fw.name);
     if (json_) {
-      io::ReportContext ctx{"search", flags_.model, flags_.system.system.empty() ? flags_.system.gpu : flags_.system.system,
-                            first.gpu.name, first.gpus, fw.name, first.provenance};
+      const std::string system = flags_.system.system.empty() ? flags_.system.gpu : flags_.system.system;
+      io::ReportContext ctx{"search", flags_.model, system, first.gpu.name, first.gpus, fw.name, first.provenance};
       std::vector<io::SearchPoint> points;
       for (size_t i = 0; i < counts.size(); ++i) points.push_back({counts[i], &results[i]});
       nlohmann::json j = io::search_json(ctx, points);

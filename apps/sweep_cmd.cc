@@ -104,8 +104,8 @@ class SweepCommand final : public Command {
     print(model, fw, points);
     const std::string title = model.name + ": best plan per " + vary_ + " (" + fw.name + ")";
     if (!out_.empty()) {
-      io::ReportContext ctx{"sweep", flags_.model, flags_.system.system.empty() ? flags_.system.gpu : flags_.system.system,
-                            "", 0, fw.name, ""};
+      const std::string system = flags_.system.system.empty() ? flags_.system.gpu : flags_.system.system;
+      io::ReportContext ctx{"sweep", flags_.model, system, "", 0, fw.name, ""};
       const std::string text =
           format_ == "csv" ? io::sweep_csv(vary_, points) : io::sweep_json(ctx, vary_, points).dump(2) + "\n";
       points_out.write(text);

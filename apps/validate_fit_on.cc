@@ -126,7 +126,8 @@ int run_fit_on(const std::vector<io::PublishedRun>& runs, const std::string& run
     j["context"] = io::context_json(ctx);
     j["context"]["runs_file"] = runs_file;
     j["context"]["fit_on"] = expr;
-    for (const auto& [name, cv] : out) j[name == "random halves" ? "halves" : name == "filter" ? "filter" : "sources"] = cv_json(cv);
+    for (const auto& [name, cv] : out)
+      j[name == "random halves" ? "halves" : name == "filter" ? "filter" : "sources"] = cv_json(cv);
     std::cout << j.dump(2) << "\n";
     return 0;
   }

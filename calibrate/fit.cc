@@ -195,7 +195,8 @@ void fit_attention(const std::vector<const Measurement*>& rows, const Gpu& gpu, 
 /// Inverts modeler/collectives.h: t = latency * latency_steps + S * factor / (bw_per_gpu * eff / oversubscription).
 /// Groups spanning several inner domains are modeled hierarchically by the predictor; their rows are inverted with
 /// the flat formula, and the residuals (computed with the predictor itself) show how well that holds.
-TierFit fit_tier(int index, const std::vector<const Measurement*>& rows, const System& base, const std::string& source) {
+TierFit fit_tier(int index, const std::vector<const Measurement*>& rows, const System& base,
+                 const std::string& source) {
   const Tier& tier = base.tiers[static_cast<size_t>(index)];
   TierFit f;
   f.tier = index;

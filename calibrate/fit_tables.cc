@@ -187,7 +187,8 @@ void fit_scale_up(const std::vector<const Measurement*>& all, const System& base
     pm[m->collective].first.push_back(collective_time(fitted, op).v);
     pm[m->collective].second.push_back(m->time_s);
   }
-  for (const auto& [c, pmeas] : pm) out.res[std::string("scale_up ") + collective_name(c)] = residuals(pmeas.first, pmeas.second);
+  for (const auto& [c, pmeas] : pm)
+    out.res[std::string("scale_up ") + collective_name(c)] = residuals(pmeas.first, pmeas.second);
 }
 
 }  // namespace

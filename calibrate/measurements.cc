@@ -53,7 +53,8 @@ Dtype parse_dtype(const std::string& s, const std::string& where) {
 std::string context_summary(const json& j, const std::string& where) {
   std::string s = opt_str(j, "benchmark", "?", where) + " (" + opt_str(j, "backend", "?", where) + ")";
   for (const char* key : {"gpu", "driver", "cuda", "nccl", "mpi", "date"})
-    if (j.contains(key) && !j[key].is_null()) s += std::string(", ") + key + " " + (j[key].is_string() ? j[key].get<std::string>() : j[key].dump());
+    if (j.contains(key) && !j[key].is_null())
+      s += std::string(", ") + key + " " + (j[key].is_string() ? j[key].get<std::string>() : j[key].dump());
   if (j.contains("hosts") && j["hosts"].is_array()) {
     std::vector<std::string> uniq;
     for (const auto& h : j["hosts"])

@@ -95,7 +95,8 @@ std::string emit_tables(const TablesSpec& spec, const TablesFit& fit) {
   }
   if (!fit.busbw.empty()) {
     out << YAML::Key << "scale_up" << YAML::Value << YAML::BeginMap;
-    if (fit.scale_up_latency_s) out << YAML::Key << "latency_us" << YAML::Value << round4(*fit.scale_up_latency_s * 1e6);
+    if (fit.scale_up_latency_s)
+      out << YAML::Key << "latency_us" << YAML::Value << round4(*fit.scale_up_latency_s * 1e6);
     out << YAML::Key << "busbw_eff" << YAML::Value << YAML::BeginMap;
     for (const auto& [c, curve] : fit.busbw) {
       out << YAML::Key << collective_name(c) << YAML::Value;

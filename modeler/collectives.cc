@@ -68,7 +68,8 @@ Seconds collective_time(const System& sys, const CommOp& op) {
   const Tier& tier = sys.tiers[static_cast<size_t>(t)];
   const bool all_to_all = op.collective == Collective::all_to_all;
   if (t == 0 || !(hierarchical(op.collective) || all_to_all))
-    return tier.latency * latency_steps(op.collective, op.group, t > 0) + (op.bytes * bus_bw_factor(op.collective, op.group)) / achieved_bw(tier, op.collective, op.bytes);
+    return tier.latency * latency_steps(op.collective, op.group, t > 0) +
+           (op.bytes * bus_bw_factor(op.collective, op.group)) / achieved_bw(tier, op.collective, op.bytes);
   // The group spans several inner domains (nodes): g members share each domain, k domains.
   const Tier& inner = sys.tiers.front();
   const int domain = std::max(1, inner.domain_gpus);

@@ -48,7 +48,8 @@ void validate_recompute_modules(const Context& ctx, Problems* problems) {
 void validate_basics(const Context& ctx, Problems* problems) {
   const Plan& p = ctx.plan;
   const System& s = ctx.system;
-  if (p.seq_len < 1) problems->push_back({"seq_range", "seq_len (" + std::to_string(p.seq_len) + ") must be at least 1"});
+  if (p.seq_len < 1)
+    problems->push_back({"seq_range", "seq_len (" + std::to_string(p.seq_len) + ") must be at least 1"});
   if (p.tp >= 1 && p.tsp >= 1 && p.pp >= 1 && p.cp >= 1 && p.dp >= 1 && p.gpus() != s.gpus) {
     const std::string tsp = p.tsp > 1 ? " x tsp" : "", tsp_v = p.tsp > 1 ? " x " + std::to_string(p.tsp) : "";
     problems->push_back({"gpus_product", "tp" + tsp + " x pp x cp x dp (" + std::to_string(p.tp) + tsp_v + " x " +
@@ -81,8 +82,9 @@ void validate_basics(const Context& ctx, Problems* problems) {
     problems->push_back({"precision_unsupported", s.gpu.name + " states neither a bf16 nor an fp16 peak; attention "
                                                                "and the LM head need a 16-bit peak"});
   if (s.gpu.peak_for(p.precision).v <= 0)
-    problems->push_back({"precision_unsupported", std::string("precision ") + to_string(p.precision) + " is not supported by " +
-                                                      s.gpu.name + " (no dense peak in its profile)"});
+    problems->push_back({"precision_unsupported", std::string("precision ") + to_string(p.precision) +
+                                                      " is not supported by " + s.gpu.name +
+                                                      " (no dense peak in its profile)"});
 }
 
 /// Names the largest memory item, for the "does not fit" message and the search's rejection reasons.

@@ -14,8 +14,9 @@
 // n and the weight gradient dW = dy^T x an n x k GEMM of depth m (layer_cost.cc passes those dimensions). The
 // measured tables are forward (inference) GEMMs, y = x W^T with W stored [n, k]; a backward GEMM is looked up by its
 // own (m, n, k) after transposition, i.e. as if cuBLAS ran it in the forward layout. The layouts differ (NN/TN
-// instead of TN), which the data cannot show; cuBLAS picks kernels per layout, so this is an assumption. wave_eff models tile quantization: the output is cut into tiles, tiles are
-// scheduled in waves of one tile per SM, and a partial last wave leaves SMs idle.
+// instead of TN), which the data cannot show; cuBLAS picks kernels per layout, so this is an assumption. wave_eff
+// models tile quantization: the output is cut into tiles, tiles are scheduled in waves of one tile per SM, and a
+// partial last wave leaves SMs idle.
 #pragma once
 
 #include "modeler/system.h"

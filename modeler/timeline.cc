@@ -120,7 +120,8 @@ Timeline build_timeline(const Estimate& e) {
       if (start > cursor + 1e-9) t.events.push_back({"bubble", st, Track::bubble, cursor, start - cursor});
       cursor = end;
     }
-    if (t.pipeline_us > cursor + 1e-9) t.events.push_back({"bubble", st, Track::bubble, cursor, t.pipeline_us - cursor});
+    if (t.pipeline_us > cursor + 1e-9)
+      t.events.push_back({"bubble", st, Track::bubble, cursor, t.pipeline_us - cursor});
   }
 
   // Per step, after the last backward: the compute the hidden gradient sync and parameter gather slowed (drawn

@@ -92,7 +92,8 @@ void apply_gpu_tables(std::string_view text, const std::string& filename, GpuPro
   MapReader r(doc, filename, "");
   Problems problems;
   const double version = r.number("schema_version");
-  if (version != 1) r.fail("schema_version", "unsupported schema_version " + num(version) + " (this shardplan reads 1)");
+  if (version != 1)
+    r.fail("schema_version", "unsupported schema_version " + num(version) + " (this shardplan reads 1)");
   r.choice("kind", {"gpu_tables"});
   Gpu& gpu = profile->gpu;
   // The GPU the tables were measured on. A profile of the same die may name them (h100-sxm5-96gb: H100 SXM5

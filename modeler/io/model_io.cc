@@ -223,8 +223,10 @@ json parse_json(std::string_view text, const std::string& file) {
     if (pos == std::string_view::npos) throw ConfigError(file + ": invalid JSON: a number out of range");
     const long line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(pos), '\n');
     std::string key;
-    const size_t kq = text.rfind('"', pos), kq0 = kq == std::string_view::npos || kq == 0 ? kq : text.rfind('"', kq - 1);
-    if (kq0 != std::string_view::npos && kq != std::string_view::npos) key = std::string(text.substr(kq0 + 1, kq - kq0 - 1)) + ": ";
+    const size_t kq = text.rfind('"', pos),
+                 kq0 = kq == std::string_view::npos || kq == 0 ? kq : text.rfind('"', kq - 1);
+    if (kq0 != std::string_view::npos && kq != std::string_view::npos)
+      key = std::string(text.substr(kq0 + 1, kq - kq0 - 1)) + ": ";
     throw ConfigError(file + ":" + std::to_string(line) + ": " + key + "number " + literal +
                       " is out of range (beyond +-1.8e308)");
   }
@@ -356,8 +358,8 @@ ModelDesc parse_hf_config(std::string_view json_text, const std::string& filenam
     m.head_dim = m.hidden / m.heads;
   }
   // All families: SwiGLU MLP, RMSNorm, RoPE, untied unless stated (the transformers config classes default
-  // tie_word_embeddings to false for them). Qwen2 hard-codes biases on q/k/v only (modeling_qwen2.py). Qwen3's per-head q/k RMSNorms
-  // (2 x head_dim per layer) are not modelled.
+  // tie_word_embeddings to false for them). Qwen2 hard-codes biases on q/k/v only (modeling_qwen2.py). Qwen3's per-head
+  // q/k RMSNorms (2 x head_dim per layer) are not modelled.
   m.gated_mlp = true;
   m.norm = NormKind::rmsnorm;
   m.position = PositionKind::rope;

@@ -281,7 +281,7 @@ PlanFields read_plan(ObjectReader r) {
   }
 
   if (const auto m = r.opt_int("microbatches_per_step", 0); m && f.global_batch && f.micro_batch && f.dp) {
-    const int want = *f.global_batch / (*f.micro_batch * *f.dp);
+    const long long want = *f.global_batch / (1LL * *f.micro_batch * *f.dp);  // 64-bit: 2^31 x 2^31 fits
     if (*m != want)
       r.fail("microbatches_per_step", std::to_string(*m) + " contradicts global_batch / (micro_batch x dp) = " +
                                           std::to_string(*f.global_batch) + " / (" + std::to_string(*f.micro_batch) +

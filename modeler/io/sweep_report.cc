@@ -53,10 +53,10 @@ std::string sweep_csv(const std::string& vary, const std::vector<SweepPoint>& po
       o << "," << p.tp << "," << p.cp << "," << p.pp << "," << p.vpp << "," << p.dp << "," << p.ep << "," << p.etp
         << "," << p.tsp << "," << p.zero << "," << p.sequence_parallel << "," << p.tp_comm_overlap << ","
         << p.ep_comm_overlap << "," << p.micro_batch << "," << to_string(p.recompute) << "," << p.recompute_layers
-        << ","
-        << (p.recompute == Recompute::selective ? recompute_modules_string(p.recompute_modules) : "") << "," << to_string(p.precision) << "," << num("%g", p.sdp_keep) << ","
-        << num("%.6g", pt.best->time.step().v) << "," << num("%.3f", to_GiB(pt.best->memory.total())) << ","
-        << num("%.2f", pt.best->tokens_per_s_per_gpu) << "," << num("%.4f", pt.best->mfu);
+        << "," << (p.recompute == Recompute::selective ? recompute_modules_string(p.recompute_modules) : "") << ","
+        << to_string(p.precision) << "," << num("%g", p.sdp_keep) << "," << num("%.6g", pt.best->time.step().v) << ","
+        << num("%.3f", to_GiB(pt.best->memory.total())) << "," << num("%.2f", pt.best->tokens_per_s_per_gpu) << ","
+        << num("%.4f", pt.best->mfu);
     } else {
       for (size_t i = 0; i < std::size(kPlanColumns); ++i) o << ",";
     }

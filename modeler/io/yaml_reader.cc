@@ -181,7 +181,8 @@ std::optional<std::string> MapReader::opt_choice(const std::string& key, const s
   std::string list;
   for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
   const std::string near = closest_match(*v, choices);
-  fail(key, "expected one of " + list + ", got \"" + *v + "\"" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
+  fail(key,
+       "expected one of " + list + ", got \"" + *v + "\"" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
 }
 
 std::string MapReader::choice(const std::string& key, const std::vector<std::string>& choices) {

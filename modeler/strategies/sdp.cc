@@ -36,8 +36,9 @@ class SubnetworkDataParallel final : public Strategy {
     if (rho == 1.0 || p.dp < 1) return;
     const double holders = rho * p.dp;
     if (holders < 1.0 || std::fabs(holders - std::round(holders)) > 1e-9)
-      problems->push_back({"sdp_holders", "sdp keep x dp (" + num(rho) + " x " + std::to_string(p.dp) +
-                                              ") must be a whole number of workers, at least 1, holding each parameter"});
+      problems->push_back(
+          {"sdp_holders", "sdp keep x dp (" + num(rho) + " x " + std::to_string(p.dp) +
+                              ") must be a whole number of workers, at least 1, holding each parameter"});
   }
 
   void shard(const Context& ctx, Sharding* sh) const override {

@@ -51,9 +51,12 @@ class FoldedTensorSequenceParallel final : public Strategy {
     }
     if (d == 1) return;
     if (p.tp > 1 || p.cp > 1)
-      problems->push_back({"tsp_exclusive", "tsp (" + str(d) + ") replaces tensor and context parallelism on its "
-                                            "ranks: give tp 1 and cp 1 (got tp " + str(p.tp) + ", cp " + str(p.cp) + ")"});
-    const std::pair<const char*, int> dims[] = {{"heads", m.heads}, {"kv_heads", m.kv_heads}, {"ffn_hidden", m.ffn_hidden}};
+      problems->push_back({"tsp_exclusive", "tsp (" + str(d) +
+                                                ") replaces tensor and context parallelism on its "
+                                                "ranks: give tp 1 and cp 1 (got tp " +
+                                                str(p.tp) + ", cp " + str(p.cp) + ")"});
+    const std::pair<const char*, int> dims[] = {
+        {"heads", m.heads}, {"kv_heads", m.kv_heads}, {"ffn_hidden", m.ffn_hidden}};
     for (const auto& [key, value] : dims)
       if (value % d != 0)
         problems->push_back({std::string("tsp_divides_") + key,

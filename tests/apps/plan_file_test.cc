@@ -165,7 +165,8 @@ TEST_CASE("every Plan field survives a plan file: written, read, applied to pred
 }
 
 TEST_CASE("plan files: unset choices stay the framework's; fp4 GEMMs' nvfp4 recipe is their default") {
-  const Applied a = apply(io::parse_plan_json(io::plan_json(Plan{}).dump(), "d.json"), {"--model", "m", "--system", "s"});
+  const Applied a =
+      apply(io::parse_plan_json(io::plan_json(Plan{}).dump(), "d.json"), {"--model", "m", "--system", "s"});
   CHECK_FALSE(a.resolved.moe_dispatcher);
   CHECK_FALSE(a.resolved.fp8_recipe);
   CHECK_FALSE(a.resolved.fp8_param_gather);
@@ -247,8 +248,8 @@ TEST_CASE("check_flags_fit: flags that do not apply to the model or plan are err
     check_flags_fit(f, m, resolve_plan(f, sys));
   };
   CHECK_NOTHROW(fit({"--tp", "2"}, dense));
-  CHECK_THROWS_WITH_AS(fit({"--etp", "1"}, dense), "--etp applies to mixture-of-experts models, and tiny is dense (no experts)",
-                       ConfigError);
+  CHECK_THROWS_WITH_AS(fit({"--etp", "1"}, dense),
+                       "--etp applies to mixture-of-experts models, and tiny is dense (no experts)", ConfigError);
   CHECK_THROWS_WITH_AS(fit({"--capacity-factor", "1.25", "--moe-imbalance", "1.2"}, dense),
                        "--capacity-factor applies to mixture-of-experts models, and tiny is dense (no experts)\n"
                        "--moe-imbalance applies to mixture-of-experts models, and tiny is dense (no experts)",

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/modeler/test_fixtures.h"
+
 using namespace shardplan;
 using namespace shardplan::cli;
 
@@ -55,17 +57,9 @@ TEST_CASE("format_params and format_model: total, and active parameters for MoE 
   CHECK(format_params(1.008e12) == "1.008 T");
   CHECK(format_params(124.4e6) == "124.4 M");
   CHECK(format_params(5120) == "5,120");
-  ModelDesc m;
-  m.name = "x";
-  m.layers = 2;
-  m.hidden = 64;
-  m.ffn_hidden = 256;
-  m.heads = 4;
-  m.kv_heads = 4;
-  m.head_dim = 16;
-  m.vocab = 128;
+  ModelDesc m = test::tiny_model();
   // 2 x (4 x 64 x 64 attention + 2 x 64 x 256 MLP + 2 x 128 LayerNorms) + 128 final norm + 2 x 128 x 64 tables
-  CHECK(format_model(m) == "model: x, 2 layers, hidden 64: " + format_params(total_params(m)) + " parameters");
+  CHECK(format_model(m) == "model: tiny, 2 layers, hidden 64: " + format_params(total_params(m)) + " parameters");
   CHECK(total_params(m) == 2 * (4 * 64 * 64 + 2 * 64 * 256 + 2 * 128) + 128 + 2 * 128 * 64);
   m.moe = MoeDesc{4, 1, 128, 0, 0, 0, false, false};
   CHECK(format_model(m).find(" active per token (1 of 4 experts)") != std::string::npos);

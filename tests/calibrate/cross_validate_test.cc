@@ -27,7 +27,8 @@ std::vector<io::PublishedRun> runs() {
   std::string text;
   const int hidden[] = {1024, 2048, 3072, 4096, 1536, 2560};
   std::vector<io::PublishedRun> probe;
-  for (int i = 0; i < 6; ++i) text += run_yaml("r" + std::to_string(i), i < 3 ? "Paper A (2024)" : "Paper B", hidden[i], 1);
+  for (int i = 0; i < 6; ++i)
+    text += run_yaml("r" + std::to_string(i), i < 3 ? "Paper A (2024)" : "Paper B", hidden[i], 1);
   probe = io::parse_published_runs(text, "runs.yaml");
   const io::ValidationReport rep = io::run_validation(probe);
   text.clear();

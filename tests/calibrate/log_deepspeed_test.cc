@@ -85,7 +85,7 @@ TEST_CASE("deepspeed log: --zero-stage contradicting the DeepSpeed config, and a
 
 TEST_CASE("deepspeed log: a Megatron-DeepSpeed run emitted by shardplan imports back to the same plan") {
   using test::emit_util::sample;
-  const ModelDesc m = test::emit_util::llama8b();
+  const ModelDesc m = test::llama3_8b();
   std::vector<Estimate> plans = test::emit_util::samples();
   plans.push_back(sample(4, 2, 1, 2, 1, Recompute::full, Dtype::bf16));
   plans.push_back(sample(1, 1, 1, 16, 3, Recompute::selective, Dtype::fp16));

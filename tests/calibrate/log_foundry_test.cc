@@ -16,7 +16,7 @@ std::string fixture(const std::string& name) {
 
 /// MPT-7B as llm-foundry's mpt-7b.yaml builds it (d_model 4096, 32 heads and layers, expansion 4, vocab 50368).
 ModelDesc mpt7b() {
-  ModelDesc m = test::emit_util::llama8b();
+  ModelDesc m = test::llama3_8b();
   m.name = "mpt7b";
   m.ffn_hidden = 16384;
   m.kv_heads = 32;

@@ -128,7 +128,7 @@ TEST_CASE("megatron log: malformed logs name the file and line") {
 }
 
 TEST_CASE("megatron log: a run emitted by shardplan imports back to the same plan") {
-  const ModelDesc m = test::emit_util::llama8b();
+  const ModelDesc m = test::llama3_8b();
   int round_trips = 0;
   for (const Estimate& e : plans()) {
     CAPTURE(e.plan.tp);
@@ -157,7 +157,7 @@ TEST_CASE("megatron log: a run emitted by shardplan imports back to the same pla
 }
 
 TEST_CASE("megatron log: a mixture-of-experts run imports back with its experts and expert parallelism") {
-  ModelDesc m = test::emit_util::llama8b();  // Mixtral-shaped: 8 experts of the dense width, top-2
+  ModelDesc m = test::llama3_8b();  // Mixtral-shaped: 8 experts of the dense width, top-2
   m.name = "moe8b";
   MoeDesc e;
   e.experts = 8;

@@ -35,9 +35,9 @@ TEST_CASE("nemo log: Megatron-Bridge's configuration summary and iteration lines
   o.gpu = "h100-sxm5-80gb";
   CHECK_THROWS_WITH_AS(calibrate::build_run(log, o), "b.log: the log states no vocabulary size; pass --model NAME|FILE",
                        ConfigError);
-  const ModelDesc m = test::emit_util::llama8b();
+  const ModelDesc m = test::llama3_8b();
   o.model = &m;
-  o.model_name = "llama8b";
+  o.model_name = "llama-3-8b";
   CHECK_THROWS_WITH_AS(calibrate::build_run(log, o),
                        "b.log: the log states neither the world size nor the data-parallel size; pass --gpus N",
                        ConfigError);
@@ -48,7 +48,7 @@ TEST_CASE("nemo log: Megatron-Bridge's configuration summary and iteration lines
   other.hidden = 5120;
   o.model = &other;
   CHECK_THROWS_WITH_AS(calibrate::build_run(log, o),
-                       doctest::Contains("b.log:21: hidden size 4096 in the log, but --model llama8b has 5120"),
+                       doctest::Contains("b.log:21: hidden size 4096 in the log, but --model llama-3-8b has 5120"),
                        ConfigError);
 }
 
@@ -80,7 +80,7 @@ TEST_CASE("nemo log: a key stated twice with two values, and a log without any c
 
 TEST_CASE("nemo log: a Megatron-Bridge run of shardplan's recipe override imports back to the same plan") {
   using test::emit_util::sample;
-  const ModelDesc m = test::emit_util::llama8b();
+  const ModelDesc m = test::llama3_8b();
   std::vector<Estimate> plans = test::emit_util::samples();
   Estimate cp = sample(2, 1, 1, 4, 1, Recompute::full, Dtype::bf16);
   cp.plan.cp = 2;
@@ -101,7 +101,7 @@ TEST_CASE("nemo log: a Megatron-Bridge run of shardplan's recipe override import
     calibrate::ImportOptions o;
     o.gpu = "h100-sxm5-80gb";
     o.model = &m;  // the summary names no vocabulary: the run's --model
-    o.model_name = "llama8b";
+    o.model_name = "llama-3-8b";
     o.gpus = e.plan.tp * e.plan.pp * e.plan.cp * e.plan.dp;  // nor the world size: --gpus
     const io::PublishedRun r = test::render::import_back(LogFramework::nemo, test::render::nemo_log(yaml), o);
     test::render::check_same_plan(r, e.plan, m);

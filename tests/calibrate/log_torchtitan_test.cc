@@ -34,9 +34,9 @@ TEST_CASE("torchtitan log: the config dump and the coloured step lines of every 
   CHECK(log.steps[4].step_time_s == 0);  // the line gives tps only
   calibrate::ImportOptions o;
   o.gpu = "h100-sxm5-80gb";
-  const ModelDesc m = test::emit_util::llama8b();
+  const ModelDesc m = test::llama3_8b();
   o.model = &m;
-  o.model_name = "llama8b";
+  o.model_name = "llama-3-8b";
   o.gpus = 8;
   const auto r = calibrate::build_run(log, o);
   CHECK(r.dp == 8);
@@ -84,7 +84,7 @@ TEST_CASE("torchtitan log: a truncated or unreadable config dump, and a log with
 
 TEST_CASE("torchtitan log: a run of shardplan's TOML job config imports back to the same plan") {
   using test::emit_util::sample;
-  const ModelDesc m = test::emit_util::llama8b();
+  const ModelDesc m = test::llama3_8b();
   std::vector<Estimate> plans = test::emit_util::samples();
   plans.push_back(sample(2, 2, 1, 4, 3, Recompute::selective, Dtype::bf16));  // FSDP + TP + PP
   plans.push_back(sample(4, 1, 1, 4, 2, Recompute::full, Dtype::fp8));        // FSDP without reshard, float8
@@ -104,7 +104,7 @@ TEST_CASE("torchtitan log: a run of shardplan's TOML job config imports back to 
     calibrate::ImportOptions o;
     o.gpu = "h100-sxm5-80gb";
     o.model = &m;  // the dump names the flavour (llama3 8B); the CLI loads models/llama-3-8b for it
-    o.model_name = "llama8b";
+    o.model_name = "llama-3-8b";
     const int gpus = e.plan.tp * e.plan.pp * e.plan.cp * e.plan.dp;
     o.gpus = gpus;
     const io::PublishedRun r =

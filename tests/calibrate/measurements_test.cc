@@ -11,11 +11,14 @@ TEST_SUITE("calibrate.measurements") {
 
 TEST_CASE("context and result rows parse into typed measurements") {
   const std::string text =
-      R"({"record":"context","benchmark":"gemm","backend":"cublasLt","gpu":"NVIDIA H200","cuda":"13.0","hosts":["a","a"]})"
+      R"({"record":"context","benchmark":"gemm","backend":"cublasLt","gpu":"NVIDIA H200","cuda":"13.0","hosts":["a",)"
+      R"("a"]})"
       "\n"
-      R"({"record":"result","benchmark":"gemm","backend":"cublasLt","params":{"dtype":"bf16","m":1024,"n":2048,"k":512},"time_s":1e-4,"wrong":0})"
+      R"({"record":"result","benchmark":"gemm","backend":"cublasLt","params":{"dtype":"bf16","m":1024,"n":2048,)"
+      R"("k":512},"time_s":1e-4,"wrong":0})"
       "\n"
-      R"({"record":"result","benchmark":"collective","backend":"mpi","params":{"collective":"all_gather","nranks":4,"stride":2,"bytes":4096},"time_s":2e-5,"wrong":0})"
+      R"({"record":"result","benchmark":"collective","backend":"mpi","params":{"collective":"all_gather","nranks":4,)"
+      R"("stride":2,"bytes":4096},"time_s":2e-5,"wrong":0})"
       "\n";
   const RawFile f = parse_jsonl(text, "raw.jsonl");
   REQUIRE(f.rows.size() == 2);
@@ -31,7 +34,8 @@ TEST_CASE("context and result rows parse into typed measurements") {
 
 TEST_CASE("a row with wrong results is refused") {
   const std::string text =
-      R"({"record":"result","benchmark":"collective","backend":"nccl","params":{"bytes":1024,"collective":"all_reduce","nranks":2},"time_s":1e-5,"wrong":3})"
+      R"({"record":"result","benchmark":"collective","backend":"nccl","params":{"bytes":1024,)"
+      R"("collective":"all_reduce","nranks":2},"time_s":1e-5,"wrong":3})"
       "\n";
   CHECK_THROWS_WITH_AS(parse_jsonl(text, "raw.jsonl"),
                        "raw.jsonl:1: collective {\"bytes\":1024,\"collective\":\"all_reduce\",\"nranks\":2} produced 3 "
@@ -67,10 +71,12 @@ TEST_CASE("malformed lines name the file and line; a truncated last line is skip
   CHECK_THROWS_WITH_AS(parse_jsonl("{\"record\":\"result\"\n{}\n", "r.jsonl"), "r.jsonl:1: not a JSON object",
                        ConfigError);
   CHECK_THROWS_WITH_AS(
-      parse_jsonl(R"({"record":"result","benchmark":"gemmm","backend":"x","params":{},"time_s":1,"wrong":0})", "r.jsonl"),
+      parse_jsonl(R"({"record":"result","benchmark":"gemmm","backend":"x","params":{},"time_s":1,"wrong":0})",
+                  "r.jsonl"),
       "r.jsonl:1: unknown benchmark 'gemmm' (expected gemm, attention, memory or collective)", ConfigError);
   const RawFile f = parse_jsonl(
-      R"({"record":"result","benchmark":"memory","backend":"cuda","params":{"op":"copy"},"bytes":8,"time_s":1,"wrong":0})"
+      R"({"record":"result","benchmark":"memory","backend":"cuda","params":{"op":"copy"},"bytes":8,"time_s":1,)"
+      R"("wrong":0})"
       "\n{\"record\":\"res",
       "r.jsonl");
   CHECK(f.rows.size() == 1);
@@ -97,7 +103,8 @@ TEST_CASE("wrongly typed fields name the line and key, never escape as a JSON ty
 
 TEST_CASE("a huge wrong count is printed as a number, not cast to a negative integer (issue 12)") {
   const std::string text =
-      R"({"record":"result","benchmark":"collective","backend":"nccl","params":{"bytes":1024,"collective":"all_reduce","nranks":2},"time_s":1e-5,"wrong":1e300})"
+      R"({"record":"result","benchmark":"collective","backend":"nccl","params":{"bytes":1024,)"
+      R"("collective":"all_reduce","nranks":2},"time_s":1e-5,"wrong":1e300})"
       "\n";
   CHECK_THROWS_WITH_AS(parse_jsonl(text, "r.jsonl"),
                        "r.jsonl:1: collective {\"bytes\":1024,\"collective\":\"all_reduce\",\"nranks\":2} produced "
@@ -105,7 +112,8 @@ TEST_CASE("a huge wrong count is printed as a number, not cast to a negative int
                        "row)",
                        ConfigError);
   const std::string negative =
-      R"({"record":"result","benchmark":"memory","backend":"x","params":{"op":"copy"},"bytes":8,"time_s":1e-5,"wrong":-1})"
+      R"({"record":"result","benchmark":"memory","backend":"x","params":{"op":"copy"},"bytes":8,"time_s":1e-5,)"
+      R"("wrong":-1})"
       "\n";
   CHECK_THROWS_WITH_AS(parse_jsonl(negative, "r.jsonl"), "r.jsonl:1: wrong: expected a count of at least 0, got -1",
                        ConfigError);

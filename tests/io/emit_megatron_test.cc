@@ -41,7 +41,7 @@ TEST_CASE("emit megatron: a torchrun script with the architecture and every plan
 }
 
 TEST_CASE("emit megatron: an uneven pipeline is written as a layout no stage of which exceeds the prediction's") {
-  ModelDesc m = llama8b();
+  ModelDesc m = test::llama3_8b();
   m.layers = 126;  // Llama 3.1 405B's count, on pp 8 x vpp 8 = 64 stages
   Estimate e = sample(8, 8, 8, 1, 1, Recompute::none, Dtype::bf16);
   e.plan.uneven_pipeline = true;

@@ -30,26 +30,26 @@ TEST_CASE("emit: fp8 recipes, mxfp8 and nvfp4 in each framework's own keys") {
   blackwell.gpu.peak[static_cast<int>(Dtype::fp4)] = blackwell.gpu.peak[static_cast<int>(Dtype::bf16)] * 4.0;
   Estimate mx = sample(1, 1, 1, 16, 3, Recompute::none, Dtype::fp8);
   mx.plan.fp8_recipe = Fp8Recipe::mxfp8;
-  const std::string m = emit(io::EmitFormat::megatron, mx, llama8b(), blackwell);
+  const std::string m = emit(io::EmitFormat::megatron, mx, test::llama3_8b(), blackwell);
   CHECK(flag_value(m, "--fp8-format") == "e4m3");
   CHECK(flag_value(m, "--fp8-recipe") == "mxfp8");
-  const std::string toml = emit(io::EmitFormat::torchtitan_toml, mx, llama8b(), blackwell);
+  const std::string toml = emit(io::EmitFormat::torchtitan_toml, mx, test::llama3_8b(), blackwell);
   CHECK(toml.find("converters = [\"quantize.linear.mx\"]") != std::string::npos);
   CHECK(toml.find("float8") == std::string::npos);  // mxfp8 is not emitted as fp8
-  CHECK(emit(io::EmitFormat::torchtitan, mx, llama8b(), blackwell).find("MXFP8LinearConverter.Config(") !=
+  CHECK(emit(io::EmitFormat::torchtitan, mx, test::llama3_8b(), blackwell).find("MXFP8LinearConverter.Config(") !=
         std::string::npos);
-  CHECK(YAML::Load(emit(io::EmitFormat::nemo, mx, llama8b(), blackwell))["mixed_precision"]["fp8_recipe"]
+  CHECK(YAML::Load(emit(io::EmitFormat::nemo, mx, test::llama3_8b(), blackwell))["mixed_precision"]["fp8_recipe"]
             .as<std::string>() == "mxfp8");
   // On a GPU without MX scaling no emitter writes it (framework_rules.cc mx_needs_blackwell).
   CHECK_THROWS_WITH_AS(emit(io::EmitFormat::megatron, mx), doctest::Contains("Blackwell"), ConfigError);
 
   Estimate fp4 = sample(1, 1, 1, 16, 3, Recompute::none, Dtype::fp4);
-  const std::string m4 = emit(io::EmitFormat::megatron, fp4, llama8b(), blackwell);
+  const std::string m4 = emit(io::EmitFormat::megatron, fp4, test::llama3_8b(), blackwell);
   CHECK(flag_value(m4, "--fp4-format") == "e2m1");
   CHECK(flag_value(m4, "--fp4-recipe") == "nvfp4");
-  CHECK(emit(io::EmitFormat::torchtitan, fp4, llama8b(), blackwell).find("NVFP4LinearConverter.Config(") !=
+  CHECK(emit(io::EmitFormat::torchtitan, fp4, test::llama3_8b(), blackwell).find("NVFP4LinearConverter.Config(") !=
         std::string::npos);
-  CHECK_THROWS_WITH_AS(emit(io::EmitFormat::torchtitan_toml, fp4, llama8b(), blackwell),
+  CHECK_THROWS_WITH_AS(emit(io::EmitFormat::torchtitan_toml, fp4, test::llama3_8b(), blackwell),
                        doctest::Contains("v0.2.2 has no fp4 converter"), ConfigError);
 
   Estimate block = sample(1, 1, 1, 16, 3, Recompute::none, Dtype::fp8);
@@ -63,7 +63,7 @@ TEST_CASE("emit: fp8 recipes, mxfp8 and nvfp4 in each framework's own keys") {
 
 TEST_CASE("emit: a launch unit holds only its own framework profile's plan") {
   const Estimate e = sample(1, 1, 1, 16, 3, Recompute::none, Dtype::bf16);
-  const ModelDesc m = llama8b();
+  const ModelDesc m = test::llama3_8b();
   const System sys = test::synthetic_system(16);
   CHECK_THROWS_WITH_AS(
       io::emit_plan(io::EmitFormat::torchtitan, io::EmitInput{e, sys, "m", "megatron-lm", 32, false, &m}),
@@ -149,7 +149,7 @@ TEST_CASE("parse_emit_format") {
 
 TEST_CASE("emit: user strings in the header cannot leave its comment lines") {
   // A model path with a newline (issue 12) and a GPU name with an escape character, both from the user's files.
-  ModelDesc m = llama8b();
+  ModelDesc m = test::llama3_8b();
   m.name = "/tmp/x\nrm -rf ~\n/llama.yaml";
   System sys = test::synthetic_system(16);
   sys.gpu.name = "h100\x1b[2J\r";
@@ -157,7 +157,8 @@ TEST_CASE("emit: user strings in the header cannot leave its comment lines") {
                                  io::EmitFormat::torchtitan_toml, io::EmitFormat::nemo}) {
     CAPTURE(io::to_string(f));
     const std::string text = emit(f, sample(1, 1, 1, 16, 3, Recompute::none, Dtype::bf16), m, sys);
-    CHECK(text.find("plan for /tmp/x\\nrm -rf ~\\n/llama.yaml on 16 x h100\\x1b[2J\\r (framework") != std::string::npos);
+    CHECK(text.find("plan for /tmp/x\\nrm -rf ~\\n/llama.yaml on 16 x h100\\x1b[2J\\r (framework") !=
+          std::string::npos);
     CHECK(text.find("\nrm -rf") == std::string::npos);
     CHECK(text.find('\x1b') == std::string::npos);
     CHECK(text.find('\r') == std::string::npos);

@@ -38,26 +38,12 @@ inline std::vector<Estimate> samples() {
           sample(4, 4, 1, 1, 0, Recompute::full, Dtype::fp16), sample(2, 1, 1, 8, 2, Recompute::full, Dtype::bf16)};
 }
 
-/// A Llama-3-8B-shaped model (torchtitan's llama3 "8B" flavor: 32 layers, hidden 4096).
-inline ModelDesc llama8b() {
-  ModelDesc m = test::tiny_gqa_gated();
-  m.name = "llama8b";
-  m.layers = 32;
-  m.hidden = 4096;
-  m.ffn_hidden = 14336;
-  m.heads = 32;
-  m.kv_heads = 8;
-  m.head_dim = 128;
-  m.vocab = 128256;
-  return m;
-}
-
 inline const char* profile_of(io::EmitFormat f) {
   const char* p = io::emit_profile(f);
   return p ? p : "megatron-lm";
 }
 
-inline std::string emit(io::EmitFormat f, const Estimate& e, const ModelDesc& m = llama8b(),
+inline std::string emit(io::EmitFormat f, const Estimate& e, const ModelDesc& m = test::llama3_8b(),
                         System sys = test::synthetic_system(16)) {
   return io::emit_plan(f, io::EmitInput{e, sys, m.name, profile_of(f), m.layers, m.moe.has_value(), &m});
 }

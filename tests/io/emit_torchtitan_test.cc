@@ -75,12 +75,13 @@ TEST_CASE("emit torchtitan, both forms: an fp16 plan is refused, not written as 
   const Estimate fp16 = sample(2, 1, 1, 8, 3, Recompute::none, Dtype::fp16);
   for (const io::EmitFormat f : {io::EmitFormat::torchtitan_toml, io::EmitFormat::torchtitan}) {
     CAPTURE(io::to_string(f));
-    CHECK_THROWS_WITH_AS(emit(f, fp16),
-                         (std::string("--emit ") + io::to_string(f) +
-                          ": torchtitan's training.mixed_precision_param takes bfloat16 or float32, not float16: "
-                          "predict with --precision bf16, or keep fp16 with --framework megatron-lm and --emit megatron")
-                             .c_str(),
-                         ConfigError);
+    CHECK_THROWS_WITH_AS(
+        emit(f, fp16),
+        (std::string("--emit ") + io::to_string(f) +
+         ": torchtitan's training.mixed_precision_param takes bfloat16 or float32, not float16: "
+         "predict with --precision bf16, or keep fp16 with --framework megatron-lm and --emit megatron")
+            .c_str(),
+        ConfigError);
     // The same plan in bf16 is written, with bfloat16 parameters.
     Estimate bf16 = fp16;
     bf16.plan.precision = Dtype::bf16;

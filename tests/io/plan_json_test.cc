@@ -140,10 +140,11 @@ TEST_CASE("fp8_recipe: spelled into the precision it scales; a recipe that contr
 }
 
 TEST_CASE("MoE dispatch keys: the dispatcher by name, the node limit and fp8 dispatch, each checked") {
-  CHECK_THROWS_WITH_AS(io::parse_plan_json(R"({"moe_dispatcher": "deepp"})", "p.json"),
-                       "p.json:1: moe_dispatcher: expected one of alltoall, allgather, deepep, hybridep, got \"deepp\"; "
-                       "did you mean 'deepep'?",
-                       ConfigError);
+  CHECK_THROWS_WITH_AS(
+      io::parse_plan_json(R"({"moe_dispatcher": "deepp"})", "p.json"),
+      "p.json:1: moe_dispatcher: expected one of alltoall, allgather, deepep, hybridep, got \"deepp\"; "
+      "did you mean 'deepep'?",
+      ConfigError);
   CHECK_THROWS_WITH_AS(io::parse_plan_json(R"({"moe_max_nodes": -1})", "p.json"),
                        "p.json:1: moe_max_nodes: expected at least 0, got -1", ConfigError);
   CHECK_THROWS_WITH_AS(io::parse_plan_json(R"({"moe_fp8_dispatch": 1})", "p.json"),
@@ -228,15 +229,23 @@ TEST_CASE("bad values, contradictions and other documents are errors naming them
                        "p.json:1: recompute: expected one of none, selective, full, got \"ful\"; did you mean 'full'?",
                        ConfigError);
   CHECK_THROWS_WITH_AS(
-      io::parse_plan_json("{\"dp\": 4, \"micro_batch\": 2, \"global_batch\": 64, \"microbatches_per_step\": 4}", "p.json"),
+      io::parse_plan_json("{\"dp\": 4, \"micro_batch\": 2, \"global_batch\": 64, \"microbatches_per_step\": 4}",
+                          "p.json"),
       "p.json:1: microbatches_per_step: 4 contradicts global_batch / (micro_batch x dp) = 64 / (2 x 4) = 8",
       ConfigError);
+  // The product micro_batch x dp in 64 bits: two degrees near 2^31 do not overflow the check.
+  CHECK_THROWS_WITH_AS(io::parse_plan_json(R"({"dp": 2000000000, "micro_batch": 2000000000, "global_batch": 1,
+                                              "microbatches_per_step": 1})",
+                                           "p.json"),
+                       "p.json:2: microbatches_per_step: 1 contradicts global_batch / (micro_batch x dp) = 1 / "
+                       "(2000000000 x 2000000000) = 0",
+                       ConfigError);
   CHECK_THROWS_WITH_AS(io::parse_plan_json("{\"recompute\": \"full\", \"recompute_modules\": [\"mlp\"]}", "p.json"),
                        "p.json:1: recompute_modules: modules apply to selective recompute, not recompute \"full\"",
                        ConfigError);
-  CHECK_THROWS_WITH_AS(io::parse_plan_json("{\"schema_version\": 2, \"kind\": \"shardplan-plan\", \"plan\": {}}", "e.json"),
-                       "e.json:1: schema_version: this shardplan reads schema 1, got 2 (written by a newer shardplan)",
-                       ConfigError);
+  CHECK_THROWS_WITH_AS(
+      io::parse_plan_json("{\"schema_version\": 2, \"kind\": \"shardplan-plan\", \"plan\": {}}", "e.json"),
+      "e.json:1: schema_version: this shardplan reads schema 1, got 2 (written by a newer shardplan)", ConfigError);
   CHECK_THROWS_WITH_AS(io::parse_plan_json("{\"schema_version\": 1, \"context\": {\"command\": \"search\"}}", "s.json"),
                        "s.json:1: context: a search report is not one plan: give a predict --json report, a search "
                        "--emit json plan or a plan object (docs/plan-json.md)",
@@ -256,7 +265,8 @@ TEST_CASE("inputs: one of system and gpu; the standard-node overrides only with 
       "{\"schema_version\": 1, \"kind\": \"shardplan-plan\", \"plan\": {}, \"inputs\": {\"model\": \"m\", \"gpus\": "
       "8, \"system\": \"dgx-h100\", \"gpu\": \"h100-sxm5-80gb\"}}";
   CHECK_THROWS_WITH_AS(io::parse_plan_json(both, "e.json"),
-                       "e.json:1: inputs: give one of 'inputs.system' (a cluster) and 'inputs.gpu' (a GPU)", ConfigError);
+                       "e.json:1: inputs: give one of 'inputs.system' (a cluster) and 'inputs.gpu' (a GPU)",
+                       ConfigError);
   const std::string nic =
       "{\"schema_version\": 1, \"kind\": \"shardplan-plan\", \"plan\": {}, \"inputs\": {\"model\": \"m\", \"gpus\": "
       "8, \"system\": \"dgx-h100\", \"nic_gbps\": 400}}";

@@ -66,7 +66,8 @@ TEST_CASE("sweep_csv: header, one row per point, every row as wide as the header
   REQUIRE(ls.size() == 5);
   CHECK(ls[0] ==
         "varied_seq,gpus,fits,tp,cp,pp,vpp,dp,ep,etp,tsp,zero,sequence_parallel,tp_comm_overlap,ep_comm_overlap,"
-        "micro_batch,recompute,recompute_layers,recompute_modules,precision,sdp_keep,step_s,memory_gib,tokens_per_s_per_gpu,mfu,"
+        "micro_batch,recompute,recompute_layers,recompute_modules,precision,sdp_keep,step_s,memory_gib,tokens_per_s_"
+        "per_gpu,mfu,"
         "evaluated,feasible");
   for (const std::string& l : ls) CHECK(fields(l) == fields(ls[0]));
   CHECK(ls[1] == "8,8,1,2,1,1,1,4,1,1,1,0,0,0,0,1,none,0,,bf16,1,0.5,2.000,1000.00,0.5000,10,3");

@@ -26,7 +26,8 @@ TEST_CASE("bus-bandwidth factors follow nccl-tests GetBw") {
   CHECK(bus_bw_factor(Collective::broadcast, 8) == 1.0);
   CHECK(bus_bw_factor(Collective::send_recv, 2) == 1.0);
   // One rank moves nothing.
-  for (Collective c : {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter, Collective::all_to_all})
+  for (Collective c :
+       {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter, Collective::all_to_all})
     CHECK(bus_bw_factor(c, 1) == 0.0);
   // An all-reduce moves what a reduce-scatter plus an all-gather of the same size move.
   for (int n : {2, 3, 8, 64})

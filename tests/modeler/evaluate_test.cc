@@ -165,8 +165,9 @@ TEST_CASE("a plan that does not fit is fully evaluated and names its largest mem
   const Estimate e = run(su);
   REQUIRE(e.problems.size() == 1);
   CHECK(e.problems[0].code == "oom_optimizer");
-  CHECK(e.problems[0].message == "out of memory: " + gib(e.memory.total()) + " GiB needed of 80.0 GiB (largest item: optimizer " +
-                                     gib(e.memory.optimizer) + " GiB)");
+  CHECK(e.problems[0].message == "out of memory: " + gib(e.memory.total()) +
+                                     " GiB needed of 80.0 GiB (largest item: optimizer " + gib(e.memory.optimizer) +
+                                     " GiB)");
   CHECK(e.memory.optimizer.v == doctest::Approx(total_params(su.model) / 8 * 12).epsilon(0.01));
   CHECK(e.time.compute.v > 0);
   CHECK(e.tokens_per_s > 0);

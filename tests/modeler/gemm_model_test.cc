@@ -102,7 +102,8 @@ TEST_CASE("element sizes; narrow GEMMs write at least 16-bit outputs") {
 
 TEST_CASE("tiles: 128x256 on Hopper and later profile names, else 128x128") {
   Gpu g;
-  for (const std::string name : {"h100-sxm5-80gb", "h200-sxm-141gb", "h800-sxm5-80gb", "gh200", "b200", "gb200", "b300"}) {
+  for (const std::string name :
+       {"h100-sxm5-80gb", "h200-sxm-141gb", "h800-sxm5-80gb", "gh200", "b200", "gb200", "b300"}) {
     CAPTURE(name);
     g.name = name;
     CHECK(gemm_tile(g).n == 256);

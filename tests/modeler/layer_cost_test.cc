@@ -83,7 +83,8 @@ TEST_CASE("bandwidth only: eager frameworks pay passes per norm and an unfused S
   su.framework.fused_elementwise = true;
   const LayerCost fused = layer_cost(su.ctx(), su.sharding());
   CHECK((eager.forward.time - fused.forward.time).v ==
-        doctest::Approx((2 * T * f * 2 + 2 * 3 * (2 * T * 64 * 2)) / test::kHbm));  // SwiGLU 5 vs 3; 2 norms, 3 passes more
+        doctest::Approx((2 * T * f * 2 + 2 * 3 * (2 * T * 64 * 2)) /
+                        test::kHbm));  // SwiGLU 5 vs 3; 2 norms, 3 passes more
 }
 
 TEST_CASE("the layer cost is the sum of gemm_time over its GEMMs plus attention plus elementwise") {

@@ -121,9 +121,11 @@ TEST_CASE("fp8 linears that save their fp8 input: 1 byte for the four GEMM input
   const double s = 128, b = 2, h = 64, a = 4, kv = 2, d = 16, f = 96;
   for (int t : {1, 2}) {
     CAPTURE(t);
-    const double norm_region = 2 * s * b * h * (2 + 1) / t;  // norm inputs in 16 bits, their outputs (QKV, MLP-up inputs) in fp8
+    const double norm_region =
+        2 * s * b * h * (2 + 1) / t;  // norm inputs in 16 bits, their outputs (QKV, MLP-up inputs) in fp8
     const double attention = s * b * (2 * a + 2 * kv) * d * 2 / t + s * b * a * d * 1 / t;  // + out-proj's fp8 copy
-    const double mlp = s * b * f * (2 * 2 + 1) / t;  // gate and up outputs in 16 bits, the down projection's input in fp8
+    const double mlp =
+        s * b * f * (2 * 2 + 1) / t;  // gate and up outputs in 16 bits, the down projection's input in fp8
     const double lse = 4.0 * s * b * a / t;
     CHECK(activation_bytes_per_layer(m, shard(t, true, m), Recompute::none, false, true, 1.0) ==
           doctest::Approx(norm_region + attention + mlp + lse));

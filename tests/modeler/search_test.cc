@@ -81,7 +81,8 @@ TEST_CASE("search: headroom turns tight fits into rejections; misses are the sma
   CHECK(none.rejected.at("headroom") == loose.feasible);
   REQUIRE(!none.nearest_misses.empty());
   for (size_t i = 1; i < none.nearest_misses.size(); ++i)
-    CHECK(memory_overflow(none.nearest_misses[i], opt.headroom) >= memory_overflow(none.nearest_misses[i - 1], opt.headroom));
+    CHECK(memory_overflow(none.nearest_misses[i], opt.headroom) >=
+          memory_overflow(none.nearest_misses[i - 1], opt.headroom));
 }
 
 TEST_CASE("search: a raised cancel flag stops it") {

@@ -101,6 +101,17 @@ inline ModelDesc llama2_7b() {
   return m;
 }
 
+/// Llama-3-8B (meta-llama/Meta-Llama-3-8B config.json; torchtitan's llama3 "8B" flavor): 32 layers, h 4096,
+/// SwiGLU 14336, 32 query heads and 8 K/V heads of 128, V 128256, untied, RMSNorm, RoPE, no biases.
+inline ModelDesc llama3_8b() {
+  ModelDesc m = llama2_7b();
+  m.name = "llama-3-8b";
+  m.ffn_hidden = 14336;
+  m.kv_heads = 8;
+  m.vocab = 128256;
+  return m;
+}
+
 constexpr double kPeak = 100e12;    // synthetic bf16 dense peak, FLOP/s
 constexpr double kHbm = 1000e9;     // synthetic HBM bandwidth, B/s
 constexpr double kNvlink = 100e9;   // synthetic tier-0 bandwidth per GPU, B/s
@@ -150,8 +161,8 @@ inline System synthetic_system(int gpus = 8) {
 }
 
 /// Megatron-LM's profile with every trait set here, so the tests do not move when the built-in profile does:
-/// FlashAttention-2 (scores never materialised), fused elementwise kernels, overlapped gradient reduction and parameter gather, 2 + 4 + 12
-/// bytes of state per parameter.
+/// FlashAttention-2 (scores never materialised), fused elementwise kernels, overlapped gradient reduction and parameter
+/// gather, 2 + 4 + 12 bytes of state per parameter.
 inline Framework synthetic_framework() {
   const Framework* base = find_framework("megatron-lm");
   Framework f = base ? *base : Framework{};

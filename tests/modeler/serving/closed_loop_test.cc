@@ -8,56 +8,62 @@ using namespace shardplan;
 using namespace shardplan::serving;
 
 namespace {
-ServeInputs inputs(const ServingModel& sm, const System& sys, Engine e) {
-  ServeInputs in;
-  in.model = &sm;
-  in.system = &sys;
-  in.engine = e;
-  in.workload.input_len = 1024;
-  in.workload.output_len = 1;
-  in.workload.concurrency = 4;
-  return in;
-}
+/// What every closed-loop case shares: Llama-3-8B on the round-number GPU, one worker, and a loop of `clients`
+/// clients for `rounds` rounds over `slots` batch slots with a `budget`-token step. Not copyable: the inputs
+/// point into it.
+struct Loop {
+  System sys = test::round_system();
+  ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
+  WorkerPlan w;
+  ClosedLoopOptions o;
+
+  Loop(int clients, int rounds, int slots, int budget) {
+    o.clients = clients;
+    o.rounds = rounds;
+    o.slots = slots;
+    o.budget = budget;
+  }
+  Loop(const Loop&) = delete;
+  Loop& operator=(const Loop&) = delete;
+
+  /// 1,024-token prompts, `output_len` tokens out, concurrency 4.
+  ServeInputs inputs(Engine e, int output_len = 1) const {
+    ServeInputs in;
+    in.model = &sm;
+    in.system = &sys;
+    in.engine = e;
+    in.workload.input_len = 1024;
+    in.workload.output_len = output_len;
+    in.workload.concurrency = 4;
+    return in;
+  }
+  ClosedLoopResult run(const ServeInputs& in) const { return simulate_closed_loop(in, w, o); }
+  double step(const StepLoad& load) const { return step_time(sm, sys, w, load).total.v; }
+};
 }  // namespace
 
 TEST_CASE("closed loop: prompts sent together queue behind each other's prefills") {
-  const System sys = test::round_system();
-  const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
-  WorkerPlan w;
-  ClosedLoopOptions o;
-  o.clients = 4;
-  o.rounds = 1;
-  o.slots = 4;
-  o.budget = 1024;  // one prompt per step
+  const Loop l(4, 1, 4, 1024);  // one prompt per step
   StepLoad one;
   one.prefill_tokens = 1024;
   one.prefill_keys = 512;
   one.prefill_seqs = 1;
-  const double step = step_time(sm, sys, w, one).total.v;
+  const double step = l.step(one);
   for (Engine e : {Engine::vllm, Engine::sglang}) {
     INFO(engine_name(e));
-    const ClosedLoopResult r = simulate_closed_loop(inputs(sm, sys, e), w, o);
+    const ClosedLoopResult r = l.run(l.inputs(e));
     // The i-th prompt gets its first token after i steps: mean (1 + 2 + 3 + 4) / 4 = 2.5 steps.
     CHECK(r.ttft.v == doctest::Approx(2.5 * step));
     CHECK(r.duration.v == doctest::Approx(4 * step));
   }
   // TRT-LLM: the same order, but each finished request rides along for one more (wasted) iteration.
-  const ClosedLoopResult rt = simulate_closed_loop(inputs(sm, sys, Engine::trtllm), w, o);
+  const ClosedLoopResult rt = l.run(l.inputs(Engine::trtllm));
   CHECK(rt.ttft.v > 2.5 * step);
 }
 
 TEST_CASE("closed loop: one client sees one prefill step and then pure decode steps") {
-  const System sys = test::round_system();
-  const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
-  WorkerPlan w;
-  ServeInputs in = inputs(sm, sys, Engine::vllm);
-  in.workload.output_len = 65;
-  ClosedLoopOptions o;
-  o.clients = 1;
-  o.rounds = 3;
-  o.slots = 8;
-  o.budget = 8192;
-  const ClosedLoopResult r = simulate_closed_loop(in, w, o);
+  const Loop l(1, 3, 8, 8192);
+  const ClosedLoopResult r = l.run(l.inputs(Engine::vllm, 65));
   StepLoad pl;
   pl.prefill_tokens = 1024;
   pl.prefill_keys = 512;
@@ -65,45 +71,23 @@ TEST_CASE("closed loop: one client sees one prefill step and then pure decode st
   StepLoad dl;
   dl.decode_seqs = 1;
   dl.decode_ctx = 1024 + 32;
-  CHECK(r.ttft.v == doctest::Approx(step_time(sm, sys, w, pl).total.v));
-  CHECK(r.tpot.v == doctest::Approx(step_time(sm, sys, w, dl).total.v).epsilon(0.01));
+  CHECK(r.ttft.v == doctest::Approx(l.step(pl)));
+  CHECK(r.tpot.v == doctest::Approx(l.step(dl)).epsilon(0.01));
   CHECK(r.mean_batch <= 1.0);
 }
 
 TEST_CASE("closed loop: SGLang pauses decoding for prefill batches, so its TPOT is no lower than vLLM's") {
-  const System sys = test::round_system();
-  const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
-  WorkerPlan w;
-  ClosedLoopOptions o;
-  o.clients = 16;
-  o.rounds = 4;
-  o.slots = 16;
-  o.budget = 2048;
-  ServeInputs v = inputs(sm, sys, Engine::vllm);
-  v.workload.output_len = 64;
-  ServeInputs s = v;
-  s.engine = Engine::sglang;
-  const ClosedLoopResult rv = simulate_closed_loop(v, w, o);
-  const ClosedLoopResult rs = simulate_closed_loop(s, w, o);
+  const Loop l(16, 4, 16, 2048);
+  const ClosedLoopResult rv = l.run(l.inputs(Engine::vllm, 64));
+  const ClosedLoopResult rs = l.run(l.inputs(Engine::sglang, 64));
   CHECK(rs.tpot.v >= rv.tpot.v * 0.999);
   CHECK(rv.ttft.v > 0);
 }
 
 TEST_CASE("closed loop: TRT-LLM's retiring slot delays a waiting request by one iteration") {
-  const System sys = test::round_system();
-  const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
-  WorkerPlan w;
-  ClosedLoopOptions o;
-  o.clients = 2;
-  o.rounds = 1;
-  o.slots = 1;  // the second request waits for the first one's slot
-  o.budget = 8192;
-  ServeInputs v = inputs(sm, sys, Engine::vllm);
-  v.workload.output_len = 8;
-  ServeInputs t = v;
-  t.engine = Engine::trtllm;
-  const ClosedLoopResult rv = simulate_closed_loop(v, w, o);
-  const ClosedLoopResult rt = simulate_closed_loop(t, w, o);
+  const Loop l(2, 1, 1, 8192);  // one slot: the second request waits for the first one's
+  const ClosedLoopResult rv = l.run(l.inputs(Engine::vllm, 8));
+  const ClosedLoopResult rt = l.run(l.inputs(Engine::trtllm, 8));
   CHECK(rt.ttft.v > rv.ttft.v);
 }
 

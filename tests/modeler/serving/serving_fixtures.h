@@ -1,26 +1,12 @@
-// Inputs for the serving tests, built in code: Llama-3-8B's architecture (public config.json) and a round-number
-// GPU whose efficiencies are all 1, so expected times are the formulas themselves.
+// Inputs for the serving tests, built in code: a round-number GPU whose efficiencies are all 1, so expected times
+// are the formulas themselves, beside the shared models of tests/modeler/test_fixtures.h (test::llama3_8b()).
 #pragma once
 
 #include "modeler/model_desc.h"
 #include "modeler/system.h"
+#include "tests/modeler/test_fixtures.h"
 
 namespace shardplan::test {
-
-inline ModelDesc llama3_8b() {
-  ModelDesc m;
-  m.name = "llama-3-8b";
-  m.layers = 32;
-  m.hidden = 4096;
-  m.ffn_hidden = 14336;
-  m.heads = 32;
-  m.kv_heads = 8;
-  m.head_dim = 128;
-  m.vocab = 128256;
-  m.gated_mlp = true;
-  m.norm = NormKind::rmsnorm;
-  return m;
-}
 
 /// 1000 TFLOP/s bf16, 2000 fp8, 1 TB/s, 80 GiB, no kernel overhead, every efficiency 1.
 inline System round_system(int gpus = 8) {

@@ -47,7 +47,8 @@ TEST_CASE("validate: replaces tp and cp; divides heads, kv heads, ffn and 2 x ts
   p.seq_len = 100;
   const Problems ps = Setup(tiny_model(), p).problems(folded_tensor_sequence_parallel());
   CHECK(codes(ps) == "tsp_exclusive,tsp_divides_seq");
-  CHECK(ps[0].message == "tsp (4) replaces tensor and context parallelism on its ranks: give tp 1 and cp 1 (got tp 2, cp 1)");
+  CHECK(ps[0].message ==
+        "tsp (4) replaces tensor and context parallelism on its ranks: give tp 1 and cp 1 (got tp 2, cp 1)");
   CHECK(ps[1].message == "2 x tsp (8) does not divide the sequence length (100) for the zigzag split");
   CHECK(Setup(tiny_model(), tsp_plan(4)).problems(folded_tensor_sequence_parallel()).empty());
 }
