@@ -186,7 +186,7 @@ void apply_transforms(std::vector<WeightTensor>* tensors, const std::vector<Tran
       switch (tr.kind) {
         case Transform::Kind::sparsify:
           if (t.xf.sparsity != Sparsity::dense)
-            throw ConfigError("sparsity: " + t.name + " is already " + transform_label(t.xf) +
+            throw ConfigError("--sparsity: " + t.name + " is already " + transform_label(t.xf) +
                               "; one sparsity per tensor");
           t.xf.sparsity = tr.sparsity;
           t.xf.density = tr.density;
@@ -194,9 +194,9 @@ void apply_transforms(std::vector<WeightTensor>* tensors, const std::vector<Tran
           break;
         case Transform::Kind::low_rank:
           if (t.experts > 0)
-            throw ConfigError("low-rank: routed experts (" + t.name + ") are not modelled; target attn,mlp");
+            throw ConfigError("--low-rank: routed experts (" + t.name + ") are not modelled; target attn,mlp");
           if (tr.rank * (t.n + t.k) >= t.n * t.k)
-            throw ConfigError("low-rank: rank " + num(tr.rank) + " does not shrink " + t.name + " (" + num(t.n) +
+            throw ConfigError("--low-rank: rank " + num(tr.rank) + " does not shrink " + t.name + " (" + num(t.n) +
                               " x " + num(t.k) + "): needs rank < n*k/(n+k) = " +
                               num(std::floor(t.n * t.k / (t.n + t.k) - 1e-9)));
           t.xf.rank = tr.rank;
@@ -207,7 +207,7 @@ void apply_transforms(std::vector<WeightTensor>* tensors, const std::vector<Tran
   }
   for (WeightTensor& t : *tensors) {
     if (t.xf.sparsity != Sparsity::dense && !sparse_kernel_format(t.format))
-      throw ConfigError("sparsity: no sparse kernel runs " + weight_format_name(t.format) + " weights (" + t.name +
+      throw ConfigError("--sparsity: no sparse kernel runs " + weight_format_name(t.format) + " weights (" + t.name +
                         "): 2:4 and block sparsity take bf16, fp16 or fp8");
     if (t.xf.sparsity != Sparsity::dense || t.xf.rank > 0)
       t.bytes = transformed_bytes(t.n, t.k, t.experts, t.format, t.xf);
