@@ -183,7 +183,8 @@ class ServePredictCommand final : public Command {
     in.memory.max_num_tokens = max_num_tokens_;
     const ServePrediction p = serve_predict(in);
     if (json_) {
-      io::ServeJsonContext ctx{model_, system_.empty() ? gpu_ : system_, engine_name(*engine), weights_, kv_};
+      io::ServeJsonContext ctx{model_, system_.empty() ? gpu_ : system_, engine_name(*engine), weights_, kv_,
+                               sparsity_, low_rank_};
       std::cout << io::serve_predict_json(ctx, in, p).dump(2) << "\n";
       return 0;
     }

@@ -18,6 +18,7 @@ d, s = (json.load(open(f)) for f in sys.argv[1:3])
 wd, ws = d["memory"]["weights_bytes"], s["memory"]["weights_bytes"]
 assert 0.6 < ws / wd < 0.7, ws / wd   # embeddings and LM head stay bf16
 assert s["latency"]["tpot_s"] < d["latency"]["tpot_s"]
+assert s["context"]["sparsity"] == "2:4" and d["context"]["sparsity"] is None and s["context"]["low_rank"] is None
 PY
 }
 if check_json; then echo "ok: 2:4 shrinks weights and TPOT"; else echo "FAIL: 2:4 json"; fails=$((fails + 1)); fi

@@ -244,3 +244,33 @@ TEST_CASE("2:4 needs Sparse Tensor Cores and fp8 sparse weights need fp8 tensor 
   CHECK(q[0].message.find("no fp8 tensor cores") != std::string::npos);
   CHECK(check_transform_kernels(sm.tensors, test::round_system().gpu).empty());
 }
+
+TEST_CASE("techniques.md 8 (b): a 4096 x 14336 layer at 95% block sparsity, block 32, matches the BSR formula") {
+  LinearTransform x;
+  x.sparsity = Sparsity::block;
+  x.density = 0.05;
+  x.block = 32;
+  const double kept = 4096.0 * 14336 * 0.05;
+  CHECK(transformed_bytes(14336, 4096, 0, WeightFormat::bf16, x).v == doctest::Approx(kept * 2 + kept / 1024 * 4));
+  CHECK(transformed_bytes(14336, 4096, 0, WeightFormat::fp8, x).v == doctest::Approx(kept * 1 + kept / 1024 * 4));
+}
+
+TEST_CASE("techniques.md 8 (a): Llama-3.2-1B with 95% MLP sparsity stores 2.5-3x fewer weight bytes") {
+  // Llama-3.2-1B config.json: 16 layers, hidden 2048, MLP 8192, 32 heads of 64, 8 KV heads, vocab 128256, tied.
+  ModelDesc m;
+  m.layers = 16;
+  m.hidden = 2048;
+  m.ffn_hidden = 8192;
+  m.heads = 32;
+  m.kv_heads = 8;
+  m.head_dim = 64;
+  m.vocab = 128256;
+  m.gated_mlp = true;
+  m.tied_embeddings = true;
+  std::vector<WeightTensor> ts = model_tensors(m, Precision{});
+  const double dense = total_bytes(ts).v;
+  apply_transforms(&ts, {parse_sparsity("--sparsity", "block:0.05:32:mlp")});
+  const double ratio = dense / total_bytes(ts).v;
+  CHECK(ratio > 2.5);
+  CHECK(ratio < 3.0);
+}
