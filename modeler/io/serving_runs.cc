@@ -1,6 +1,7 @@
 #include "modeler/io/serving_runs.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "modeler/io/model_io.h"
 #include "modeler/io/yaml_reader.h"
@@ -72,6 +73,45 @@ ModelDesc read_inline_model(MapReader& r) {
   return m;
 }
 
+// A percentage key of a FlexGen policy: required, in [0, 100].
+double policy_percent(MapReader& r, const std::string& key) {
+  const auto v = r.opt_number_in(key, 0, 100);
+  if (!v) r.fail(key, "required (a percentage in [0, 100])");
+  return *v;
+}
+
+serving::FlexgenPolicy read_flexgen_policy(MapReader& f, const ServingOffload& off) {
+  serving::FlexgenPolicy p;
+  p.gpu_batch_size = f.positive_int("gpu_batch_size");
+  p.num_gpu_batches = f.positive_int("num_gpu_batches");
+  p.w_gpu_percent = policy_percent(f, "w_gpu_percent");
+  p.w_cpu_percent = policy_percent(f, "w_cpu_percent");
+  p.cache_gpu_percent = policy_percent(f, "cache_gpu_percent");
+  p.cache_cpu_percent = policy_percent(f, "cache_cpu_percent");
+  p.act_gpu_percent = policy_percent(f, "act_gpu_percent");
+  p.act_cpu_percent = policy_percent(f, "act_cpu_percent");
+  p.cpu_cache_compute = f.boolean("cpu_cache_compute");
+  p.compress_weight = f.boolean("compress_weight");
+  p.compress_cache = f.boolean("compress_cache");
+  p.overlap = f.opt_boolean("overlap").value_or(true);        // flex_opt.py --overlap default
+  p.pin_weight = f.opt_boolean("pin_weight").value_or(true);  // flex_opt.py --pin-weight default
+  if (p.w_gpu_percent + p.w_cpu_percent > 100) f.fail("w_cpu_percent", "w_gpu_percent + w_cpu_percent exceeds 100");
+  if (p.cache_gpu_percent + p.cache_cpu_percent > 100)
+    f.fail("cache_cpu_percent", "cache_gpu_percent + cache_cpu_percent exceeds 100");
+  if (p.act_gpu_percent + p.act_cpu_percent > 100)
+    f.fail("act_cpu_percent", "act_gpu_percent + act_cpu_percent exceeds 100");
+  // The schema's older GPU-share keys must say the same thing when both are given.
+  auto same = [&](const std::optional<double>& old, double now, const char* key, const char* old_key) {
+    if (old && std::abs(*old - now) > 1e-9)
+      f.fail(key, std::string("disagrees with plan.offload.") + old_key + " (" + num(*old) + ")");
+  };
+  same(off.weights_gpu_percent, p.w_gpu_percent, "w_gpu_percent", "weights_gpu_percent");
+  same(off.kv_gpu_percent, p.cache_gpu_percent, "cache_gpu_percent", "kv_gpu_percent");
+  same(off.activations_gpu_percent, p.act_gpu_percent, "act_gpu_percent", "activations_gpu_percent");
+  f.finish();
+  return p;
+}
+
 serving::WorkerPlan read_worker(MapReader& r, bool stage) {
   serving::WorkerPlan w;
   if (stage) w.workers = r.positive_int("workers");
@@ -133,6 +173,7 @@ ServingRun read_run(const YAML::Node& node, const std::string& file) {
     run.gpu = s.string("gpu");
     run.gpus = s.positive_int("gpus");
     run.gpus_per_node = s.opt_positive_int("gpus_per_node");
+    run.machine = s.opt_string("machine").value_or("");
     if (auto h = s.opt_map("host")) {
       ServingHost host;
       host.cpu = h->opt_string("cpu").value_or("");
@@ -171,6 +212,7 @@ ServingRun read_run(const YAML::Node& node, const std::string& file) {
       off.weights_gpu_percent = o->opt_number("weights_gpu_percent");
       off.kv_gpu_percent = o->opt_number("kv_gpu_percent");
       off.activations_gpu_percent = o->opt_number("activations_gpu_percent");
+      if (auto f = o->opt_map("flexgen_policy")) off.flexgen_policy = read_flexgen_policy(*f, off);
       o->finish();
       run.offload = off;
     }
@@ -185,6 +227,11 @@ ServingRun read_run(const YAML::Node& node, const std::string& file) {
     run.request_rate = w.opt_positive("request_rate");
     run.context_depth = w.opt_int("context_depth", 0, 1 << 24);
     run.dataset = w.opt_string("dataset").value_or("");
+    // A FlexGen block is gpu_batch_size x num_gpu_batches sequences: the workload's batch must be that block.
+    if (run.offload && run.offload->flexgen_policy && run.batch_size &&
+        *run.batch_size != run.offload->flexgen_policy->block_size())
+      w.fail("batch_size", "is not plan.offload.flexgen_policy's gpu_batch_size x num_gpu_batches (" +
+                               std::to_string(run.offload->flexgen_policy->block_size()) + ")");
     w.finish();
   }
   {
