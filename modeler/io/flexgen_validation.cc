@@ -36,8 +36,10 @@ void predict_flexgen_row(const ServingRun& r, ServeRowResult* out) {
   out->assumed.push_back("FlexGen block schedule on " + mp.machine.name);
   out->predicted[2] = p.decode_tokens_per_s;
   out->predicted[3] = p.prefill_tokens_per_s;
-  if (r.throughput_scope == "output_total") out->predicted[4] = p.throughput_tokens_per_s;
-  else if (r.throughput_scope == "output_per_gpu") out->predicted[4] = p.throughput_tokens_per_s / r.gpus;
+  if (r.throughput_scope == "output_total")
+    out->predicted[4] = p.throughput_tokens_per_s;
+  else if (r.throughput_scope == "output_per_gpu")
+    out->predicted[4] = p.throughput_tokens_per_s / r.gpus;
   for (int k = 0; k < kNumServeMetrics; ++k)
     if (out->measured[k] && out->predicted[k])
       out->error_pct[k] = 100.0 * (*out->predicted[k] - *out->measured[k]) / *out->measured[k];

@@ -73,6 +73,11 @@ ModelDesc read_inline_model(MapReader& r) {
   return m;
 }
 
+const std::vector<std::string> kPolicyKeys = {
+    "gpu_batch_size",    "num_gpu_batches", "w_gpu_percent",   "w_cpu_percent",     "cache_gpu_percent",
+    "cache_cpu_percent", "act_gpu_percent", "act_cpu_percent", "cpu_cache_compute", "compress_weight",
+    "compress_cache",    "overlap",         "pin_weight"};
+
 // A percentage key of a FlexGen policy: required, in [0, 100].
 double policy_percent(MapReader& r, const std::string& key) {
   const auto v = r.opt_number_in(key, 0, 100);
@@ -212,7 +217,21 @@ ServingRun read_run(const YAML::Node& node, const std::string& file) {
       off.weights_gpu_percent = o->opt_number("weights_gpu_percent");
       off.kv_gpu_percent = o->opt_number("kv_gpu_percent");
       off.activations_gpu_percent = o->opt_number("activations_gpu_percent");
-      if (auto f = o->opt_map("flexgen_policy")) off.flexgen_policy = read_flexgen_policy(*f, off);
+      const YAML::Node fp = o->opt_node("flexgen_policy");
+      if (fp && !fp.IsNull()) {
+        if (!fp.IsMap()) o->fail("flexgen_policy", "expected a mapping (FlexGen's policy)");
+        const std::string path = o->key_path("flexgen_policy");
+        // Unknown keys first, so a misspelled required key reads as a suggestion rather than as "missing".
+        for (const auto& kv : fp) {
+          const std::string key = kv.first.as<std::string>();
+          if (std::find(kPolicyKeys.begin(), kPolicyKeys.end(), key) != kPolicyKeys.end()) continue;
+          const std::string near = closest_match(key, kPolicyKeys);
+          throw ConfigError(where(kv.first, file) + "unknown key '" + path + "." + key + "'" +
+                            (near.empty() ? "" : ", did you mean '" + near + "'?"));
+        }
+        MapReader f(fp, file, path);
+        off.flexgen_policy = read_flexgen_policy(f, off);
+      }
       o->finish();
       run.offload = off;
     }

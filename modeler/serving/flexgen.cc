@@ -105,7 +105,8 @@ struct Ctx {
   double prompt = 0;
   double w_bytes = kFp16, c_bytes = kFp16;  // per value as stored
   double wg = 0, wc = 0, wd = 0, cg = 0, cc = 0, cd = 0, ag = 0, ad = 0;
-  double pcie_weights = 0;  // bytes/s of CPU-resident weights to the GPU
+  double pcie_weights = 0;              // bytes/s of CPU-resident weights to the GPU
+  double cache_h2d = 0, cache_d2h = 0;  // bytes/s of the CPU-resident cache (never pinned) to and from the GPU
 };
 
 // GPU time of a linear layer: the larger of its math at the sustained GEMM rate and one read of its fp16 weights.
@@ -138,16 +139,16 @@ Busy own_work(const Ctx& c, const SubLayer& l, int i) {
         b.compute += 4 * gbs * s * s * h / c.hw.gpu_gemm.v + kScoreTraffic * gbs * c.m.heads * s * s / mem;
         if (c.p.compress_cache) b.compute += kCompressTraffic * 2 * gbs * s * h / mem;
       } else {
-        const double values = 2 * gbs * (c.prompt + i) * h;  // K and V over the context
+        const double values = 2 * gbs * (c.prompt + i) * h;                       // K and V over the context
         const bool cpu_attention = c.p.cpu_cache_compute && !c.p.compress_cache;  // load_cache path 0 if compressed
         if (cpu_attention) {
           b.compute += c.cg * values * kFp16 / mem;
-          b.compute += (c.cc * kCpuAttentionCachedTraffic + c.cd * kCpuAttentionDiskTraffic) * values /
-                       c.hw.host_memory_bw.v;
+          b.compute +=
+              (c.cc * kCpuAttentionCachedTraffic + c.cd * kCpuAttentionDiskTraffic) * values / c.hw.host_memory_bw.v;
           b.disk_read += c.cd * values * kFp16 / c.hw.disk_read.v;
         } else {
           // Non-GPU shares are copied to the GPU (disk ones through the disk threads), then attention reads fp16.
-          b.h2d += (c.cc + c.cd) * values * c.c_bytes / c.hw.pcie_h2d.v;
+          b.h2d += c.cc * values * c.c_bytes / c.cache_h2d + c.cd * values * c.c_bytes / c.hw.pcie_h2d.v;
           b.disk_read += c.cd * values * c.c_bytes / c.hw.disk_read.v;
           if (c.p.compress_cache) b.compute += kDecompressTraffic * values / mem;
           b.compute += values * kFp16 / mem;
@@ -155,7 +156,7 @@ Busy own_work(const Ctx& c, const SubLayer& l, int i) {
       }
       // The new tokens' K and V go to the cache's homes (store_cache).
       const double fresh = 2 * gbs * (prefill ? c.prompt : 1) * h * c.c_bytes;
-      b.d2h += (c.cc + c.cd) * fresh / c.hw.pcie_d2h.v;
+      b.d2h += c.cc * fresh / c.cache_d2h + c.cd * fresh / c.hw.pcie_d2h.v;
       b.disk_write += c.cd * fresh / c.hw.disk_write.v;
       break;
     }
@@ -220,8 +221,12 @@ FlexgenPrediction flexgen_predict(const ModelDesc& model, const FlexgenPolicy& p
   c.ad = std::max(0.0, 1 - c.ag - policy.act_cpu_percent / 100);
   // Pageable CPU weights (pin_weight false) are staged through a pinned buffer by the driver (CUDA C++
   // Programming Guide, "Page-Locked Host Memory"): a host copy (read and write at DRAM bandwidth) in series with
-  // the DMA.
-  c.pcie_weights = policy.pin_weight ? hw.pcie_h2d.v : 1.0 / (1.0 / hw.pcie_h2d.v + 2.0 / hw.host_memory_bw.v);
+  // the DMA. The CPU cache is always pageable: FlexGen allocates it with pin_memory = False ("high memory
+  // overhead", pytorch_backend.py and compression.py init_cache_one_gpu_batch).
+  auto pageable = [&](BytesPerSec link) { return 1.0 / (1.0 / link.v + 2.0 / hw.host_memory_bw.v); };
+  c.pcie_weights = policy.pin_weight ? hw.pcie_h2d.v : pageable(hw.pcie_h2d);
+  c.cache_h2d = pageable(hw.pcie_h2d);
+  c.cache_d2h = pageable(hw.pcie_d2h);
 
   const auto ls = sub_layers(model);
   FlexgenPrediction out;
@@ -242,8 +247,8 @@ FlexgenPrediction flexgen_predict(const ModelDesc& model, const FlexgenPolicy& p
     throw Infeasible("flexgen: CPU share needs " + num(to_GiB(out.cpu_home), "%.1f") + " GiB, " + hw.name + " has " +
                      num(to_GiB(hw.host_memory), "%.1f"));
   if (out.disk_home > hw.disk)
-    throw Infeasible("flexgen: disk share needs " + num(to_GiB(out.disk_home), "%.1f") + " GiB, " + hw.name +
-                     " has " + num(to_GiB(hw.disk), "%.1f"));
+    throw Infeasible("flexgen: disk share needs " + num(to_GiB(out.disk_home), "%.1f") + " GiB, " + hw.name + " has " +
+                     num(to_GiB(hw.disk), "%.1f"));
 
   out.prefill = Seconds(token_time(c, ls, 0));
   double decode = 0;

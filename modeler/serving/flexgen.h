@@ -37,8 +37,8 @@ struct FlexgenPolicy {
 /// cites them).
 struct FlexgenMachine {
   std::string name;
-  FlopsPerSec gpu_gemm;      // sustained fp16 tensor-core GEMM
-  BytesPerSec gpu_memory_bw; // sustained device-memory bandwidth
+  FlopsPerSec gpu_gemm;       // sustained fp16 tensor-core GEMM
+  BytesPerSec gpu_memory_bw;  // sustained device-memory bandwidth
   Bytes gpu_memory;
   BytesPerSec pcie_h2d, pcie_d2h;  // pinned copies
   BytesPerSec host_memory_bw;      // sustained DRAM bandwidth of the cores the process uses
@@ -54,9 +54,9 @@ struct FlexgenWorkload {
 
 struct FlexgenPrediction {
   Seconds prefill, decode;
-  double throughput_tokens_per_s = 0;  // block x gen_len / (prefill + decode): FlexGen's "generation throughput"
-  double decode_tokens_per_s = 0;      // block x (gen_len - 1) / decode (flex_opt.py run_flexgen)
-  double prefill_tokens_per_s = 0;     // block x prompt_len / prefill
+  double throughput_tokens_per_s = 0;   // block x gen_len / (prefill + decode): FlexGen's "generation throughput"
+  double decode_tokens_per_s = 0;       // block x (gen_len - 1) / decode (flex_opt.py run_flexgen)
+  double prefill_tokens_per_s = 0;      // block x prompt_len / prefill
   Bytes gpu_home, cpu_home, disk_home;  // resident weights + cache (+ activations) per device
 };
 
