@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "modeler/io/model_io.h"
+#include "modeler/io/run_model_schema.h"
 #include "modeler/io/yaml_reader.h"
 #include "modeler/serving/formats.h"
 
@@ -22,41 +23,14 @@ std::string dir_of(const std::string& path) {
 
 ModelDesc read_inline_model(MapReader& r) {
   ModelDesc m;
-  m.name = r.opt_string("name").value_or("");
-  m.layers = r.positive_int("layers");
-  m.hidden = r.positive_int("hidden");
-  m.heads = r.positive_int("heads");
-  m.kv_heads = r.opt_positive_int("kv_heads").value_or(m.heads);
-  m.head_dim = r.opt_positive_int("head_dim").value_or(m.hidden / m.heads);
-  m.vocab = r.positive_int("vocab");
-  m.gated_mlp = r.boolean("gated_mlp");
-  m.tied_embeddings = r.boolean("tied_embeddings");
-  if (auto e = r.opt_map("moe")) {
-    MoeDesc d;
-    d.experts = e->positive_int("experts");
-    d.top_k = e->positive_int("top_k");
-    d.expert_ffn_hidden = e->positive_int("expert_ffn_hidden");
-    d.shared_experts = e->opt_int("shared_experts", 0, 64).value_or(0);
-    d.dense_layers = e->opt_int("dense_layers", 0, m.layers).value_or(0);
-    if (d.top_k > d.experts) e->fail("top_k", "top_k exceeds experts");
-    e->finish();
-    m.moe = d;
-  }
+  read_run_model_shape(r, &m);
+  if (auto e = r.opt_map("moe")) m.moe = read_run_model_moe(*e, m);
   // ffn_hidden is the dense MLP width: required unless every layer is an MoE layer.
   const auto ffn = r.opt_positive_int("ffn_hidden");
   if (ffn) m.ffn_hidden = *ffn;
   else if (!m.moe || m.moe->dense_layers > 0) r.fail("ffn_hidden", "required for a model with dense MLP layers");
   else m.ffn_hidden = m.moe->expert_ffn_hidden;
-  if (auto a = r.opt_map("mla")) {
-    MlaDesc d;
-    d.q_lora_rank = a->opt_int("q_lora_rank", 0, 1 << 20).value_or(0);
-    d.kv_lora_rank = a->positive_int("kv_lora_rank");
-    d.qk_nope_head_dim = a->positive_int("qk_nope_head_dim");
-    d.qk_rope_head_dim = a->positive_int("qk_rope_head_dim");
-    d.v_head_dim = a->positive_int("v_head_dim");
-    a->finish();
-    m.mla = d;
-  }
+  if (auto a = r.opt_map("mla")) m.mla = read_run_model_mla(*a);
   if (auto s = r.opt_map("sliding_window")) {
     m.sliding_window = s->positive_int("window");
     // N sliding layers then one full layer: full attention every N + 1 layers.
@@ -68,7 +42,7 @@ ModelDesc read_inline_model(MapReader& r) {
   m.norm = m.gated_mlp ? NormKind::rmsnorm : NormKind::layernorm;
   m.position = m.gated_mlp ? PositionKind::rope : PositionKind::learned;
   m.linear_bias = !m.gated_mlp;
-  if (m.heads % m.kv_heads != 0) r.fail("kv_heads", "heads not divisible by kv_heads");
+  check_run_model_heads(r, m);
   r.finish();
   return m;
 }
