@@ -167,3 +167,25 @@ TEST_CASE("flexgen: 4-bit weights move 36/64 bytes per value over PCIe") {
   const auto b = flexgen_predict(m, c, round_machine(), w);
   CHECK(b.cpu_home.v == doctest::Approx(a.cpu_home.v * 36.0 / 128.0));
 }
+
+TEST_CASE("flexgen: long generations are summed from samples, consistently with the exact sum") {
+  const ModelDesc m = opt30b();
+  FlexgenPolicy p = all_gpu(8, 2);
+  p.w_gpu_percent = 20;
+  p.w_cpu_percent = 80;
+  p.cache_gpu_percent = 0;
+  p.cache_cpu_percent = 100;
+  p.cpu_cache_compute = true;
+  auto decode = [&](int n) { return flexgen_predict(m, p, round_machine(), {512, n}).decode.v; };
+  // 257 tokens are summed exactly (256 decode tokens), 258 from samples: the extra token costs what the last
+  // exact one did, to within the growth of one position of context.
+  const double last_exact = decode(257) - decode(256);
+  CHECK(decode(258) - decode(257) == doctest::Approx(last_exact).epsilon(0.01));
+  // A generation of a million tokens returns (its 22 TB of cache on a host that holds it), and the decode rate
+  // falls as the context grows.
+  FlexgenMachine huge = round_machine();
+  huge.host_memory = GiB(1e6);
+  const auto big = flexgen_predict(m, p, huge, {512, 1000000});
+  CHECK(big.decode_tokens_per_s > 0);
+  CHECK(big.decode_tokens_per_s < flexgen_predict(m, p, round_machine(), {512, 64}).decode_tokens_per_s);
+}
