@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 
+#include "modeler/io/flexgen_validation.h"
 #include "modeler/io/system_io.h"
 #include "modeler/io/validation_run.h"
 #include "modeler/problems.h"
@@ -34,7 +35,8 @@ double kv_bytes_for(const ServingRun& r, std::vector<std::string>* assumed) {
 }
 
 std::string family_of(const ServingRun& r) {
-  if (r.engine == "flexgen" || r.engine == "hf-accelerate") return "flexgen";
+  if (r.engine == "flexgen") return "flexgen";
+  if (r.engine == "hf-accelerate") return "hf-accelerate offload";
   if (r.engine == "llama.cpp" || r.engine == "ik_llama.cpp") {
     if (!r.offload) return "llama.cpp full-GPU";
     const auto& o = *r.offload;
@@ -133,8 +135,12 @@ ServeRowResult predict_row(const ServingRun& r, std::map<std::string, GpuProfile
     out.skip_reason = std::move(why);
     return out;
   };
-  if (out.family == "flexgen")
-    return skip("FlexGen / Accelerate offload rows need FlexGen's zig-zag block schedule; not modelled yet");
+  if (out.family == "flexgen") {
+    predict_flexgen_row(r, &out);
+    return out;
+  }
+  if (out.family == "hf-accelerate offload")
+    return skip("HF Accelerate offload: its row-by-row schedule and pageable copies are not modelled");
   if (out.family != "llama.cpp offload" && (!r.input_len || !r.output_len))
     return skip("variable-length dataset (" + r.dataset + ") without lengths");
   if (!r.concurrency && !r.batch_size) return skip("neither concurrency nor batch_size stated");
