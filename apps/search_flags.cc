@@ -40,8 +40,8 @@ void add_search_flags(CLI::App* app, SearchFlags* f, bool gpus_required) {
                     "only MoE plans with (or without) all-to-all overlap, Megatron-Core combined 1F1B (default: both, where the "
                     "framework offers it)");
   app->add_option("--moe-dispatcher", f->moe_dispatcher,
-                  "MoE token dispatchers to try, a list of alltoall, allgather, deepep, hybridep (default: every one "
-                  "the framework offers; `shardplan frameworks` lists them)");
+                  "MoE token dispatchers to try, a list of alltoall, allgather, deepep, hybridep, each one the framework "
+                  "offers (`shardplan frameworks` lists them; default: the framework's default)");
   app->add_option("--moe-max-nodes", f->moe_max_nodes,
                   "node limits of node-limited MoE routing to try, a list (0: no limit; default 0: a limit changes "
                   "what the router may pick; Megatron-Core only)");
@@ -110,7 +110,9 @@ std::string join_dispatchers(const std::vector<MoeDispatcher>& v) {
 }
 
 /// The dispatcher and node-limit axes, each only where the framework offers it (Framework::moe_dispatchers,
-/// offers_moe_max_nodes): unlisted, every offered dispatcher and no node limit.
+/// offers_moe_max_nodes): unlisted, the framework's default dispatcher (an unset plan field) and no node limit.
+/// Searching every dispatcher by default waits for the plan JSON to carry moe_dispatcher (a plan searched with
+/// deepep would read back as alltoall).
 void resolve_moe_axes(const SearchFlags& f, SpaceRequest* r) {
   const Framework& fw = resolve_framework(f.framework);
   for (const std::string& s : split_commas(f.moe_dispatcher)) {
@@ -124,7 +126,6 @@ void resolve_moe_axes(const SearchFlags& f, SpaceRequest* r) {
       throw ConfigError("--moe-dispatcher: " + s + " is listed twice");
     r->moe_dispatchers.push_back(*d);
   }
-  if (f.moe_dispatcher.empty()) r->moe_dispatchers = fw.moe_dispatchers;
   if (!f.moe_max_nodes.empty()) {
     const AxisSpec a = parse_axis("--moe-max-nodes", f.moe_max_nodes, 0);
     if (a.range) throw ConfigError("--moe-max-nodes takes a value or a list (0,4), not a range");

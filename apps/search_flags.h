@@ -26,7 +26,7 @@ struct SearchFlags {
   const CLI::Option* sp_option = nullptr;          // CLI11 fills an optional<bool> flag even when absent:
   const CLI::Option* tp_overlap_option = nullptr;  // count() tells whether the user gave it
   const CLI::Option* ep_overlap_option = nullptr;
-  std::string moe_dispatcher;  // list: "alltoall,deepep" (default: every dispatcher the framework offers)
+  std::string moe_dispatcher;  // list: "alltoall,deepep" (default: the framework's default dispatcher)
   std::string moe_max_nodes;   // list of node limits: "0,4" (default 0: no limit)
   std::string recompute;   // list: "none,selective"
   std::string recompute_layers;  // list of N for the block method: "1,2,4"

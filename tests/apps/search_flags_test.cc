@@ -119,9 +119,9 @@ TEST_CASE("resolve_request: MoE all-to-all overlap follows the flag and the fram
 }
 
 TEST_CASE("resolve_request: MoE dispatchers and node limits, where the framework offers them") {
-  // Unlisted: every dispatcher the framework offers, and no node limit.
-  CHECK(resolve_request(parse({})).moe_dispatchers == resolve_framework("megatron-lm").moe_dispatchers);
-  CHECK(resolve_request(parse({"--framework", "torchtitan"})).moe_dispatchers ==
+  // Unlisted: the framework's default dispatcher (no axis), and no node limit.
+  CHECK(resolve_request(parse({})).moe_dispatchers.empty());
+  CHECK(resolve_request(parse({"--framework", "torchtitan", "--moe-dispatcher", "alltoall"})).moe_dispatchers ==
         std::vector<MoeDispatcher>{MoeDispatcher::alltoall});
   CHECK(resolve_request(parse({})).moe_max_nodes.empty());
   CHECK(resolve_request(parse({"--moe-dispatcher", "deepep,alltoall"})).moe_dispatchers ==
