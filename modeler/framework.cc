@@ -62,6 +62,12 @@ Framework megatron() {
                        MoeDispatcher::hybridep};
   // megatron/core/transformer/moe/experts.py (TEGroupedMLP.forward: permuted_probs into the activation).
   f.moe_probs_in_activation = true;
+  // TEGroupedMLP (experts.py) over TE GroupedLinear: one cuBLAS GEMM per local expert (TE v2.7
+  // nvte_multi_stream_cublas_gemm; CUTLASS grouped GEMM only behind NVTE_USE_CUTLASS_GROUPED_GEMM from v2.8).
+  f.moe_gemm_per_expert = true;
+  // Group-limited routing (moe_utils.py group_limited_topk, transformer_config.py moe_router_num_groups and
+  // moe_router_group_topk): the experts in node groups, each token's experts from its top groups.
+  f.offers_moe_max_nodes = true;
   // Megatron-LM's argparse leaves the distributed optimizer and sequence parallelism off, but its example
   // scripts and every NeMo/Megatron-Bridge recipe turn both on (examples/llama/train_llama3_8b_h100_fp8.sh:
   // --use-distributed-optimizer --sequence-parallel); shardplan defaults to the recipes'. fp8_recipe defaults to
@@ -141,6 +147,7 @@ Framework megatron_legacy() {
   f.offers_tp_overlap = false;  // userbuffers overlap came with Transformer Engine (2023)
   f.offers_ep_overlap = false;
   f.moe_dispatchers = {MoeDispatcher::alltoall};  // DeepEP/HybridEP came with Megatron-Core 0.11+ (2025)
+  f.offers_moe_max_nodes = false;                 // group-limited routing came with Megatron-Core (2025)
   f.moe_probs_in_activation = false;  // the probability-weighted un-permute of 2021-2024
   f.offers_recompute_modules = false;  // --recompute-modules came with Megatron-Core (2025)
   f.optimizer_offload = OptimizerOffloadKind::none;  // the CPU optimizer came with Megatron-Core (2025)
@@ -160,6 +167,7 @@ Framework megatron_deepspeed() {
   f.offers_ep_overlap = false;
   f.offers_recompute_modules = false;  // a 2023 fork of Megatron-LM: selective means the attention core
   f.moe_dispatchers = {MoeDispatcher::alltoall};  // DeepSpeed-MoE: capacity-padded all-to-all (deepspeed/moe)
+  f.offers_moe_max_nodes = false;                 // DeepSpeed-MoE's top-k gating has no node groups
   f.moe_probs_in_activation = false;  // DeepSpeed-MoE combines with a probability-weighted einsum
   f.attention = AttentionKernel::flash2;  // flash-attn 2 package, no TE fused attention
   f.fp8_saves_linear_inputs = false;      // no Transformer Engine linears
@@ -537,6 +545,8 @@ std::vector<FrameworkTrait> framework_traits(const Framework& f) {
       {"loss_parallel_logits_bytes_per_logit", text(f.loss_parallel_logits_bytes_per_logit)},
       {"fused_moe_permutation", text(f.fused_moe_permutation)},
       {"fused_moe_router", text(f.fused_moe_router)},
+      {"moe_gemm_per_expert", text(f.moe_gemm_per_expert)},
+      {"offers_moe_max_nodes", text(f.offers_moe_max_nodes)},
       {"moe_probs_in_activation", text(f.moe_probs_in_activation)},
       {"moe_dispatchers", dispatchers_text(f.moe_dispatchers)},
       {"fp8_caches_weights", text(f.fp8_caches_weights)},

@@ -144,6 +144,11 @@ struct Framework {
   std::vector<MoeDispatcher> moe_dispatchers = {MoeDispatcher::alltoall};
   /// The MoE router's top-k, softmax and aux loss run as fused kernels (Megatron-Core --moe-router-fusion).
   bool fused_moe_router = false;
+  /// The experts' grouped linear runs one GEMM per local expert, each with its own launch (Transformer Engine
+  /// v2.7 GroupedLinear: a cuBLAS GEMM per expert over 4 streams, cublaslt_gemm.cu); false: one grouped kernel.
+  bool moe_gemm_per_expert = false;
+  /// Node-limited routing (Plan::moe_max_nodes): Megatron-Core --moe-router-num-groups / --moe-router-group-topk.
+  bool offers_moe_max_nodes = false;
   /// The router probabilities scale the experts' activation (Megatron-Core TEGroupedMLP "scaled activation",
   /// experts.py bias_act_func(..., permuted_probs)), so the combine is a plain sum and the experts' fc2 output is
   /// not saved for the probabilities' gradient; otherwise the weighted combine keeps every pair's fc2 output.
