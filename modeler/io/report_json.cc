@@ -92,6 +92,7 @@ const std::vector<PlanKey>& plan_keys() {
       {"peft", [](const Plan& p) { return json(to_string(p.finetune.peft)); }},
       {"lora_rank", [](const Plan& p) { return json(p.finetune.lora_rank); }},
       {"lora_targets", [](const Plan& p) { return json(lora_targets_string(p.finetune.lora_targets)); }},
+      {"lora_dropout", [](const Plan& p) { return json(p.finetune.lora_dropout); }},
       {"optimizer", [](const Plan& p) { return json(to_string(p.finetune.optimizer)); }},
       {"microbatches_per_step", [](const Plan& p) { return json(p.num_microbatches()); }, /*derived=*/true},
       {"changes_training_semantics", [](const Plan& p) { return json(p.changes_training_semantics()); }, true},

@@ -66,13 +66,13 @@ auto plan_fields(const Plan& p) {
                recompute_modules, precision, optimizer_offload, fp8_recipe, fp8_param_gather, dp_shard, zeropp,
                param_offload, offload_device, activation_offload_layers, finetune] = p;
   const auto& [quantized_weights, hpz_partition, quantized_gradients] = zeropp;
-  const auto& [peft, lora_rank, lora_targets, optimizer] = finetune;
+  const auto& [peft, lora_rank, lora_targets, lora_dropout, optimizer] = finetune;
   return std::tuple(tp, pp, vpp, dp, cp, ep, etp, tsp, zero, sequence_parallel, tp_comm_overlap, ep_comm_overlap,
                     cp_kind, uneven_pipeline, moe_imbalance, capacity_factor, moe_dispatcher, moe_max_nodes,
                     moe_fp8_dispatch, sdp_keep, sdp_mask, sdp_granularity, micro_batch, global_batch, seq_len,
                     recompute, recompute_layers, recompute_modules, precision, optimizer_offload, fp8_recipe,
                     fp8_param_gather, dp_shard, quantized_weights, hpz_partition, quantized_gradients, param_offload,
-                    offload_device, activation_offload_layers, peft, lora_rank, lora_targets, optimizer);
+                    offload_device, activation_offload_layers, peft, lora_rank, lora_targets, lora_dropout, optimizer);
 }
 constexpr const char* kPlanFieldNames[] = {
     "tp", "pp", "vpp", "dp", "cp", "ep", "etp", "tsp", "zero", "sequence_parallel", "tp_comm_overlap",
@@ -81,7 +81,7 @@ constexpr const char* kPlanFieldNames[] = {
     "seq_len", "recompute", "recompute_layers", "recompute_modules", "precision", "optimizer_offload", "fp8_recipe",
     "fp8_param_gather", "dp_shard", "zeropp.quantized_weights", "zeropp.hpz_partition", "zeropp.quantized_gradients",
     "param_offload", "offload_device", "activation_offload_layers", "finetune.peft", "finetune.lora_rank",
-    "finetune.lora_targets", "finetune.optimizer"};
+    "finetune.lora_targets", "finetune.lora_dropout", "finetune.optimizer"};
 static_assert(std::tuple_size_v<decltype(plan_fields(Plan{}))> == std::size(kPlanFieldNames));
 
 /// The names of the fields where `a` and `b` differ (equal: true) or agree (equal: false), joined by spaces.
@@ -136,7 +136,7 @@ Plan every_field_set() {
   p.param_offload = true;
   p.offload_device = OffloadDevice::nvme;
   p.activation_offload_layers = 5;
-  p.finetune = Finetune{Peft::qlora, 16, kLoraQ | kLoraV, Optimizer::adamw8bit};
+  p.finetune = Finetune{Peft::qlora, 16, kLoraQ | kLoraV, 0.05, Optimizer::adamw8bit};
   return p;
 }
 }  // namespace

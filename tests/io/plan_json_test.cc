@@ -44,7 +44,7 @@ Plan unusual_plan() {
   p.param_offload = true;
   p.offload_device = OffloadDevice::nvme;
   p.activation_offload_layers = 3;
-  p.finetune = Finetune{Peft::qlora, 16, kLoraQ | kLoraV, Optimizer::adamw8bit};
+  p.finetune = Finetune{Peft::qlora, 16, kLoraQ | kLoraV, 0.1, Optimizer::adamw8bit};
   return p;
 }
 
@@ -96,6 +96,7 @@ TEST_CASE("every field plan_json writes is read back") {
   CHECK(r.peft == "qlora");
   CHECK(r.lora_rank == 16);
   CHECK(r.lora_targets == "q+v");
+  CHECK(r.lora_dropout == 0.1);
   CHECK(r.optimizer == "adamw8bit");
   CHECK_FALSE(f.inputs);
   CHECK_FALSE(f.predicted);

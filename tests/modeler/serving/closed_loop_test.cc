@@ -84,6 +84,21 @@ TEST_CASE("closed loop: SGLang pauses decoding for prefill batches, so its TPOT 
   CHECK(rv.ttft.v > 0);
 }
 
+TEST_CASE("closed loop: SGLang with mixed chunks decodes through prefill batches, like vLLM") {
+  const Loop l(16, 4, 16, 2048);
+  const ServeInputs paused = l.inputs(Engine::sglang, 64);
+  ServeInputs mixed = paused;
+  mixed.plan.mixed_chunk = true;
+  const ClosedLoopResult rp = l.run(paused);
+  const ClosedLoopResult rm = l.run(mixed);
+  const ClosedLoopResult rv = l.run(l.inputs(Engine::vllm, 64));
+  // Decodes no longer wait out the prefill steps, so a request finishes sooner after its first token.
+  CHECK(rm.tpot.v < rp.tpot.v);
+  // Same budget rule as vLLM's mixed steps (decode tokens first, then prompt chunks): the same schedule.
+  CHECK(rm.tpot.v == doctest::Approx(rv.tpot.v));
+  CHECK(rm.ttft.v == doctest::Approx(rv.ttft.v));
+}
+
 TEST_CASE("closed loop: TRT-LLM's retiring slot delays a waiting request by one iteration") {
   const Loop l(2, 1, 1, 8192);  // one slot: the second request waits for the first one's
   const ClosedLoopResult rv = l.run(l.inputs(Engine::vllm, 8));
