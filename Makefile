@@ -6,15 +6,26 @@ WERROR ?= ON
 PKGS := cmake g++ make python3 python3-yaml libcli11-dev nlohmann-json3-dev libeigen3-dev libyaml-cpp-dev doctest-dev \
         libopenmpi-dev openmpi-bin libbenchmark-dev
 
-.PHONY: deps configure build test search bench tables clean
+.PHONY: deps deps-sanitize configure build test search bench tables clean
 
-deps:
-	@missing=$$(for p in $(PKGS); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+# clang and its runtime (libFuzzer, sanitizers) for the sanitizer + fuzz stage of .ci/run (docs/fuzzing.md).
+SANITIZE_PKGS := clang libclang-rt-dev
+
+# Installs the packages of $(1) that dpkg does not list as installed.
+define install_missing
+	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  sudo=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
 	  echo "installing: $$missing"; \
 	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
 	fi
+endef
+
+deps:
+	$(call install_missing,$(PKGS))
+
+deps-sanitize:
+	$(call install_missing,$(SANITIZE_PKGS))
 
 configure:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DSHARDPLAN_WERROR=$(WERROR)

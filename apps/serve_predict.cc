@@ -100,6 +100,8 @@ class ServePredictCommand final : public Command {
         ->check(CLI::Range(0, 1000));
     sub->add_option("--max-num-tokens", max_num_tokens_, "tokens per scheduler step (default: the engine's, "
                                                          "8192; llama.cpp 512)");
+    sub->add_flag("--mixed-chunk", mixed_chunk_, "SGLang --enable-mixed-chunk: decodes ride in prefill batches "
+                                                 "(default off, SGLang's default: decoding pauses for them)");
     sub->add_option("--mem-fraction", mem_fraction_, "engine memory fraction (vLLM gpu_memory_utilization 0.9, "
                                                      "SGLang mem_fraction_static by tp, TRT-LLM 0.9)");
     sub->add_option("--offload", offload_.mode, "layer | tensor: CPU offload on one GPU (needs --host); prints the "
@@ -136,6 +138,9 @@ class ServePredictCommand final : public Command {
       plan.agg = agg_;
     }
     plan.max_num_tokens = max_num_tokens_;
+    if (mixed_chunk_ && *engine != Engine::sglang)
+      throw ConfigError("--mixed-chunk is an SGLang option; --engine is " + engine_);
+    plan.mixed_chunk = mixed_chunk_;
     const int used = plan.mode == Mode::aggregated
                          ? plan.agg.gpus() * plan.agg.workers
                          : plan.prefill.gpus() * plan.prefill.workers + plan.decode.gpus() * plan.decode.workers;
@@ -235,7 +240,7 @@ class ServePredictCommand final : public Command {
   WorkerPlan agg_;
   Workload wl_;
   OffloadRequest offload_;
-  bool json_ = false;
+  bool json_ = false, mixed_chunk_ = false;
 };
 
 }  // namespace

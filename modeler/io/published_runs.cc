@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "modeler/io/run_model_schema.h"
 #include "modeler/io/yaml_reader.h"
 #include "modeler/plan.h"
 
@@ -9,54 +10,13 @@ namespace shardplan::io {
 
 namespace {
 
-/// model.moe: routed experts, top-k, expert width, shared experts and leading dense layers (schema 1 keys).
-MoeDesc read_moe(MapReader& r, const ModelDesc& m) {
-  MoeDesc e;
-  e.experts = r.positive_int("experts");
-  e.top_k = r.positive_int("top_k");
-  e.expert_ffn_hidden = r.positive_int("expert_ffn_hidden");
-  e.shared_experts = r.opt_int("shared_experts", 0, 64).value_or(0);
-  e.dense_layers = r.opt_int("dense_layers", 0, 1 << 20).value_or(0);
-  if (e.top_k > e.experts)
-    r.fail("top_k", "top_k (" + std::to_string(e.top_k) + ") exceeds experts (" + std::to_string(e.experts) + ")");
-  if (e.dense_layers > m.layers)
-    r.fail("dense_layers", "dense_layers (" + std::to_string(e.dense_layers) + ") exceeds layers (" +
-                               std::to_string(m.layers) + ")");
-  r.finish();
-  return e;
-}
-
-/// model.mla: DeepSeek-V2/V3 latent attention dimensions (q_lora_rank 0: queries projected directly).
-MlaDesc read_mla(MapReader& r) {
-  MlaDesc a;
-  a.q_lora_rank = r.opt_int("q_lora_rank", 0, 1 << 20).value_or(0);
-  a.kv_lora_rank = r.positive_int("kv_lora_rank");
-  a.qk_nope_head_dim = r.positive_int("qk_nope_head_dim");
-  a.qk_rope_head_dim = r.positive_int("qk_rope_head_dim");
-  a.v_head_dim = r.positive_int("v_head_dim");
-  r.finish();
-  return a;
-}
-
 ModelDesc read_model(MapReader& r, int* seq_len, bool* moe) {
   ModelDesc m;
-  m.name = r.opt_string("name").value_or("");
-  m.layers = r.positive_int("layers");
-  m.hidden = r.positive_int("hidden");
+  read_run_model_shape(r, &m);
   m.ffn_hidden = r.positive_int("ffn_hidden");
-  m.heads = r.positive_int("heads");
-  m.kv_heads = r.opt_positive_int("kv_heads").value_or(m.heads);
-  const std::optional<int> head_dim = r.opt_positive_int("head_dim");
-  if (!head_dim && m.hidden < m.heads)
-    r.fail("heads", "hidden / heads (" + std::to_string(m.hidden) + " / " + std::to_string(m.heads) +
-                        ") leaves no head dimension; give head_dim");
-  m.head_dim = head_dim.value_or(m.hidden / m.heads);
-  m.vocab = r.positive_int("vocab");
   *seq_len = r.positive_int("seq_len");
-  m.gated_mlp = r.boolean("gated_mlp");
-  m.tied_embeddings = r.boolean("tied_embeddings");
-  if (auto e = r.opt_map("moe")) m.moe = read_moe(*e, m);
-  if (auto a = r.opt_map("mla")) m.mla = read_mla(*a);
+  if (auto e = r.opt_map("moe")) m.moe = read_run_model_moe(*e, m);
+  if (auto a = r.opt_map("mla")) m.mla = read_run_model_mla(*a);
   *moe = m.moe.has_value();
   // The schema does not name norm or positions: gated-MLP rows are Llama-family (RMSNorm, RoPE); the others are
   // GPT-style Megatron/MPT models with LayerNorm and learned absolute positions (Megatron's default
@@ -64,7 +24,7 @@ ModelDesc read_model(MapReader& r, int* seq_len, bool* moe) {
   m.norm = m.gated_mlp ? NormKind::rmsnorm : NormKind::layernorm;
   m.position = m.gated_mlp ? PositionKind::rope : PositionKind::learned;
   m.max_position = *seq_len;
-  if (m.heads % m.kv_heads != 0) r.fail("kv_heads", "heads (" + std::to_string(m.heads) + ") not divisible by kv_heads (" + std::to_string(m.kv_heads) + ")");
+  check_run_model_heads(r, m);
   r.finish();
   return m;
 }

@@ -1,8 +1,10 @@
 #include "modeler/io/serving_runs.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "modeler/io/model_io.h"
+#include "modeler/io/run_model_schema.h"
 #include "modeler/io/yaml_reader.h"
 #include "modeler/serving/formats.h"
 
@@ -21,41 +23,14 @@ std::string dir_of(const std::string& path) {
 
 ModelDesc read_inline_model(MapReader& r) {
   ModelDesc m;
-  m.name = r.opt_string("name").value_or("");
-  m.layers = r.positive_int("layers");
-  m.hidden = r.positive_int("hidden");
-  m.heads = r.positive_int("heads");
-  m.kv_heads = r.opt_positive_int("kv_heads").value_or(m.heads);
-  m.head_dim = r.opt_positive_int("head_dim").value_or(m.hidden / m.heads);
-  m.vocab = r.positive_int("vocab");
-  m.gated_mlp = r.boolean("gated_mlp");
-  m.tied_embeddings = r.boolean("tied_embeddings");
-  if (auto e = r.opt_map("moe")) {
-    MoeDesc d;
-    d.experts = e->positive_int("experts");
-    d.top_k = e->positive_int("top_k");
-    d.expert_ffn_hidden = e->positive_int("expert_ffn_hidden");
-    d.shared_experts = e->opt_int("shared_experts", 0, 64).value_or(0);
-    d.dense_layers = e->opt_int("dense_layers", 0, m.layers).value_or(0);
-    if (d.top_k > d.experts) e->fail("top_k", "top_k exceeds experts");
-    e->finish();
-    m.moe = d;
-  }
+  read_run_model_shape(r, &m);
+  if (auto e = r.opt_map("moe")) m.moe = read_run_model_moe(*e, m);
   // ffn_hidden is the dense MLP width: required unless every layer is an MoE layer.
   const auto ffn = r.opt_positive_int("ffn_hidden");
   if (ffn) m.ffn_hidden = *ffn;
   else if (!m.moe || m.moe->dense_layers > 0) r.fail("ffn_hidden", "required for a model with dense MLP layers");
   else m.ffn_hidden = m.moe->expert_ffn_hidden;
-  if (auto a = r.opt_map("mla")) {
-    MlaDesc d;
-    d.q_lora_rank = a->opt_int("q_lora_rank", 0, 1 << 20).value_or(0);
-    d.kv_lora_rank = a->positive_int("kv_lora_rank");
-    d.qk_nope_head_dim = a->positive_int("qk_nope_head_dim");
-    d.qk_rope_head_dim = a->positive_int("qk_rope_head_dim");
-    d.v_head_dim = a->positive_int("v_head_dim");
-    a->finish();
-    m.mla = d;
-  }
+  if (auto a = r.opt_map("mla")) m.mla = read_run_model_mla(*a);
   if (auto s = r.opt_map("sliding_window")) {
     m.sliding_window = s->positive_int("window");
     // N sliding layers then one full layer: full attention every N + 1 layers.
@@ -67,9 +42,53 @@ ModelDesc read_inline_model(MapReader& r) {
   m.norm = m.gated_mlp ? NormKind::rmsnorm : NormKind::layernorm;
   m.position = m.gated_mlp ? PositionKind::rope : PositionKind::learned;
   m.linear_bias = !m.gated_mlp;
-  if (m.heads % m.kv_heads != 0) r.fail("kv_heads", "heads not divisible by kv_heads");
+  check_run_model_heads(r, m);
   r.finish();
   return m;
+}
+
+const std::vector<std::string> kPolicyKeys = {
+    "gpu_batch_size",    "num_gpu_batches", "w_gpu_percent",   "w_cpu_percent",     "cache_gpu_percent",
+    "cache_cpu_percent", "act_gpu_percent", "act_cpu_percent", "cpu_cache_compute", "compress_weight",
+    "compress_cache",    "overlap",         "pin_weight"};
+
+// A percentage key of a FlexGen policy: required, in [0, 100].
+double policy_percent(MapReader& r, const std::string& key) {
+  const auto v = r.opt_number_in(key, 0, 100);
+  if (!v) r.fail(key, "required (a percentage in [0, 100])");
+  return *v;
+}
+
+serving::FlexgenPolicy read_flexgen_policy(MapReader& f, const ServingOffload& off) {
+  serving::FlexgenPolicy p;
+  p.gpu_batch_size = f.positive_int("gpu_batch_size");
+  p.num_gpu_batches = f.positive_int("num_gpu_batches");
+  p.w_gpu_percent = policy_percent(f, "w_gpu_percent");
+  p.w_cpu_percent = policy_percent(f, "w_cpu_percent");
+  p.cache_gpu_percent = policy_percent(f, "cache_gpu_percent");
+  p.cache_cpu_percent = policy_percent(f, "cache_cpu_percent");
+  p.act_gpu_percent = policy_percent(f, "act_gpu_percent");
+  p.act_cpu_percent = policy_percent(f, "act_cpu_percent");
+  p.cpu_cache_compute = f.boolean("cpu_cache_compute");
+  p.compress_weight = f.boolean("compress_weight");
+  p.compress_cache = f.boolean("compress_cache");
+  p.overlap = f.opt_boolean("overlap").value_or(true);        // flex_opt.py --overlap default
+  p.pin_weight = f.opt_boolean("pin_weight").value_or(true);  // flex_opt.py --pin-weight default
+  if (p.w_gpu_percent + p.w_cpu_percent > 100) f.fail("w_cpu_percent", "w_gpu_percent + w_cpu_percent exceeds 100");
+  if (p.cache_gpu_percent + p.cache_cpu_percent > 100)
+    f.fail("cache_cpu_percent", "cache_gpu_percent + cache_cpu_percent exceeds 100");
+  if (p.act_gpu_percent + p.act_cpu_percent > 100)
+    f.fail("act_cpu_percent", "act_gpu_percent + act_cpu_percent exceeds 100");
+  // The schema's older GPU-share keys must say the same thing when both are given.
+  auto same = [&](const std::optional<double>& old, double now, const char* key, const char* old_key) {
+    if (old && std::abs(*old - now) > 1e-9)
+      f.fail(key, std::string("disagrees with plan.offload.") + old_key + " (" + num(*old) + ")");
+  };
+  same(off.weights_gpu_percent, p.w_gpu_percent, "w_gpu_percent", "weights_gpu_percent");
+  same(off.kv_gpu_percent, p.cache_gpu_percent, "cache_gpu_percent", "kv_gpu_percent");
+  same(off.activations_gpu_percent, p.act_gpu_percent, "act_gpu_percent", "activations_gpu_percent");
+  f.finish();
+  return p;
 }
 
 serving::WorkerPlan read_worker(MapReader& r, bool stage) {
@@ -133,6 +152,7 @@ ServingRun read_run(const YAML::Node& node, const std::string& file) {
     run.gpu = s.string("gpu");
     run.gpus = s.positive_int("gpus");
     run.gpus_per_node = s.opt_positive_int("gpus_per_node");
+    run.machine = s.opt_string("machine").value_or("");
     if (auto h = s.opt_map("host")) {
       ServingHost host;
       host.cpu = h->opt_string("cpu").value_or("");
@@ -171,6 +191,21 @@ ServingRun read_run(const YAML::Node& node, const std::string& file) {
       off.weights_gpu_percent = o->opt_number("weights_gpu_percent");
       off.kv_gpu_percent = o->opt_number("kv_gpu_percent");
       off.activations_gpu_percent = o->opt_number("activations_gpu_percent");
+      const YAML::Node fp = o->opt_node("flexgen_policy");
+      if (fp && !fp.IsNull()) {
+        if (!fp.IsMap()) o->fail("flexgen_policy", "expected a mapping (FlexGen's policy)");
+        const std::string path = o->key_path("flexgen_policy");
+        // Unknown keys first, so a misspelled required key reads as a suggestion rather than as "missing".
+        for (const auto& kv : fp) {
+          const std::string key = kv.first.as<std::string>();
+          if (std::find(kPolicyKeys.begin(), kPolicyKeys.end(), key) != kPolicyKeys.end()) continue;
+          const std::string near = closest_match(key, kPolicyKeys);
+          throw ConfigError(where(kv.first, file) + "unknown key '" + path + "." + key + "'" +
+                            (near.empty() ? "" : ", did you mean '" + near + "'?"));
+        }
+        MapReader f(fp, file, path);
+        off.flexgen_policy = read_flexgen_policy(f, off);
+      }
       o->finish();
       run.offload = off;
     }
@@ -185,6 +220,11 @@ ServingRun read_run(const YAML::Node& node, const std::string& file) {
     run.request_rate = w.opt_positive("request_rate");
     run.context_depth = w.opt_int("context_depth", 0, 1 << 24);
     run.dataset = w.opt_string("dataset").value_or("");
+    // A FlexGen block is gpu_batch_size x num_gpu_batches sequences: the workload's batch must be that block.
+    if (run.offload && run.offload->flexgen_policy && run.batch_size &&
+        *run.batch_size != run.offload->flexgen_policy->block_size())
+      w.fail("batch_size", "is not plan.offload.flexgen_policy's gpu_batch_size x num_gpu_batches (" +
+                               std::to_string(run.offload->flexgen_policy->block_size()) + ")");
     w.finish();
   }
   {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "modeler/model_desc.h"
+#include "modeler/serving/flexgen.h"
 #include "modeler/serving/serving_types.h"
 
 namespace shardplan::io {
@@ -16,6 +17,11 @@ struct ServingOffload {
   std::optional<int> gpu_layers, n_cpu_moe;
   std::vector<std::string> tensor_overrides;
   std::optional<double> weights_gpu_percent, kv_gpu_percent, activations_gpu_percent;
+  // plan.offload.flexgen_policy: FlexGen's Policy (flex_opt.py) as the row's source ran it. Required keys:
+  // gpu_batch_size, num_gpu_batches, w_gpu_percent, w_cpu_percent, cache_gpu_percent, cache_cpu_percent,
+  // act_gpu_percent, act_cpu_percent, cpu_cache_compute, compress_weight, compress_cache; optional: overlap and
+  // pin_weight (FlexGen's defaults, true). Checked against the *_gpu_percent keys above and workload.batch_size.
+  std::optional<serving::FlexgenPolicy> flexgen_policy;
 };
 
 struct ServingHost {
@@ -37,6 +43,7 @@ struct ServingRun {
   int gpus = 1;
   std::optional<int> gpus_per_node;
   std::optional<ServingHost> host;
+  std::string machine;  // system.machine: an offload-machine profile (hwprofiles/machines/); "" when absent
   serving::Mode mode = serving::Mode::aggregated;
   serving::WorkerPlan agg, prefill, decode;  // agg.batch = plan.max_batch
   std::optional<ServingOffload> offload;

@@ -1,11 +1,14 @@
 #include "modeler/io/serving_validation.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
+#include "modeler/io/flexgen_validation.h"
 #include "modeler/io/system_io.h"
 #include "modeler/io/validation_run.h"
 #include "modeler/problems.h"
+#include "modeler/serving/engine_memory.h"
 #include "modeler/serving/offload.h"
 
 namespace shardplan::io {
@@ -32,7 +35,8 @@ double kv_bytes_for(const ServingRun& r, std::vector<std::string>* assumed) {
 }
 
 std::string family_of(const ServingRun& r) {
-  if (r.engine == "flexgen" || r.engine == "hf-accelerate") return "flexgen";
+  if (r.engine == "flexgen") return "flexgen";
+  if (r.engine == "hf-accelerate") return "hf-accelerate offload";
   if (r.engine == "llama.cpp" || r.engine == "ik_llama.cpp") {
     if (!r.offload) return "llama.cpp full-GPU";
     const auto& o = *r.offload;
@@ -131,8 +135,12 @@ ServeRowResult predict_row(const ServingRun& r, std::map<std::string, GpuProfile
     out.skip_reason = std::move(why);
     return out;
   };
-  if (out.family == "flexgen")
-    return skip("FlexGen / Accelerate offload rows need FlexGen's zig-zag block schedule; not modelled yet");
+  if (out.family == "flexgen") {
+    predict_flexgen_row(r, &out);
+    return out;
+  }
+  if (out.family == "hf-accelerate offload")
+    return skip("HF Accelerate offload: its row-by-row schedule and pageable copies are not modelled");
   if (out.family != "llama.cpp offload" && (!r.input_len || !r.output_len))
     return skip("variable-length dataset (" + r.dataset + ") without lengths");
   if (!r.concurrency && !r.batch_size) return skip("neither concurrency nor batch_size stated");
@@ -152,8 +160,22 @@ ServeRowResult predict_row(const ServingRun& r, std::map<std::string, GpuProfile
         out.error_pct[k] = 100.0 * (*out.predicted[k] - *out.measured[k]) / *out.measured[k];
     return out;
   }
+  const bool aic = r.source.find("AIConfigurator") != std::string::npos;
+  serving::WorkerPlan agg = r.agg;
   StandardSystemOptions so;
   so.gpus = r.gpus;
+  // AIConfigurator benchmarks an aggregated deployment at concurrency agg_workers x max_batch_size
+  // (generator/rule_plugin/*.rule: BenchConfig.estimated_concurrency); its CSV gives one worker's shape, not the
+  // worker count. A row whose concurrency exceeds one worker's slots ran that many workers.
+  if (aic && r.mode == serving::Mode::aggregated && r.concurrency && agg.batch) {
+    const int slots = *agg.batch * agg.attention_dp;
+    const int need = (*r.concurrency + slots - 1) / slots;
+    if (need > agg.workers) {
+      agg.workers = need;
+      so.gpus = std::max(so.gpus, need * agg.gpus());
+      out.assumed.push_back(std::to_string(need) + " workers (concurrency / max_batch, AIConfigurator's rule)");
+    }
+  }
   if (r.gpus_per_node) {
     so.gpus_per_node = *r.gpus_per_node;
     // A disaggregated deployment's prefill and decode workers need not fill their last node (AIConfigurator's
@@ -179,9 +201,28 @@ ServeRowResult predict_row(const ServingRun& r, std::map<std::string, GpuProfile
   in.system = &sys;
   in.engine = *serving::parse_engine(r.engine);
   in.plan.mode = r.mode;
-  in.plan.agg = r.agg;
+  in.plan.agg = agg;
   in.plan.prefill = r.prefill;
   in.plan.decode = r.decode;
+  // Only rows whose notes name the container image or the deployment database dump were deployed by
+  // AIConfigurator's generator; the older per-version sweeps (h100_sxm/trtllm/1.0.0rc3/..., no image) ran with
+  // settings the CSV does not give, so they keep the engines' defaults.
+  if (aic && (r.notes.find("image=") != std::string::npos || r.notes.find("db-dump") != std::string::npos)) {
+    // The engine limits AIConfigurator's generator writes for its benchmark deployments
+    // (src/aiconfigurator/generator/rule_plugin/benchmark/{trtllm,vllm,sglang}.rule at 095f58a51): the prefill
+    // token budget is max_batch + isl + 1500 aggregated (TRT-LLM rounds it up to 32-token blocks), isl + 1500
+    // on a prefill worker; SGLang's is max_prefill_tokens = isl + 1500 (capped by chunked_prefill_size) with
+    // enable_mixed_chunk on for aggregated workers.
+    const int isl = *r.input_len;
+    const bool disagg = r.mode == serving::Mode::disaggregated;
+    const int mb = disagg ? 0 : agg.batch.value_or(0);
+    int t = isl + 1500 + (in.engine == Engine::sglang ? 0 : mb);
+    if (in.engine == Engine::trtllm) t = (t + 31) / 32 * 32;
+    if (in.engine == Engine::sglang) t = std::min(t, serving::default_max_num_tokens(in.engine));
+    in.plan.max_num_tokens = t;
+    in.plan.mixed_chunk = in.engine == Engine::sglang && !disagg;
+    out.assumed.push_back("max_num_tokens " + std::to_string(t) + (in.plan.mixed_chunk ? ", mixed chunk" : ""));
+  }
   in.workload.input_len = *r.input_len;
   in.workload.output_len = *r.output_len;
   in.workload.context_depth = r.context_depth.value_or(0);

@@ -116,14 +116,17 @@ struct Sim {
       bool run_decode = true;
       double budget = o.budget;
       const bool can_admit = !waiting.empty() && running < slots();
-      if (in.engine == Engine::sglang) {
+      const bool pausing = in.engine == Engine::sglang && !in.plan.mixed_chunk;
+      if (pausing) {
         if (!prefilling.empty() || can_admit) {
           run_decode = false;  // a prefill batch; decoding waits
         }
       } else {
+        // Mixed steps: the decode tokens take their share of the budget first (vLLM's token budget, TRT-LLM's
+        // max_num_tokens, SGLang's PrefillAdder with mixed_with_decode_tokens = the running batch size).
         budget -= decoding + wasted;
       }
-      if (!run_decode || in.engine != Engine::sglang) {
+      if (!run_decode || !pausing) {
         if (in.engine == Engine::trtllm) {
           // Whole prompts while they fit; a prompt longer than the whole budget runs alone, chunked.
           for (int i : prefilling) {

@@ -44,6 +44,9 @@ struct ServingPlan {
   /// Prefill tokens one scheduler step takes (vLLM max_num_batched_tokens, SGLang chunked_prefill_size,
   /// TRT-LLM max_num_tokens). 0: the engine default (engine_memory.h).
   int max_num_tokens = 0;
+  /// SGLang --enable-mixed-chunk: a prefill batch also carries the running batch's decode tokens, instead of
+  /// pausing decoding for that step (SGLang's default is off; AIConfigurator's generated agg configs turn it on).
+  bool mixed_chunk = false;
 };
 
 /// A fixed-length closed-loop workload (every request has input_len prompt and output_len generated tokens),

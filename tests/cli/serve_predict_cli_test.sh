@@ -26,6 +26,14 @@ expect 0 "-ngl" -- "$BIN" serve predict --model gpt-oss-120b --gpu rtx-4090 --en
   python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["decode"]["gain"] >= 1 and j["prefill"]["gain"] >= 1' \
   && echo "ok: offload --json gains >= 1" || { echo "FAIL: offload --json"; fails=$((fails + 1)); }
 
+# SGLang mixed chunks: decodes ride in the prefill batches instead of pausing, so the simulated schedule changes.
+lat() { "$BIN" serve predict --model llama-3-8b --gpu h100-sxm5-80gb --engine sglang --concurrency 32 --rounds 4 "$@" \
+  --json | python3 -c 'import json,sys; l=json.load(sys.stdin)["latency"]; print(l["ttft_s"], l["tpot_s"])'; }
+paused=$(lat)
+mixed=$(lat --mixed-chunk)
+[ -n "$paused" ] && [ -n "$mixed" ] && [ "$paused" != "$mixed" ] \
+  && echo "ok: --mixed-chunk changes SGLang's schedule" || { echo "FAIL: --mixed-chunk ($mixed vs $paused)"; fails=$((fails + 1)); }
+
 # serve search: ranked plans, rejections, engine arguments.
 expect 0 "trtllm-serve llama-3-70b --tp_size" -- "$BIN" serve search --model llama-3-70b --gpu h200-sxm-141gb --gpus 32 \
   --engine trtllm --weights fp8 --kv fp8 --input-len 2048 --output-len 512 --tpot-ms 30 --ttft-ms 1000
@@ -45,5 +53,6 @@ expect 2 "--prefill and --decode go together" -- "$BIN" serve predict --model ll
 expect 2 "unknown key 'tpp'" -- "$BIN" serve predict --model llama-3-8b --gpu h100-sxm5-80gb --prefill tpp=1 --decode tp=1
 expect 2 "no room for a KV cache" -- "$BIN" serve predict --model llama-3-70b --gpu rtx-4090
 expect 2 "needs --host" -- "$BIN" serve predict --model llama-3-8b --gpu rtx-4090 --offload tensor
+expect 2 "--mixed-chunk is an SGLang option" -- "$BIN" serve predict --model llama-3-8b --gpu h100-sxm5-80gb --mixed-chunk
 expect 2 "expected layer or tensor" -- "$BIN" serve predict --model llama-3-8b --gpu rtx-4090 --offload all --host desktop-ddr5-5600-2ch-pcie4
 finish

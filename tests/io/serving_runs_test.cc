@@ -75,3 +75,58 @@ TEST_CASE("an unknown precision and a throughput without its scope are errors") 
   CHECK_THROWS_WITH_AS(io::parse_serving_runs(scope, "runs.yaml"), doctest::Contains("throughput_scope"),
                        ConfigError);
 }
+
+namespace {
+// kRow with a FlexGen policy, block 48 x 3 = 144, on a named offload machine.
+std::string flexgen_row(const std::string& policy_extra = "", const std::string& batch = "144") {
+  std::string t = kRow;
+  t.replace(t.find("{gpu: h100-sxm5-80gb, gpus: 2, gpus_per_node: 8, host: null}"), 60,
+            "{gpu: t4, gpus: 1, gpus_per_node: 1, machine: gcp-n1-highmem-32-t4, host: null}");
+  t.replace(t.find("offload: null}"), 14,
+            "offload: {weights_gpu_percent: 20.0, kv_gpu_percent: 0.0, activations_gpu_percent: 0.0,\n"
+            "    flexgen_policy: {gpu_batch_size: 48, num_gpu_batches: 3, w_gpu_percent: 20, w_cpu_percent: 80,\n"
+            "      cache_gpu_percent: 0, cache_cpu_percent: 100, act_gpu_percent: 0, act_cpu_percent: 100,\n"
+            "      cpu_cache_compute: true, compress_weight: false, compress_cache: false" +
+                policy_extra + "}}}");
+  t.replace(t.find("concurrency: 8, batch_size: null"), 32, "concurrency: null, batch_size: " + batch);
+  return t;
+}
+}  // namespace
+
+TEST_CASE("a FlexGen row reads its policy, with FlexGen's defaults for overlap and pin_weight") {
+  const auto runs = io::parse_serving_runs(flexgen_row(), "runs.yaml");
+  REQUIRE(runs[0].offload);
+  REQUIRE(runs[0].offload->flexgen_policy);
+  const serving::FlexgenPolicy& p = *runs[0].offload->flexgen_policy;
+  CHECK(p.block_size() == 144);
+  CHECK(p.w_cpu_percent == 80);
+  CHECK(p.cpu_cache_compute);
+  CHECK(p.overlap);
+  CHECK(p.pin_weight);
+  CHECK(runs[0].machine == "gcp-n1-highmem-32-t4");
+  const auto off = io::parse_serving_runs(flexgen_row(", overlap: false, pin_weight: false"), "runs.yaml");
+  CHECK_FALSE(off[0].offload->flexgen_policy->overlap);
+  CHECK_FALSE(off[0].offload->flexgen_policy->pin_weight);
+}
+
+TEST_CASE("FlexGen policy errors name the file, line and key") {
+  std::string missing = flexgen_row();
+  missing.replace(missing.find("cpu_cache_compute: true, "), 25, "");
+  CHECK_THROWS_WITH_AS(io::parse_serving_runs(missing, "runs.yaml"),
+                       doctest::Contains("row1.plan.offload.flexgen_policy.cpu_cache_compute"), ConfigError);
+  std::string range = flexgen_row();
+  range.replace(range.find("w_cpu_percent: 80"), 17, "w_cpu_percent: 180");
+  CHECK_THROWS_WITH_AS(io::parse_serving_runs(range, "runs.yaml"), doctest::Contains("runs.yaml:"), ConfigError);
+  std::string sum = flexgen_row();
+  sum.replace(sum.find("w_cpu_percent: 80"), 17, "w_cpu_percent: 90");
+  CHECK_THROWS_WITH_AS(io::parse_serving_runs(sum, "runs.yaml"), doctest::Contains("exceeds 100"), ConfigError);
+  std::string disagree = flexgen_row();
+  disagree.replace(disagree.find("weights_gpu_percent: 20.0"), 25, "weights_gpu_percent: 30.0");
+  CHECK_THROWS_WITH_AS(io::parse_serving_runs(disagree, "runs.yaml"), doctest::Contains("weights_gpu_percent"),
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(io::parse_serving_runs(flexgen_row("", "100"), "runs.yaml"),
+                       doctest::Contains("row1.workload.batch_size"), ConfigError);
+  std::string typo = flexgen_row();
+  typo.replace(typo.find("compress_cache"), 14, "compres_cache");
+  CHECK_THROWS_WITH_AS(io::parse_serving_runs(typo, "runs.yaml"), doctest::Contains("did you mean"), ConfigError);
+}

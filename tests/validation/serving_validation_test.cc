@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
@@ -31,14 +32,14 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // Measured at commit time (serve validate --runs tests/validation/serving/serving_runs.yaml), with the
   // AIConfigurator rows simulated as their closed-loop benchmark ran (closed_loop.h), decode attention at the
   // measured rate (decode_attention_table.cc), decode-sized MoE layers at the measured MoE-layer rate
-  // (moe_table.cc), disaggregated runs on whole nodes, and the llama.cpp offload rows evaluated from their flags:
-  // TPOT 21.8% over 1299, TTFT 135.2% over 1305 (16 rows whose concurrency exceeds
-  // max_batch x attention_dp x workers contribute most of it), decode 38.0% over 16 (llama.cpp full-GPU 14.4%
-  // over 9, offload 68.3% over 7).
+  // (moe_table.cc), disaggregated runs on whole nodes, aggregated rows run on concurrency / max_batch workers and
+  // the generator-deployed rows with AIConfigurator's token budgets (serving_validation.cc), and the llama.cpp
+  // offload rows evaluated from their flags: TPOT 21.8% over 1299, TTFT 58.9% over 1305 (135.2% before the
+  // worker count), decode 38.0% over 16 (llama.cpp full-GPU 14.4% over 9, offload 68.3% over 7).
   CHECK(o[1].runs >= 1290);
   CHECK(o[1].mape <= 22.0);
   CHECK(o[0].runs >= 1300);
-  CHECK(o[0].mape <= 135.5);
+  CHECK(o[0].mape <= 59.5);
   CHECK(o[2].runs >= 16);
   CHECK(o[2].mape <= 38.5);
   const auto& full = rep.by_family.at("llama.cpp full-GPU");
@@ -50,9 +51,27 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // The TRT-LLM dense aggregated rows, the best-covered family, stay within their measured error.
   const auto& trt = rep.by_engine.at("trtllm");
   CHECK(trt[1].mape <= 18.2);
-  // vLLM and SGLang TTFT after the closed-loop simulation (56.2% and 65.3% at commit time).
+  // TTFT per engine (vLLM 56.2%, SGLang 72.0%, TRT-LLM 52.7% at commit time; SGLang's was 65.3% before its
+  // generator-deployed rows ran with max_prefill_tokens = isl + 1500 and mixed chunks).
   CHECK(rep.by_engine.at("vllm")[0].mape <= 56.5);
-  CHECK(rep.by_engine.at("sglang")[0].mape <= 65.5);
+  CHECK(rep.by_engine.at("sglang")[0].mape <= 72.5);
+  CHECK(trt[0].mape <= 53.0);
+  // AIConfigurator's rows give one worker's shape; its benchmark runs concurrency = workers x max_batch. The
+  // Qwen3-32B NVFP4 run at concurrency 416 with max_batch 13 ran on 32 workers: without them its 416 clients
+  // queue on one worker and the predicted TTFT is 260x the measured 0.72 s.
+  bool found = false;
+  for (const io::ServeRowResult& row : rep.rows) {
+    if (row.run->id != std::string("aic_nvidia_qwen3_32b_nvfp4_nvidia_qwen3_32b_nvfp4_b200_sxm_trtllm_agg_") +
+                            "15000x500_c416_tp2_0_epnone_2")
+      continue;
+    found = true;
+    REQUIRE_FALSE(row.skipped);
+    CHECK(std::find(row.assumed.begin(), row.assumed.end(),
+                    "32 workers (concurrency / max_batch, AIConfigurator's rule)") != row.assumed.end());
+    REQUIRE(row.error_pct[0]);
+    CHECK(std::abs(*row.error_pct[0]) < 60.0);
+  }
+  CHECK(found);
 }
 
 TEST_CASE("offload: tensor placement is never slower than the best -ngl split, every offload row x 8/12/16/24 GB") {
@@ -101,4 +120,16 @@ TEST_CASE("offload: tensor placement is never slower than the best -ngl split, e
     }
   }
   CHECK(rows >= 20);
+}
+
+TEST_CASE("serve validate, FlexGen rows: throughput and decode errors at or below the measured figures") {
+  const auto runs = io::load_serving_runs(runs_path());
+  const io::ServeValidationReport rep = io::run_serve_validation(runs);
+  // Measured at commit time (modeler/serving/flexgen.cc on hwprofiles/machines/gcp-n1-highmem-32-t4.yaml):
+  // throughput 25.7% over 6 rows, decode 12.1% over 3; the RTX 3090 row states no policy and is skipped.
+  const auto& fg = rep.by_family.at("flexgen");
+  CHECK(fg[4].runs == 6);
+  CHECK(fg[4].mape <= 26.0);
+  CHECK(fg[2].runs == 3);
+  CHECK(fg[2].mape <= 12.5);
 }

@@ -89,6 +89,31 @@ TEST_CASE("closed loop: SGLang pauses decoding for prefill batches, so its TPOT 
   CHECK(rv.ttft.v > 0);
 }
 
+TEST_CASE("closed loop: SGLang with mixed chunks decodes through prefill batches, like vLLM") {
+  const System sys = test::round_system();
+  const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
+  WorkerPlan w;
+  ClosedLoopOptions o;
+  o.clients = 16;
+  o.rounds = 4;
+  o.slots = 16;
+  o.budget = 2048;
+  ServeInputs paused = inputs(sm, sys, Engine::sglang);
+  paused.workload.output_len = 64;
+  ServeInputs mixed = paused;
+  mixed.plan.mixed_chunk = true;
+  ServeInputs v = paused;
+  v.engine = Engine::vllm;
+  const ClosedLoopResult rp = simulate_closed_loop(paused, w, o);
+  const ClosedLoopResult rm = simulate_closed_loop(mixed, w, o);
+  const ClosedLoopResult rv = simulate_closed_loop(v, w, o);
+  // Decodes no longer wait out the prefill steps, so a request finishes sooner after its first token.
+  CHECK(rm.tpot.v < rp.tpot.v);
+  // Same budget rule as vLLM's mixed steps (decode tokens first, then prompt chunks): the same schedule.
+  CHECK(rm.tpot.v == doctest::Approx(rv.tpot.v));
+  CHECK(rm.ttft.v == doctest::Approx(rv.ttft.v));
+}
+
 TEST_CASE("closed loop: TRT-LLM's retiring slot delays a waiting request by one iteration") {
   const System sys = test::round_system();
   const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});

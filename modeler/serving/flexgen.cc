@@ -1,0 +1,285 @@
+#include "modeler/serving/flexgen.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "modeler/problems.h"
+
+namespace shardplan::serving {
+
+namespace {
+
+// Bytes per value as FlexGen stores it. fp16 everywhere (OPT in FlexGen is fp16). The 4-bit group-wise format
+// (flexgen/compression.py, TorchCompressedDevice.allocate: group 64, two 4-bit values per byte plus an fp16
+// scale and an fp16 minimum per group) is 32 + 4 bytes per 64 values.
+constexpr double kFp16 = 2.0;
+constexpr double kCompressed = 36.0 / 64.0;
+// Device-memory traffic per value decompressed on the GPU (compression.py decompress: right-shift and and-mask
+// of the packed bytes into temporaries and then into the fp16 output, 3.5 bytes per value in all; div_ by the
+// scale and add_ of the minimum, each a read and a write of fp16: 8). Counted from the code, not measured.
+constexpr double kDecompressTraffic = 11.5;
+// Per value compressed on the GPU (compression.py compress: min and max reductions, subtract, scale, clamp and
+// round in place, the uint8 cast and the nibble packing): about a dozen fp16 passes, 25 bytes counted.
+constexpr double kCompressTraffic = 25.0;
+// CPU attention over a CPU-resident fp16 cache (flex_opt.py load_cache path 1, pytorch_backend.py mha_gen): the
+// cache is copied into an fp32 workspace (read 2, write 4, plus 4 of read-for-ownership: ordinary x86 stores
+// fetch the line first, Intel 64 and IA-32 Optimization Reference Manual, non-temporal stores), then both
+// torch.bmm calls read the fp32 copy (4). 14 bytes of DRAM traffic per cached value.
+constexpr double kCpuAttentionCachedTraffic = 14.0;
+// Cache on disk with CPU attention: the disk copy threads fill the fp32 workspace; the CPU then reads it (4).
+constexpr double kCpuAttentionDiskTraffic = 4.0;
+// Prefill attention scores (pytorch_backend.py mha): bmm writes fp16 scores (2), torch.where reads and writes
+// them (4), softmax reads and writes (4), the second bmm reads them (2).
+constexpr double kScoreTraffic = 12.0;
+// OPT's learned position table has max_position_embeddings + 2 rows (HF OPTLearnedPositionalEmbedding offset).
+constexpr int kOptDefaultPositions = 2048;
+
+enum class Kind { embed_in, attention, mlp, embed_out };
+
+struct SubLayer {
+  Kind kind;
+  double params;  // values stored for this layer's weights
+};
+
+// The time each resource is busy during one (sub-layer, GPU batch) step.
+struct Busy {
+  double compute = 0;  // GPU kernels and CPU attention (the CPU part blocks the launching thread)
+  double h2d = 0, d2h = 0, disk_read = 0, disk_write = 0;
+  Busy& operator+=(const Busy& o) {
+    compute += o.compute, h2d += o.h2d, d2h += o.d2h, disk_read += o.disk_read, disk_write += o.disk_write;
+    return *this;
+  }
+  double longest() const { return std::max({compute, h2d, d2h, disk_read, disk_write}); }
+  double sum() const { return compute + h2d + d2h + disk_read + disk_write; }
+};
+
+void check_percent(double p, const char* key) {
+  if (!(p >= 0 && p <= 100)) throw ConfigError(std::string("flexgen policy: ") + key + " must be in [0, 100]");
+}
+
+void check_pair(double gpu, double cpu, const char* what) {
+  if (gpu + cpu > 100 + 1e-9)
+    throw ConfigError(std::string("flexgen policy: ") + what + " GPU + CPU percent exceeds 100 (" + num(gpu + cpu) +
+                      ")");
+}
+
+void validate(const FlexgenPolicy& p, const FlexgenWorkload& w) {
+  if (p.gpu_batch_size < 1) throw ConfigError("flexgen policy: gpu_batch_size must be at least 1");
+  if (p.num_gpu_batches < 1) throw ConfigError("flexgen policy: num_gpu_batches must be at least 1");
+  check_percent(p.w_gpu_percent, "w_gpu_percent");
+  check_percent(p.w_cpu_percent, "w_cpu_percent");
+  check_percent(p.cache_gpu_percent, "cache_gpu_percent");
+  check_percent(p.cache_cpu_percent, "cache_cpu_percent");
+  check_percent(p.act_gpu_percent, "act_gpu_percent");
+  check_percent(p.act_cpu_percent, "act_cpu_percent");
+  check_pair(p.w_gpu_percent, p.w_cpu_percent, "weights");
+  check_pair(p.cache_gpu_percent, p.cache_cpu_percent, "cache");
+  check_pair(p.act_gpu_percent, p.act_cpu_percent, "activations");
+  // flex_opt.py init_cache_one_gpu_batch asserts a compressed cache is not split over devices.
+  if (p.compress_cache && p.cache_gpu_percent != 100 && p.cache_cpu_percent != 100 &&
+      p.cache_gpu_percent + p.cache_cpu_percent != 0)
+    throw ConfigError("flexgen policy: compress_cache needs the whole cache on one device (FlexGen asserts it)");
+  if (w.prompt_len < 1 || w.gen_len < 1) throw ConfigError("flexgen workload: prompt and generation lengths >= 1");
+}
+
+std::vector<SubLayer> sub_layers(const ModelDesc& m) {
+  const double h = m.hidden, f = m.ffn_hidden;
+  const int positions = m.max_position > 0 ? m.max_position : kOptDefaultPositions;
+  std::vector<SubLayer> out;
+  out.push_back({Kind::embed_in, (m.vocab + positions + 2.0) * h});
+  for (int i = 0; i < m.layers; ++i) {
+    // q, k, v, out projections with biases, and the pre-attention LayerNorm (flex_opt.py SelfAttention).
+    out.push_back({Kind::attention, 4 * h * h + 4 * h + 2 * h});
+    // fc1, fc2 with biases and the pre-MLP LayerNorm (flex_opt.py MLP).
+    out.push_back({Kind::mlp, 2 * h * f + f + h + 2 * h});
+  }
+  // The final LayerNorm and FlexGen's own copy of the token embedding for the logits (OutputEmbed).
+  out.push_back({Kind::embed_out, m.vocab * h + 2 * h});
+  return out;
+}
+
+struct Ctx {
+  const ModelDesc& m;
+  const FlexgenPolicy& p;
+  const FlexgenMachine& hw;
+  double prompt = 0;
+  double w_bytes = kFp16, c_bytes = kFp16;  // per value as stored
+  double wg = 0, wc = 0, wd = 0, cg = 0, cc = 0, cd = 0, ag = 0, ad = 0;
+  double pcie_weights = 0;              // bytes/s of CPU-resident weights to the GPU
+  double cache_h2d = 0, cache_d2h = 0;  // bytes/s of the CPU-resident cache (never pinned) to and from the GPU
+};
+
+// GPU time of a linear layer: the larger of its math at the sustained GEMM rate and one read of its fp16 weights.
+double linear(const Ctx& c, double tokens, double params) {
+  return std::max(2 * tokens * params / c.hw.gpu_gemm.v, kFp16 * params / c.hw.gpu_memory_bw.v);
+}
+
+// Own work of one GPU batch in sub-layer `l` at token index i (0 = prefill; context = prompt + i otherwise).
+Busy own_work(const Ctx& c, const SubLayer& l, int i) {
+  Busy b;
+  const double gbs = c.p.gpu_batch_size, h = c.m.hidden;
+  const bool prefill = i == 0;
+  const double tokens = gbs * (prefill ? c.prompt : 1);
+  const double mem = c.hw.gpu_memory_bw.v;
+  if (c.p.compress_weight) b.compute += kDecompressTraffic * l.params / mem;  // decompressed for every GPU batch
+  switch (l.kind) {
+    case Kind::embed_in:
+      break;  // a gather: no math worth timing
+    case Kind::embed_out:
+      // Prefill computes logits for every prompt position (pytorch_backend.py opt_output_embed).
+      b.compute += linear(c, tokens, c.m.vocab * h);
+      break;
+    case Kind::mlp:
+      b.compute += linear(c, tokens, l.params);
+      break;
+    case Kind::attention: {
+      b.compute += linear(c, tokens, 4 * h * h);
+      if (prefill) {
+        const double s = c.prompt;
+        b.compute += 4 * gbs * s * s * h / c.hw.gpu_gemm.v + kScoreTraffic * gbs * c.m.heads * s * s / mem;
+        if (c.p.compress_cache) b.compute += kCompressTraffic * 2 * gbs * s * h / mem;
+      } else {
+        const double values = 2 * gbs * (c.prompt + i) * h;                       // K and V over the context
+        const bool cpu_attention = c.p.cpu_cache_compute && !c.p.compress_cache;  // load_cache path 0 if compressed
+        if (cpu_attention) {
+          b.compute += c.cg * values * kFp16 / mem;
+          b.compute +=
+              (c.cc * kCpuAttentionCachedTraffic + c.cd * kCpuAttentionDiskTraffic) * values / c.hw.host_memory_bw.v;
+          b.disk_read += c.cd * values * kFp16 / c.hw.disk_read.v;
+        } else {
+          // Non-GPU shares are copied to the GPU (disk ones through the disk threads), then attention reads fp16.
+          b.h2d += c.cc * values * c.c_bytes / c.cache_h2d + c.cd * values * c.c_bytes / c.hw.pcie_h2d.v;
+          b.disk_read += c.cd * values * c.c_bytes / c.hw.disk_read.v;
+          if (c.p.compress_cache) b.compute += kDecompressTraffic * values / mem;
+          b.compute += values * kFp16 / mem;
+        }
+      }
+      // The new tokens' K and V go to the cache's homes (store_cache).
+      const double fresh = 2 * gbs * (prefill ? c.prompt : 1) * h * c.c_bytes;
+      b.d2h += c.cc * fresh / c.cache_d2h + c.cd * fresh / c.hw.pcie_d2h.v;
+      b.disk_write += c.cd * fresh / c.hw.disk_write.v;
+      break;
+    }
+  }
+  // The hidden state leaves for its home after the layer and comes back before the next (store/load_hidden).
+  const double hidden = tokens * h * kFp16;
+  b.d2h += (1 - c.ag) * hidden / c.hw.pcie_d2h.v;
+  b.h2d += (1 - c.ag) * hidden / c.hw.pcie_h2d.v;
+  b.disk_write += c.ad * hidden / c.hw.disk_write.v;
+  b.disk_read += c.ad * hidden / c.hw.disk_read.v;
+  return b;
+}
+
+// Loading one sub-layer's weights to the GPU (load_weight at k == 0).
+Busy weight_load(const Ctx& c, const SubLayer& l) {
+  Busy b;
+  const double bytes = l.params * c.w_bytes;
+  b.h2d = (c.wc * bytes) / c.pcie_weights + (c.wd * bytes) / c.hw.pcie_h2d.v;
+  b.disk_read = c.wd * bytes / c.hw.disk_read.v;
+  return b;
+}
+
+// One token of the whole block through every sub-layer, as generation_loop_overlap_multi_batch orders it: the
+// step of (layer j, batch k) runs batch k's work while the next sub-layer's weights (at k == 0) and the next
+// step's inputs load and the previous step's outputs store; each step ends in a sync, so it lasts as long as its
+// busiest resource. Without overlap (generation_loop_normal) everything adds up.
+double token_time(const Ctx& c, const std::vector<SubLayer>& ls, int i) {
+  const int nb = c.p.num_gpu_batches;
+  const int n = static_cast<int>(ls.size());
+  std::vector<Busy> own(n), wl(n);
+  for (int j = 0; j < n; ++j) own[j] = own_work(c, ls[j], i), wl[j] = weight_load(c, ls[j]);
+  double total = 0;
+  for (int j = 0; j < n; ++j) {
+    for (int k = 0; k < nb; ++k) {
+      if (!c.p.overlap) {
+        total += own[j].sum() + (k == 0 ? wl[j].sum() : 0);
+        continue;
+      }
+      // Compute of this step; loads (h2d, disk reads) belong to the next step's batch, stores to the previous
+      // one's: in the steady state each step carries one batch's worth of each, plus the next layer's weights.
+      Busy step = own[j];
+      if (k == 0) step += wl[(j + 1) % n];
+      total += step.longest();
+    }
+  }
+  return total;
+}
+
+// Decode tokens 1..gen_len-1. A token's time is a maximum of terms linear in its context, so it is convex and
+// piecewise linear in i: long generations are summed from at most kSamples evaluated tokens by the trapezoid rule
+// (exact where the time is linear between samples), so a row asking for millions of tokens cannot hang.
+double decode_time(const Ctx& c, const std::vector<SubLayer>& ls, int gen_len) {
+  constexpr int kSamples = 256;
+  const int n = gen_len - 1;  // tokens to sum
+  if (n <= 0) return 0;
+  double sum = 0;
+  if (n <= kSamples) {
+    for (int i = 1; i <= n; ++i) sum += token_time(c, ls, i);
+    return sum;
+  }
+  double prev_t = token_time(c, ls, 1), first = prev_t;
+  int prev_i = 1;
+  for (int k = 1; k < kSamples; ++k) {
+    const int i = 1 + static_cast<int>(std::lround(static_cast<double>(k) * (n - 1) / (kSamples - 1)));
+    const double t = token_time(c, ls, i);
+    sum += 0.5 * (prev_t + t) * (i - prev_i);
+    prev_t = t, prev_i = i;
+  }
+  return sum + 0.5 * (first + prev_t);
+}
+
+}  // namespace
+
+FlexgenPrediction flexgen_predict(const ModelDesc& model, const FlexgenPolicy& policy, const FlexgenMachine& hw,
+                                  const FlexgenWorkload& work) {
+  validate(policy, work);
+  Ctx c{model, policy, hw};
+  c.prompt = work.prompt_len;
+  c.w_bytes = policy.compress_weight ? kCompressed : kFp16;
+  c.c_bytes = policy.compress_cache ? kCompressed : kFp16;
+  c.wg = policy.w_gpu_percent / 100, c.wc = policy.w_cpu_percent / 100, c.wd = std::max(0.0, 1 - c.wg - c.wc);
+  c.cg = policy.cache_gpu_percent / 100, c.cc = policy.cache_cpu_percent / 100;
+  c.cd = std::max(0.0, 1 - c.cg - c.cc);
+  c.ag = policy.act_gpu_percent / 100;
+  c.ad = std::max(0.0, 1 - c.ag - policy.act_cpu_percent / 100);
+  // Pageable CPU weights (pin_weight false) are staged through a pinned buffer by the driver (CUDA C++
+  // Programming Guide, "Page-Locked Host Memory"): a host copy (read and write at DRAM bandwidth) in series with
+  // the DMA. The CPU cache is always pageable: FlexGen allocates it with pin_memory = False ("high memory
+  // overhead", pytorch_backend.py and compression.py init_cache_one_gpu_batch).
+  auto pageable = [&](BytesPerSec link) { return 1.0 / (1.0 / link.v + 2.0 / hw.host_memory_bw.v); };
+  c.pcie_weights = policy.pin_weight ? hw.pcie_h2d.v : pageable(hw.pcie_h2d);
+  c.cache_h2d = pageable(hw.pcie_h2d);
+  c.cache_d2h = pageable(hw.pcie_d2h);
+
+  const auto ls = sub_layers(model);
+  FlexgenPrediction out;
+  // Homes: weights by share; the cache holds prompt + gen_len - 1 positions per sequence (init_cache_one_gpu_batch).
+  double weights = 0, largest = 0;
+  for (const SubLayer& l : ls) weights += l.params, largest = std::max(largest, l.params);
+  const double block = policy.block_size();
+  const double cache = 2.0 * model.layers * block * (work.prompt_len + work.gen_len - 1) * model.hidden * c.c_bytes;
+  out.gpu_home = Bytes(c.wg * weights * c.w_bytes + c.cg * cache);
+  out.cpu_home = Bytes(c.wc * weights * c.w_bytes + c.cc * cache);
+  out.disk_home = Bytes(c.wd * weights * c.w_bytes + c.cd * cache);
+  // On the GPU besides the homes: the double-buffered fp16 weights of the layer computing and the one loading.
+  const Bytes gpu_need = out.gpu_home + Bytes(2 * largest * kFp16);
+  if (gpu_need > hw.gpu_memory)
+    throw Infeasible("flexgen: GPU needs " + num(to_GiB(gpu_need), "%.1f") + " GiB (homes + two layers' weights), " +
+                     hw.name + " has " + num(to_GiB(hw.gpu_memory), "%.1f"));
+  if (out.cpu_home > hw.host_memory)
+    throw Infeasible("flexgen: CPU share needs " + num(to_GiB(out.cpu_home), "%.1f") + " GiB, " + hw.name + " has " +
+                     num(to_GiB(hw.host_memory), "%.1f"));
+  if (out.disk_home > hw.disk)
+    throw Infeasible("flexgen: disk share needs " + num(to_GiB(out.disk_home), "%.1f") + " GiB, " + hw.name + " has " +
+                     num(to_GiB(hw.disk), "%.1f"));
+
+  out.prefill = Seconds(token_time(c, ls, 0));
+  out.decode = Seconds(decode_time(c, ls, work.gen_len));
+  const double total = out.prefill.v + out.decode.v;
+  out.throughput_tokens_per_s = block * work.gen_len / total;
+  out.decode_tokens_per_s = work.gen_len > 1 ? block * (work.gen_len - 1) / out.decode.v : 0;
+  out.prefill_tokens_per_s = block * work.prompt_len / out.prefill.v;
+  return out;
+}
+
+}  // namespace shardplan::serving

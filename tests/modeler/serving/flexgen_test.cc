@@ -1,0 +1,191 @@
+#include "modeler/serving/flexgen.h"
+
+#include <doctest/doctest.h>
+
+#include "modeler/problems.h"
+
+using namespace shardplan;
+using namespace shardplan::serving;
+
+namespace {
+// OPT-30B's shape (facebook/opt-30b config.json): 48 layers, hidden 7168, ffn 28672, 56 heads, vocab 50272.
+ModelDesc opt30b() {
+  ModelDesc m;
+  m.name = "opt-30b";
+  m.layers = 48;
+  m.hidden = 7168;
+  m.ffn_hidden = 28672;
+  m.heads = m.kv_heads = 56;
+  m.head_dim = 128;
+  m.vocab = 50272;
+  m.position = PositionKind::learned;
+  return m;
+}
+
+// Round numbers so expected times are the formulas: 10 TFLOP/s, 100 GB/s device memory, 10 GB/s PCIe each way,
+// 100 GB/s DRAM, 1 GB/s disk both ways, room for everything.
+FlexgenMachine round_machine() {
+  FlexgenMachine m;
+  m.name = "round";
+  m.gpu_gemm = TFlops(10);
+  m.gpu_memory_bw = GBps(100);
+  m.gpu_memory = GiB(1000);
+  m.pcie_h2d = m.pcie_d2h = GBps(10);
+  m.host_memory_bw = GBps(100);
+  m.host_memory = GiB(10000);
+  m.disk_read = m.disk_write = GBps(1);
+  m.disk = GiB(100000);
+  return m;
+}
+
+FlexgenPolicy all_gpu(int gbs, int batches) {
+  FlexgenPolicy p;
+  p.gpu_batch_size = gbs;
+  p.num_gpu_batches = batches;
+  p.w_gpu_percent = p.cache_gpu_percent = p.act_gpu_percent = 100;
+  return p;
+}
+
+double weight_values(const ModelDesc& m) {
+  const double h = m.hidden, f = m.ffn_hidden;
+  return (m.vocab + 2048 + 2.0) * h + m.layers * (4 * h * h + 6 * h + 2 * h * f + f + 3 * h) + m.vocab * h + 2 * h;
+}
+}  // namespace
+
+TEST_CASE("flexgen, all on the GPU, batch 1: a decode token reads every weight and the cache once") {
+  const ModelDesc m = opt30b();
+  FlexgenPolicy p = all_gpu(1, 1);
+  p.overlap = false;
+  const FlexgenWorkload w{512, 2};
+  const FlexgenPrediction r = flexgen_predict(m, p, round_machine(), w);
+  // Decode token 1 at context 513: the linear layers are weight-bound at batch 1 (2 FLOP per 2-byte weight at
+  // 10 TFLOP/s is far below 2 bytes at 100 GB/s); the embedding gather reads nothing; attention reads K and V.
+  const double h = m.hidden;
+  const double linear_values = m.layers * (4 * h * h + 2 * h * m.ffn_hidden) + m.vocab * h;
+  const double cache = m.layers * 2.0 * 513 * h * 2;
+  const double expect = (2 * linear_values + cache) / 100e9;
+  CHECK(r.decode.v == doctest::Approx(expect).epsilon(1e-3));
+  CHECK(r.decode_tokens_per_s == doctest::Approx(1 / r.decode.v));
+  CHECK(r.throughput_tokens_per_s == doctest::Approx(2 / (r.prefill.v + r.decode.v)));
+  CHECK(r.gpu_home.v == doctest::Approx(weight_values(m) * 2 + m.layers * 2.0 * 513 * h * 2));
+}
+
+TEST_CASE("flexgen: overlapping I/O with compute is never slower, and moving weights off the GPU never helps") {
+  const ModelDesc m = opt30b();
+  const FlexgenWorkload w{512, 8};
+  for (double wg : {100.0, 50.0, 20.0, 0.0}) {
+    for (bool cpu_attention : {false, true}) {
+      FlexgenPolicy p = all_gpu(16, 4);
+      p.w_gpu_percent = wg;
+      p.w_cpu_percent = 100 - wg;
+      p.cache_gpu_percent = 0;
+      p.cache_cpu_percent = 100;
+      p.cpu_cache_compute = cpu_attention;
+      FlexgenPolicy serial = p;
+      serial.overlap = false;
+      const auto a = flexgen_predict(m, p, round_machine(), w);
+      const auto b = flexgen_predict(m, serial, round_machine(), w);
+      INFO("w_gpu " << wg << " cpu attention " << cpu_attention);
+      CHECK(a.throughput_tokens_per_s >= b.throughput_tokens_per_s);
+      FlexgenPolicy less = p;
+      less.w_gpu_percent = std::max(0.0, wg - 20);
+      less.w_cpu_percent = 100 - less.w_gpu_percent;
+      CHECK(flexgen_predict(m, less, round_machine(), w).throughput_tokens_per_s <= a.throughput_tokens_per_s * 1.0001);
+    }
+  }
+}
+
+TEST_CASE("flexgen: a cache on disk is bound by the disk's read rate") {
+  const ModelDesc m = opt30b();
+  FlexgenPolicy p = all_gpu(32, 8);
+  p.w_gpu_percent = 0;
+  p.w_cpu_percent = 100;
+  p.cache_gpu_percent = p.cache_cpu_percent = 0;  // all on disk
+  p.act_gpu_percent = 0;
+  p.act_cpu_percent = 100;
+  p.cpu_cache_compute = true;
+  const FlexgenWorkload w{512, 4};
+  FlexgenMachine slow = round_machine();
+  slow.disk_read = GBps(0.5);
+  const auto fast = flexgen_predict(m, p, round_machine(), w);
+  const auto half = flexgen_predict(m, p, slow, w);
+  // Decode steps read 2 bytes per cached value from disk; halving the read rate about doubles them.
+  CHECK(half.decode.v / fast.decode.v == doctest::Approx(2.0).epsilon(0.05));
+  CHECK(fast.disk_home.v > 0);
+}
+
+TEST_CASE("flexgen: CPU attention over a CPU cache runs at the host's memory bandwidth") {
+  const ModelDesc m = opt30b();
+  FlexgenPolicy p = all_gpu(48, 3);
+  p.w_gpu_percent = 100;
+  p.cache_gpu_percent = 0;
+  p.cache_cpu_percent = 100;
+  p.cpu_cache_compute = true;
+  const FlexgenWorkload w{512, 2};
+  FlexgenMachine m2 = round_machine();
+  m2.host_memory_bw = GBps(50);
+  const auto a = flexgen_predict(m, p, round_machine(), w);
+  const auto b = flexgen_predict(m, p, m2, w);
+  // The CPU part of a decode token: 14 bytes of DRAM traffic per cached value at context 513.
+  const double cpu_part = m.layers * 3 * 14.0 * 2 * 48 * 513 * m.hidden;
+  CHECK(b.decode.v - a.decode.v == doctest::Approx(cpu_part / 50e9 - cpu_part / 100e9).epsilon(0.02));
+}
+
+TEST_CASE("flexgen: policies FlexGen rejects and homes that do not fit are errors") {
+  const ModelDesc m = opt30b();
+  const FlexgenWorkload w{512, 32};
+  FlexgenPolicy p = all_gpu(4, 1);
+  p.w_cpu_percent = 10;  // 100 + 10
+  CHECK_THROWS_AS(flexgen_predict(m, p, round_machine(), w), ConfigError);
+  p = all_gpu(0, 1);
+  CHECK_THROWS_AS(flexgen_predict(m, p, round_machine(), w), ConfigError);
+  p = all_gpu(4, 1);
+  p.cache_gpu_percent = 50;
+  p.cache_cpu_percent = 50;
+  p.compress_cache = true;  // FlexGen asserts a compressed cache sits on one device
+  CHECK_THROWS_AS(flexgen_predict(m, p, round_machine(), w), ConfigError);
+  FlexgenMachine small = round_machine();
+  small.gpu_memory = GiB(16);
+  CHECK_THROWS_AS(flexgen_predict(m, all_gpu(4, 1), small, w), Infeasible);
+  try {
+    flexgen_predict(m, all_gpu(4, 1), small, w);
+  } catch (const Infeasible& e) {
+    CHECK(std::string(e.what()).find("GiB") != std::string::npos);
+  }
+}
+
+TEST_CASE("flexgen: 4-bit weights move 36/64 bytes per value over PCIe") {
+  const ModelDesc m = opt30b();
+  FlexgenPolicy p = all_gpu(1, 1);
+  p.w_gpu_percent = 0;
+  p.w_cpu_percent = 100;
+  p.overlap = false;
+  const FlexgenWorkload w{16, 2};
+  FlexgenPolicy c = p;
+  c.compress_weight = true;
+  const auto a = flexgen_predict(m, p, round_machine(), w);
+  const auto b = flexgen_predict(m, c, round_machine(), w);
+  CHECK(b.cpu_home.v == doctest::Approx(a.cpu_home.v * 36.0 / 128.0));
+}
+
+TEST_CASE("flexgen: long generations are summed from samples, consistently with the exact sum") {
+  const ModelDesc m = opt30b();
+  FlexgenPolicy p = all_gpu(8, 2);
+  p.w_gpu_percent = 20;
+  p.w_cpu_percent = 80;
+  p.cache_gpu_percent = 0;
+  p.cache_cpu_percent = 100;
+  p.cpu_cache_compute = true;
+  auto decode = [&](int n) { return flexgen_predict(m, p, round_machine(), {512, n}).decode.v; };
+  // 257 tokens are summed exactly (256 decode tokens), 258 from samples: the extra token costs what the last
+  // exact one did, to within the growth of one position of context.
+  const double last_exact = decode(257) - decode(256);
+  CHECK(decode(258) - decode(257) == doctest::Approx(last_exact).epsilon(0.01));
+  // A generation of a million tokens returns (its 22 TB of cache on a host that holds it), and the decode rate
+  // falls as the context grows.
+  FlexgenMachine huge = round_machine();
+  huge.host_memory = GiB(1e6);
+  const auto big = flexgen_predict(m, p, huge, {512, 1000000});
+  CHECK(big.decode_tokens_per_s > 0);
+  CHECK(big.decode_tokens_per_s < flexgen_predict(m, p, round_machine(), {512, 64}).decode_tokens_per_s);
+}
