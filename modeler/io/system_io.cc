@@ -304,8 +304,9 @@ YAML::Node with_ancestors(const YAML::Node& doc, const std::string& file, int de
 /// A profile's `fitted:` block (calibrate fit-runs, docs/fit-runs.md): scales on the tables above, each within
 /// the range of modeler/fit_parameters.h, applied once the GPU's tables and the tiers are known.
 void read_fitted(const YAML::Node& node, const std::string& file, System* s, Problems& problems) {
-  reject_unknown(node, file, "fitted", {"gemm_scale", "attention_scale", "memory_bw_scale", "busbw_scale", "alltoall_scale",
-                                        "overlap_efficiency", "memory_reserve_gib", "loo_errors_pct", "source"});
+  reject_unknown(node, file, "fitted",
+                 {"gemm_scale", "attention_scale", "memory_bw_scale", "busbw_scale", "alltoall_scale",
+                  "overlap_efficiency", "memory_reserve_gib", "loo_errors_pct", "source"});
   MapReader r(node, file, "fitted");
   const auto in_range = [&](const YAML::Node& map, MapReader& m, const std::string& key,
                             FitParameter p) -> std::optional<double> {

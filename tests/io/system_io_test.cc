@@ -272,8 +272,8 @@ TEST_CASE("fitted: scales apply to the inherited tables, ranges and names are ch
         doctest::Approx(0.5 * (p80.empty() ? b0 : p80).at(4096, 4096, 4096)));
 
   // alltoall_scale: the tier's all-to-all alone, and busbw_scale of that tier then leaves its all-to-all.
-  const System a = parse_cluster(base + "fitted:\n  busbw_scale: {infiniband: 0.8}\n  alltoall_scale: {infiniband: 1.2}\n",
-                                 "c.yaml", 0);
+  const System a = parse_cluster(
+      base + "fitted:\n  busbw_scale: {infiniband: 0.8}\n  alltoall_scale: {infiniband: 1.2}\n", "c.yaml", 0);
   const Curve& a2a = a.tiers[1].busbw_eff_by[static_cast<size_t>(Collective::all_to_all)];
   const Curve& a2a0 = plain.tiers[1].busbw_eff_by[static_cast<size_t>(Collective::all_to_all)];
   REQUIRE_FALSE(a2a.empty());
