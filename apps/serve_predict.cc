@@ -108,6 +108,11 @@ class ServePredictCommand final : public Command {
                                                 "best -ngl split and the tensor placement at equal VRAM");
     sub->add_option("--host", offload_.host, "host profile (hwprofiles/hosts) for --offload");
     sub->add_option("--vram-gib", offload_.vram_gib, "VRAM to plan offload for (default: the GPU's capacity)");
+    sub->add_option("--sparsity", sparsity_, "weight sparsity (docs/transforms.md; default none): 2:4[:targets] or "
+                                             "block:DENSITY:BLOCK[:targets]; targets: attn,mlp,experts,all "
+                                             "(default all)");
+    sub->add_option("--low-rank", low_rank_, "factorise linears W (n x k) = A (n x r) B (r x k) (default none): "
+                                             "RANK[:targets], targets attn,mlp (default attn,mlp)");
     sub->add_flag("--json", json_, "print JSON");
     return sub;
   }
@@ -155,8 +160,16 @@ class ServePredictCommand final : public Command {
       so.gpus_per_node = gpus_per_node_;
       sys = io::standard_system(io::load_gpu_profile(gpu_), so);
     }
-    const ServingModel sm = make_serving_model(model, prec);
+    std::vector<Transform> transforms;
+    if (!sparsity_.empty()) transforms.push_back(parse_sparsity("--sparsity", sparsity_));
+    if (!low_rank_.empty()) transforms.push_back(parse_low_rank("--low-rank", low_rank_));
+    const ServingModel sm = make_serving_model(model, prec, transforms);
+    if (const Problems p = check_transform_kernels(sm.tensors, sys.gpu); !p.empty())
+      throw ConfigError("--sparsity: " + join_problems(p));
     if (!offload_.mode.empty()) {
+      if (!transforms.empty())
+        throw ConfigError("--offload: not modelled with --sparsity or --low-rank (the CPU kernels have no sparse or "
+                          "factorised variant here)");
       offload_.input_len = wl_.input_len;
       offload_.output_len = wl_.output_len;
       offload_.context_depth = wl_.context_depth;
@@ -175,7 +188,8 @@ class ServePredictCommand final : public Command {
     in.memory.max_num_tokens = max_num_tokens_;
     const ServePrediction p = serve_predict(in);
     if (json_) {
-      io::ServeJsonContext ctx{model_, system_.empty() ? gpu_ : system_, engine_name(*engine), weights_, kv_};
+      io::ServeJsonContext ctx{model_, system_.empty() ? gpu_ : system_, engine_name(*engine), weights_, kv_,
+                               sparsity_, low_rank_};
       std::cout << io::serve_predict_json(ctx, in, p).dump(2) << "\n";
       return 0;
     }
@@ -195,6 +209,11 @@ class ServePredictCommand final : public Command {
     if (in.plan.mode == Mode::aggregated) std::printf("plan: aggregated, %s\n", worker(in.plan.agg).c_str());
     else std::printf("plan: disaggregated, prefill %s; decode %s\n", worker(in.plan.prefill).c_str(),
                      worker(in.plan.decode).c_str());
+    if (!sparsity_.empty() || !low_rank_.empty())
+      std::printf("transforms: %s%s%s (bytes and FLOPs only; accuracy is not modelled)\n",
+                  sparsity_.empty() ? "" : ("sparsity " + sparsity_).c_str(),
+                  !sparsity_.empty() && !low_rank_.empty() ? ", " : "",
+                  low_rank_.empty() ? "" : ("low-rank " + low_rank_).c_str());
     std::printf("workload: input %d, output %d, %s\n\n", in.workload.input_len, in.workload.output_len,
                 in.static_batch > 0 ? ("static batch " + num(in.static_batch)).c_str()
                                     : ("concurrency " + num(in.workload.concurrency)).c_str());
@@ -233,7 +252,7 @@ class ServePredictCommand final : public Command {
   }
 
   std::string model_, gpu_, system_, engine_ = "vllm", weights_ = "bf16", moe_weights_, kv_ = "bf16";
-  std::string prefill_, decode_;
+  std::string prefill_, decode_, sparsity_, low_rank_;
   int gpus_ = 0, gpus_per_node_ = 0, moe_tp_ = 0, moe_ep_ = 0, max_batch_ = 0, static_batch_ = 0,
       max_num_tokens_ = 0;
   double mem_fraction_ = 0;

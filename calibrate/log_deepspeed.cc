@@ -11,6 +11,8 @@
 //  * under Megatron-DeepSpeed (4efb479) also Megatron's arguments block and iteration lines (log_megatron.h),
 //    whose "elapsed time per iteration (ms)" is used when present.
 // Real excerpts: deepspeedai/DeepSpeed issues #2629 (timer lines) and #4158 (the configuration print).
+#include <climits>
+
 #include <nlohmann/json.hpp>
 
 #include "calibrate/log_megatron.h"
@@ -88,12 +90,19 @@ ParsedLog parse_deepspeed_log(const std::vector<std::string>& lines, const std::
       }
       const auto integer = [&](const json& v, const char* key) -> std::optional<int> {
         if (!v.contains(key) || v[key].is_null()) return std::nullopt;
-        if (!v[key].is_number_integer())
-          throw ConfigError(at(file, line) + key + ": expected an integer, got " + v[key].dump());
-        return v[key].get<int>();
+        const json& x = v[key];
+        if (!x.is_number_integer() || (x.is_number_unsigned() && x.get<unsigned long long>() > INT_MAX) ||
+            (!x.is_number_unsigned() && (x.get<long long>() < INT_MIN || x.get<long long>() > INT_MAX)))
+          throw ConfigError(at(file, line) + key + ": expected an integer that fits 32 bits, got " + x.dump());
+        return x.get<int>();
       };
+      // DeepSpeed reads "enabled" as a boolean (pydantic); a printed config holds true or false, or omits it.
       const auto enabled = [&](const char* key) {
-        return cfg.contains(key) && cfg[key].is_object() && cfg[key].value("enabled", false);
+        if (!cfg.contains(key) || !cfg[key].is_object() || !cfg[key].contains("enabled")) return false;
+        const json& e = cfg[key]["enabled"];
+        if (!e.is_boolean())
+          throw ConfigError(at(file, line) + key + ".enabled: expected true or false, got " + e.dump());
+        return e.get<bool>();
       };
       if (const auto b = integer(cfg, "train_batch_size")) state(train_batch, *b, line, "train_batch_size", file);
       if (const auto m = integer(cfg, "train_micro_batch_size_per_gpu"))

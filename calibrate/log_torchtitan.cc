@@ -8,6 +8,8 @@
 //    mfu: M%", colour codes around each field; memory is the peak reserved since the last log, tps the tokens
 //    per second per GPU (ntokens / (time x non-data-parallel size)), no step time (it follows from tps).
 // A real excerpt: pytorch/torchtitan pull request #2389.
+#include <climits>
+
 #include <nlohmann/json.hpp>
 
 #include "calibrate/log_import.h"
@@ -108,8 +110,10 @@ ParsedLog parse_torchtitan_log(const std::vector<std::string>& lines, const std:
         const json* v = get(section, key);
         if (!v) return std::nullopt;
         const int line = line_of(lines, i, last, key);
-        if (!v->is_number_integer())
-          throw ConfigError(at(file, line) + section + "." + key + ": expected an integer, got " + v->dump());
+        if (!v->is_number_integer() || (v->is_number_unsigned() && v->get<unsigned long long>() > INT_MAX) ||
+            (!v->is_number_unsigned() && (v->get<long long>() < INT_MIN || v->get<long long>() > INT_MAX)))
+          throw ConfigError(at(file, line) + section + "." + key + ": expected an integer that fits 32 bits, got " +
+                            v->dump());
         return Stated<int>{v->get<int>(), line};
       };
       const auto text_of = [&](const char* section, const char* key) -> std::optional<Stated<std::string>> {
@@ -119,8 +123,11 @@ ParsedLog parse_torchtitan_log(const std::vector<std::string>& lines, const std:
       };
       const auto boolean = [&](const char* section, const char* key) -> std::optional<Stated<bool>> {
         const json* v = get(section, key);
-        if (!v || !v->is_boolean()) return std::nullopt;
-        return Stated<bool>{v->get<bool>(), line_of(lines, i, last, key)};
+        if (!v) return std::nullopt;
+        const int line = line_of(lines, i, last, key);
+        if (!v->is_boolean())
+          throw ConfigError(at(file, line) + section + "." + key + ": expected true or false, got " + v->dump());
+        return Stated<bool>{v->get<bool>(), line};
       };
       const auto put = [&](std::optional<Stated<int>>& slot, const std::optional<Stated<int>>& v, const char* k) {
         if (v) state(slot, v->value, v->line, k, file);

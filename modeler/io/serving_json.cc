@@ -27,6 +27,9 @@ nlohmann::json serve_predict_json(const ServeJsonContext& ctx, const serving::Se
   j["context"] = {{"version", SHARDPLAN_VERSION}, {"command", "serve predict"}, {"model", ctx.model},
                   {"system", ctx.system}, {"engine", ctx.engine}, {"weights", ctx.weights}, {"kv", ctx.kv},
                   {"gpus", p.gpus}};
+  auto spec = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
+  j["context"]["sparsity"] = spec(ctx.sparsity);
+  j["context"]["low_rank"] = spec(ctx.low_rank);
   nlohmann::json plan{{"mode", in.plan.mode == serving::Mode::aggregated ? "aggregated" : "disaggregated"}};
   if (in.plan.mode == serving::Mode::aggregated) {
     plan["aggregated"] = worker_json(in.plan.agg);

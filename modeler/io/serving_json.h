@@ -11,6 +11,7 @@ namespace shardplan::io {
 
 struct ServeJsonContext {
   std::string model, system, engine, weights, kv;
+  std::string sparsity, low_rank;  // the --sparsity / --low-rank specs (docs/transforms.md); empty: none (null)
 };
 
 nlohmann::json serve_predict_json(const ServeJsonContext& ctx, const serving::ServeInputs& in,

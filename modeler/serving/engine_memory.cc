@@ -61,7 +61,7 @@ Bytes weight_bytes_per_gpu(const ServingModel& sm, const WorkerPlan& w) {
     double div = 1;
     if (t.experts > 0) div = 1.0 * w.moe_tp * w.moe_ep;
     else if (t.split != TpSplit::none) div = t.kv ? std::min(1.0 * w.tp, 1.0 * sm.model.kv_heads) : w.tp;
-    layer_bytes += t.bytes.v / div;
+    layer_bytes += low_rank_rank_bytes(t.n, t.k, t.xf, t.bytes, t.split == TpSplit::column, div).v;
   }
   // The busiest stage: ceil(layers / pp) layers; embedding on the first and LM head on the last (both for pp 1).
   const double stage = std::ceil(1.0 * sm.model.layers / w.pp) / sm.model.layers;

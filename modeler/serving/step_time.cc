@@ -29,6 +29,7 @@ LinearSpec average(const std::vector<const WeightTensor*>& ts) {
   s.kv = t0.kv;
   s.router = t0.role == TensorRole::router;
   s.format = t0.format;
+  s.xf = t0.xf;
   double b = 0;
   for (const auto* t : ts) b += t->bytes.v;
   s.bytes = Bytes(b / static_cast<double>(ts.size()));
@@ -44,11 +45,14 @@ const Curve& attention_curve(const Gpu& g) {
 
 }  // namespace
 
-ServingModel make_serving_model(const ModelDesc& m, const Precision& p) {
+ServingModel make_serving_model(const ModelDesc& m, const Precision& p) { return make_serving_model(m, p, {}); }
+
+ServingModel make_serving_model(const ModelDesc& m, const Precision& p, const std::vector<Transform>& transforms) {
   ServingModel sm;
   sm.model = m;
   sm.precision = p;
   sm.tensors = model_tensors(m, p);
+  apply_transforms(&sm.tensors, transforms);
   // Group the block tensors by (class, name stem) and average their bytes over the class's layers.
   std::map<std::pair<int, std::string>, std::vector<const WeightTensor*>> groups;
   std::map<int, int> class_count;
@@ -117,12 +121,14 @@ double serving_wave_efficiency(const Gpu& gpu, double m, double n) {
 }
 }  // namespace
 
-Seconds weight_gemm_time(const Gpu& gpu, Dtype math, double m, double n, double k, Bytes weight_bytes) {
+Seconds weight_gemm_time(const Gpu& gpu, Dtype math, double m, double n, double k, Bytes weight_bytes,
+                         double compute_speedup) {
   if (m <= 0) return Seconds(0);
   const FlopsPerSec peak = gpu.sustained_peak(math);
   const double flops = 2.0 * m * n * k;
   const Seconds compute =
-      Flops(flops) / (peak * (gemm_efficiency(gpu, math, flops, k) * serving_wave_efficiency(gpu, m, n)));
+      Flops(flops) / (peak * (gemm_efficiency(gpu, math, flops, k) * serving_wave_efficiency(gpu, m, n))) *
+      (1.0 / compute_speedup);
   const Seconds memory = weight_stream_time(gpu, math, weight_bytes, Bytes(m * k * act_bytes(math) + m * n * 2.0));
   return std::max(gpu.eff.kernel_overhead + compute, memory);
 }
@@ -153,7 +159,20 @@ void local_dims(const Ctx& c, const LinearSpec& s, double* n, double* k, double*
 Seconds linear_time(const Ctx& c, const LinearSpec& s, double tokens) {
   double n, k, share;
   local_dims(c, s, &n, &k, &share);
-  return weight_gemm_time(c.g, math_dtype(s.format, c.g), tokens, n, k, s.bytes * share);
+  const Dtype math = math_dtype(s.format, c.g);
+  if (s.xf.rank <= 0)
+    return weight_gemm_time(c.g, math, tokens, n, k, s.bytes * share,
+                            sparse_compute_speedup(s.xf, tokens, n, k));
+  // W = A B runs as two GEMMs, x -> B x (r wide) -> A (B x). Under tensor parallelism a column-parallel layer
+  // keeps B whole and splits A's rows; a row-parallel one splits B's columns and keeps A whole.
+  const double r = s.xf.rank;
+  const double in_share = r * s.k / (r * (s.n + s.k));
+  const bool column = s.split == TpSplit::column;
+  const double b_k = column ? s.k : k, a_n = column ? n : s.n;
+  const Bytes b_bytes = s.bytes * in_share * (column ? 1.0 : share);
+  const Bytes a_bytes = s.bytes * (1.0 - in_share) * (column ? share : 1.0);
+  return weight_gemm_time(c.g, math, tokens, r, b_k, b_bytes, sparse_compute_speedup(s.xf, tokens, r, b_k)) +
+         weight_gemm_time(c.g, math, tokens, a_n, r, a_bytes, sparse_compute_speedup(s.xf, tokens, a_n, r));
 }
 
 // Routed experts on one EP rank: `pairs` token-expert pairs of the whole MoE group spread uniformly over the
@@ -181,7 +200,8 @@ ExpertWork expert_work(const Ctx& c, const LinearSpec& s, double pairs) {
   const GemmTile tile = gemm_tile(c.g);
   const double rows = local * std::max(1.0, std::ceil(m / tile.m)) * tile.m;
   w.compute = flops / (c.g.sustained_peak(w.math) * (gemm_efficiency(c.g, w.math, flops_one, k) *
-                                                     serving_wave_efficiency(c.g, rows, n)));
+                                                     serving_wave_efficiency(c.g, rows, n))) *
+              (1.0 / sparse_compute_speedup(s.xf, rows, n, k));
   w.weights = s.bytes * (touched / e / etp);
   w.activations = Bytes(local * m * (k * act_bytes(w.math) + n * 2.0));
   return w;

@@ -22,6 +22,7 @@ struct LinearSpec {
   bool kv = false;
   bool router = false;
   WeightFormat format = WeightFormat::bf16;
+  LinearTransform xf;   // sparsity / low rank (transforms.h)
 };
 
 /// Blocks with the same shape: dense or MoE MLP, sliding-window or full attention.
@@ -43,6 +44,9 @@ struct ServingModel {
   Bytes embedding_bytes;
 };
 ServingModel make_serving_model(const ModelDesc& m, const Precision& p);
+/// The same with model transforms applied to its tensors (transforms.h); throws ConfigError for a combination
+/// no kernel runs.
+ServingModel make_serving_model(const ModelDesc& m, const Precision& p, const std::vector<Transform>& transforms);
 
 /// The work of one step on one attention-DP rank.
 struct StepLoad {
@@ -65,7 +69,9 @@ StepTime step_time(const ServingModel& sm, const System& sys, const WorkerPlan& 
 /// measured decode-GEMM rate where decode_gemm_table.h has the GPU, else HBM bandwidth x the memory table.
 Seconds weight_stream_time(const Gpu& gpu, Dtype math, Bytes weight_bytes, Bytes other_bytes);
 /// Time of one m x n x k GEMM whose weight matrix is stored in `weight_bytes` (any format): the GEMM formula of
-/// gemm_model.h with the weight bytes replaced by the format's. Exposed for tests.
-Seconds weight_gemm_time(const Gpu& gpu, Dtype math, double m, double n, double k, Bytes weight_bytes);
+/// gemm_model.h with the weight bytes replaced by the format's; a sparse kernel divides the compute side by its
+/// `compute_speedup` (transforms.h). Exposed for tests.
+Seconds weight_gemm_time(const Gpu& gpu, Dtype math, double m, double n, double k, Bytes weight_bytes,
+                         double compute_speedup = 1.0);
 
 }  // namespace shardplan::serving

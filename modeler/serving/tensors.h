@@ -7,6 +7,7 @@
 
 #include "modeler/model_desc.h"
 #include "modeler/serving/serving_types.h"
+#include "modeler/serving/transforms.h"
 
 namespace shardplan::serving {
 
@@ -27,6 +28,7 @@ struct WeightTensor {
   double params = 0;     // elements (all experts)
   Bytes bytes;           // stored size in its format
   WeightFormat format = WeightFormat::bf16;
+  LinearTransform xf;    // sparsity / low rank (transforms.h); bytes already include it
 };
 
 /// Every weight tensor of `m` in the given formats, token embedding first and output last. Norms and biases of a

@@ -79,6 +79,14 @@ TEST_CASE("deepspeed log: --zero-stage contradicting the DeepSpeed config, and a
                                             "world_size .....   \n",
                                             "w.log"),
                        "w.log:2: world_size: expected an integer, got ''", ConfigError);
+  // A null or non-boolean "enabled" (found by fuzz_training_log: it escaped as nlohmann's type_error), and a stage
+  // beyond 32 bits.
+  const std::string cfg = "[t] [INFO] [config.py:1:print_user_config]   json = {";
+  CHECK_THROWS_WITH_AS(calibrate::parse_log(LogFramework::deepspeed, cfg + "\"bf16\": {\"enabled\": null}}\n", "e.log"),
+                       "e.log:1: bf16.enabled: expected true or false, got null", ConfigError);
+  CHECK_THROWS_WITH_AS(
+      calibrate::parse_log(LogFramework::deepspeed, cfg + "\"zero_optimization\": {\"stage\": 4294967299}}\n", "s.log"),
+      "s.log:1: stage: expected an integer that fits 32 bits, got 4294967299", ConfigError);
   CHECK_THROWS_WITH_AS(calibrate::parse_log(LogFramework::deepspeed, "step 1\n", "n.log"),
                        doctest::Contains("n.log: no DeepSpeed configuration print"), ConfigError);
 }

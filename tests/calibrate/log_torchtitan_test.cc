@@ -77,7 +77,20 @@ TEST_CASE("torchtitan log: a truncated or unreadable config dump, and a log with
                                             "Running with configs: {\"parallelism\": {\"tensor_parallel_degree\": "
                                             "\"2\"}}\n",
                                             "k.log"),
-                       "k.log:1: parallelism.tensor_parallel_degree: expected an integer, got \"2\"", ConfigError);
+                       "k.log:1: parallelism.tensor_parallel_degree: expected an integer that fits 32 bits, got \"2\"",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(calibrate::parse_log(LogFramework::torchtitan,
+                                            "Running with configs: {\"parallelism\": {\"tensor_parallel_degree\": "
+                                            "4294967298}}\n",
+                                            "h.log"),
+                       "h.log:1: parallelism.tensor_parallel_degree: expected an integer that fits 32 bits, got "
+                       "4294967298",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(calibrate::parse_log(LogFramework::torchtitan,
+                                            "Running with configs: {\"parallelism\": {\"enable_sequence_parallel\": "
+                                            "1}}\n",
+                                            "b.log"),
+                       "b.log:1: parallelism.enable_sequence_parallel: expected true or false, got 1", ConfigError);
   CHECK_THROWS_WITH_AS(calibrate::parse_log(LogFramework::torchtitan, "step:  1  loss: 3  tps: 100\n", "n.log"),
                        doctest::Contains("n.log: no torchtitan config dump"), ConfigError);
 }

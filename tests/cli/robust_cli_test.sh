@@ -28,6 +28,10 @@ expect 2 "finding_record_5.jsonl:1: record: expected a string, got 5" -- \
   "$BIN" calibrate fit "$F/calibration_jsonl/finding_record_5.jsonl" --base dgx-h100 --out "$tmp/p.yaml"
 expect 2 "finding_stride_string.jsonl:1: stride: expected a number, got \"2\"" -- \
   "$BIN" calibrate fit "$F/calibration_jsonl/finding_stride_string.jsonl" --base dgx-h100 --out "$tmp/p.yaml"
+# A DeepSpeed config print with "bf16": {"enabled": null} (fuzz_training_log; the first byte picks the framework).
+tail -c +2 "$F/training_log/finding_deepspeed_enabled_null" > "$tmp/ds_null.log"
+expect 2 "ds_null.log:44: bf16.enabled: expected true or false, got null" -- \
+  "$BIN" calibrate import-log "$tmp/ds_null.log" --framework deepspeed --system dgx-h100 --gpus 8 --seq 4096
 expect 2 "--nic-gbps: must be a number in [0.1, 1e+06], got '1e-308'" -- \
   "$BIN" predict --model llama-3-8b --gpu h100-sxm5-80gb --gpus 16 --nic-gbps 1e-308
 expect 2 "--vpp: '1:16777216:1' lists 16777216 values, more than 4096" -- \
