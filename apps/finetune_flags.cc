@@ -18,6 +18,10 @@ void add_finetune_flags(CLI::App* app, FinetuneFlags* f) {
   app->add_option("--lora-targets", f->lora_targets,
                   "linear layers that get adapters, joined by , or +: q, k, v, o, gate, up, down, or all (with "
                   "--peft; no default)");
+  app->add_option("--lora-dropout", f->lora_dropout,
+                  "dropout probability on each adapter's input (PEFT lora_dropout; with --peft; default 0, PEFT's "
+                  "default: no dropout tensors). Above 0 each adapter keeps its own dropped-out input and mask")
+      ->check(CLI::Range(0.0, 0.999));
   app->add_option("--optimizer", f->optimizer,
                   "optimizer: " + optimizer_names() + " (default adamw); sets optimizer-state bytes and step time");
 }
@@ -36,8 +40,8 @@ Finetune resolve_finetune(const FinetuneFlags& f) {
     out.peft = *p;
   }
   if (out.peft == Peft::none) {
-    if (f.lora_rank || f.lora_targets)
-      throw ConfigError("--lora-rank and --lora-targets need --peft lora, dora or qlora");
+    if (f.lora_rank || f.lora_targets || (f.lora_dropout && *f.lora_dropout > 0))
+      throw ConfigError("--lora-rank, --lora-targets and --lora-dropout need --peft lora, dora or qlora");
     return out;
   }
   if (!f.lora_rank) throw ConfigError(std::string("--peft ") + to_string(out.peft) + " needs --lora-rank R");
@@ -51,6 +55,7 @@ Finetune resolve_finetune(const FinetuneFlags& f) {
         "--lora-targets: " + (unknown.empty() ? std::string("no module given") : "unknown module '" + unknown + "'") +
         " (choices: q, k, v, o, gate, up, down, all)");
   out.lora_targets = *t;
+  out.lora_dropout = f.lora_dropout.value_or(0.0);
   return out;
 }
 
@@ -67,6 +72,10 @@ std::string format_finetune(const Plan& p, const ModelDesc& m) {
                   to_string(f.peft), f.lora_rank, lora_targets_string(f.lora_targets).c_str(), format_params(n).c_str(),
                   100.0 * trainable_share(m, p), f.peft == Peft::qlora ? " in NF4" : "");
     s += buf;
+    if (f.lora_dropout > 0) {
+      std::snprintf(buf, sizeof buf, ", lora dropout %g", f.lora_dropout);
+      s += buf;
+    }
   }
   return s + " | optimizer " + to_string(f.optimizer) + "\n";
 }
@@ -76,6 +85,11 @@ std::string finetune_arguments(const Finetune& f) {
   if (f.peft != Peft::none)
     s += std::string(" --peft ") + to_string(f.peft) + " --lora-rank " + std::to_string(f.lora_rank) +
          " --lora-targets " + lora_targets_string(f.lora_targets);
+  if (f.peft != Peft::none && f.lora_dropout > 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " --lora-dropout %g", f.lora_dropout);
+    s += buf;
+  }
   if (f.optimizer != Optimizer::adamw) s += std::string(" --optimizer ") + to_string(f.optimizer);
   return s;
 }

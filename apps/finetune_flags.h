@@ -16,6 +16,7 @@ struct FinetuneFlags {
   std::optional<std::string> peft;          // none, lora, dora, qlora
   std::optional<int> lora_rank;
   std::optional<std::string> lora_targets;  // "q,v" or "q+k+v+o" or "all"
+  std::optional<double> lora_dropout;       // PEFT lora_dropout, [0, 1)
   std::optional<std::string> optimizer;
 };
 

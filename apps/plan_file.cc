@@ -139,6 +139,8 @@ std::vector<std::string> apply_plan_file(const io::PlanFile& file, const CLI::Ap
     fill("--peft", "peft", &plan->finetune.peft, pf.peft);
     fill("--lora-rank", "lora_rank", &plan->finetune.lora_rank, pf.lora_rank);
     fill("--lora-targets", "lora_targets", &plan->finetune.lora_targets, pf.lora_targets);
+    if (pf.lora_dropout && *pf.lora_dropout > 0)
+      fill("--lora-dropout", "lora_dropout", &plan->finetune.lora_dropout, pf.lora_dropout);
   }
   if (pf.optimizer && *pf.optimizer != "adamw")
     fill("--optimizer", "optimizer", &plan->finetune.optimizer, pf.optimizer);

@@ -39,6 +39,12 @@ void add_search_flags(CLI::App* app, SearchFlags* f, bool gpus_required) {
       app->add_flag("--ep-overlap,!--no-ep-overlap", f->ep_overlap,
                     "only MoE plans with (or without) all-to-all overlap, Megatron-Core combined 1F1B (default: both, where the "
                     "framework offers it)");
+  app->add_option("--moe-dispatcher", f->moe_dispatcher,
+                  "MoE token dispatchers to try, a list of alltoall, allgather, deepep, hybridep, each one the framework "
+                  "offers (`shardplan frameworks` lists them; default: the framework's default)");
+  app->add_option("--moe-max-nodes", f->moe_max_nodes,
+                  "node limits of node-limited MoE routing to try, a list (0: no limit; default 0: a limit changes "
+                  "what the router may pick; Megatron-Core only)");
   app->add_option("--recompute", f->recompute, "recompute options, a list of none, selective, full (default all)");
   app->add_option("--recompute-layers", f->recompute_layers,
                   "besides full recompute of every layer, of only N layers per pipeline chunk (block method), a list "
@@ -78,6 +84,8 @@ void check_search_flags_fit(const SearchFlags& f, const ModelDesc& model) {
   if (!f.ep.empty()) errors.push_back("--ep " + f.ep);
   if (f.ep_overlap_option && f.ep_overlap_option->count() > 0)
     errors.push_back(f.ep_overlap.value_or(false) ? "--ep-overlap" : "--no-ep-overlap");
+  if (!f.moe_dispatcher.empty()) errors.push_back("--moe-dispatcher " + f.moe_dispatcher);
+  if (!f.moe_max_nodes.empty()) errors.push_back("--moe-max-nodes " + f.moe_max_nodes);
   std::string msg;
   for (const std::string& e : errors)
     msg += (msg.empty() ? "" : "\n") + e + " applies to mixture-of-experts models, and " + model.name +
@@ -92,6 +100,43 @@ std::vector<int> resolve_gpu_counts(const std::string& text) {
   if (counts.empty()) throw ConfigError("--gpus: '" + text + "' names no GPU count (a:b takes the powers of two in it)");
   return counts;
 }
+
+namespace {
+
+std::string join_dispatchers(const std::vector<MoeDispatcher>& v) {
+  std::string s;
+  for (MoeDispatcher d : v) s += (s.empty() ? "" : ", ") + std::string(to_string(d));
+  return s;
+}
+
+/// The dispatcher and node-limit axes, each only where the framework offers it (Framework::moe_dispatchers,
+/// offers_moe_max_nodes): unlisted, the framework's default dispatcher (an unset plan field) and no node limit.
+/// Searching every dispatcher by default waits for the plan JSON to carry moe_dispatcher (a plan searched with
+/// deepep would read back as alltoall).
+void resolve_moe_axes(const SearchFlags& f, SpaceRequest* r) {
+  const Framework& fw = resolve_framework(f.framework);
+  for (const std::string& s : split_commas(f.moe_dispatcher)) {
+    const std::optional<MoeDispatcher> d = parse_moe_dispatcher(s);
+    if (!d)
+      throw ConfigError("--moe-dispatcher: unknown dispatcher '" + s + "' (alltoall, allgather, deepep or hybridep)");
+    if (std::find(fw.moe_dispatchers.begin(), fw.moe_dispatchers.end(), *d) == fw.moe_dispatchers.end())
+      throw ConfigError("--moe-dispatcher: " + fw.name + " does not offer the " + s + " dispatcher (it offers " +
+                        join_dispatchers(fw.moe_dispatchers) + ")");
+    if (std::find(r->moe_dispatchers.begin(), r->moe_dispatchers.end(), *d) != r->moe_dispatchers.end())
+      throw ConfigError("--moe-dispatcher: " + s + " is listed twice");
+    r->moe_dispatchers.push_back(*d);
+  }
+  if (!f.moe_max_nodes.empty()) {
+    const AxisSpec a = parse_axis("--moe-max-nodes", f.moe_max_nodes, 0);
+    if (a.range) throw ConfigError("--moe-max-nodes takes a value or a list (0,4), not a range");
+    for (int m : a.values)
+      if (m > 0 && !fw.offers_moe_max_nodes)
+        throw ConfigError("--moe-max-nodes: " + fw.name + " does not offer node-limited routing");
+    r->moe_max_nodes = a.values;
+  }
+}
+
+}  // namespace
 
 SpaceRequest resolve_request(const SearchFlags& f) {
   SpaceRequest r;
@@ -152,6 +197,7 @@ SpaceRequest resolve_request(const SearchFlags& f) {
   else if (!resolve_framework(f.framework).offers_tp_overlap) r.tp_overlap = {false};  // nothing to overlap with
   if (f.ep_overlap && f.ep_overlap_option && f.ep_overlap_option->count() > 0) r.ep_overlap = {*f.ep_overlap};
   else if (!resolve_framework(f.framework).offers_ep_overlap) r.ep_overlap = {false};
+  resolve_moe_axes(f, &r);
   for (const std::string& s : split_commas(f.recompute)) r.recompute.push_back(parse_recompute(s));
   if (!f.recompute_layers.empty()) {
     const AxisSpec a = parse_axis("--recompute-layers", f.recompute_layers);
@@ -203,6 +249,8 @@ std::string plan_label(const Plan& p) {
   if (p.sequence_parallel) s += " sp";
   if (p.tp_comm_overlap) s += " ovl";
   if (p.ep_comm_overlap) s += " epovl";
+  if (p.ep > 1 && p.moe_dispatcher) s += std::string(" ") + to_string(*p.moe_dispatcher);
+  if (p.moe_max_nodes > 0) s += " M" + std::to_string(p.moe_max_nodes);
   s += " mbs" + std::to_string(p.micro_batch) + " " + to_string(p.recompute);
   if (p.recompute_layers > 0) s += ":" + std::to_string(p.recompute_layers);
   if (p.recompute == Recompute::selective && p.recompute_modules != kRecomputeCoreAttn)

@@ -26,6 +26,8 @@ struct SearchFlags {
   const CLI::Option* sp_option = nullptr;          // CLI11 fills an optional<bool> flag even when absent:
   const CLI::Option* tp_overlap_option = nullptr;  // count() tells whether the user gave it
   const CLI::Option* ep_overlap_option = nullptr;
+  std::string moe_dispatcher;  // list: "alltoall,deepep" (default: the framework's default dispatcher)
+  std::string moe_max_nodes;   // list of node limits: "0,4" (default 0: no limit)
   std::string recompute;   // list: "none,selective"
   std::string recompute_layers;  // list of N for the block method: "1,2,4"
   std::string recompute_modules;  // module sets selective tries, '+' inside a set: "core_attn,core_attn+moe"
@@ -48,8 +50,8 @@ void add_search_flags(CLI::App* app, SearchFlags* f, bool gpus_required);
 
 /// --compare FILE (search only; sweep has no ranking to place it in).
 void add_compare_flag(CLI::App* app, SearchFlags* f);
-/// Flags that do not apply to the model are flag errors naming why: --ep and --ep-overlap/--no-ep-overlap on a
-/// dense model.
+/// Flags that do not apply to the model are flag errors naming why: --ep, --ep-overlap/--no-ep-overlap,
+/// --moe-dispatcher and --moe-max-nodes on a dense model.
 void check_search_flags_fit(const SearchFlags& f, const ModelDesc& model);
 
 /// The GPU counts: a value, a comma list, "a:b" (powers of two from a to b) or "a:b:s" (a, a+s, ...).

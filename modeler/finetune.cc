@@ -186,11 +186,13 @@ void validate_finetune(const Context& ctx, Problems* problems) {
   const Framework& fw = ctx.framework;
   auto problem = [problems](const char* code, const std::string& message) { problems->push_back({code, message}); };
   if (f.peft == Peft::none) {
-    if (f.lora_rank != 0 || f.lora_targets != 0)
-      problem("lora_needs_peft", "a LoRA rank or targets need --peft lora, dora or qlora");
+    if (f.lora_rank != 0 || f.lora_targets != 0 || f.lora_dropout != 0)
+      problem("lora_needs_peft", "a LoRA rank, targets or dropout need --peft lora, dora or qlora");
   } else {
     if (f.lora_rank < 1)
       problem("lora_rank_range", "LoRA rank (" + std::to_string(f.lora_rank) + ") must be at least 1");
+    if (!(f.lora_dropout >= 0 && f.lora_dropout < 1))
+      problem("lora_dropout_range", "LoRA dropout (" + num(f.lora_dropout, "%g") + ") must be in [0, 1)");
     if (f.lora_targets == 0)
       problem("lora_targets_empty",
               "--peft " + std::string(to_string(f.peft)) + " needs target modules (--lora-targets q,v,...)");
@@ -286,11 +288,13 @@ Bytes finetune_weights(const Context& ctx, const Sharding& sh, const StageParams
   const double quantized = p.finetune.peft == Peft::qlora && per_layer > 0
                                ? std::max(0.0, 1.0 - 2.0 * norm_vector_params(m) / per_layer)
                                : 0.0;
-  const double layer_bytes = quantized * kNf4BytesPerParam + (1.0 - quantized) * std::min(stored, kAct);
+  const double layer_bytes = quantized * kNf4PackedBytesPerParam + (1.0 - quantized) * std::min(stored, kAct);
   const double base_layer = p.finetune.peft == Peft::qlora ? layer_bytes : stored;
   const double base_rest = p.finetune.peft == Peft::qlora ? std::min(stored, kAct) : stored;
   double bytes = params.layers * base_layer / sh.dp_shard_weights + params.experts * base_layer / sh.edp_shard_weights +
                  (params.embedding + params.head + params.final_norm) * base_rest / sh.dp_shard_weights;
+  // The NF4 statistics are not sharded by data parallelism (kNf4StatsBytesPerParam).
+  bytes += (params.layers + params.experts) * quantized * kNf4StatsBytesPerParam;
   // Adapters on the stage's layers, split over tensor parallelism like their base linears.
   const double adapters = adapter_params_per_layer(m, p.finetune) * sh.layers / sh.weight_shard;
   bytes += adapters * stored / sh.dp_shard_weights;
@@ -301,19 +305,25 @@ double finetune_activation_delta(const ModelDesc& m, const Sharding& sh, const P
   if (!base_frozen(p)) return 0.0;
   const unsigned t = p.finetune.lora_targets;
   const double T = sh.tokens, Tn = sh.norm_tokens, h = m.hidden;
+  // With lora_dropout > 0 every adapter reads its own dropped-out copy of the input (PEFT's Linear.forward:
+  // lora_A(dropout(x)), one nn.Dropout per adapted module), so no adapter keeps the shared input itself: each keeps
+  // that copy (16-bit, lora_A's saved input) and native_dropout's bool mask (1 byte per element).
+  const bool dropout = p.finetune.lora_dropout > 0;
+  const unsigned keeps_input = dropout ? 0u : t;
   double d = 0;
-  if (!(t & kAttentionQkv)) d -= Tn * h * lin;            // the QKV projection's input
-  if (!(t & (kLoraGate | kLoraUp))) d -= Tn * h * lin;    // the MLP's up (and gate) input
-  if (!(t & kLoraDown) && !m.moe) d -= T * sh.ffn * lin;  // the down projection's input
+  if (!(keeps_input & kAttentionQkv)) d -= Tn * h * lin;            // the QKV projection's input
+  if (!(keeps_input & (kLoraGate | kLoraUp))) d -= Tn * h * lin;    // the MLP's up (and gate) input
+  if (!(keeps_input & kLoraDown) && !m.moe) d -= T * sh.ffn * lin;  // the down projection's input
   for (LoraTarget target : targets_of(t)) {
     const LinearShape s = local_shape(m, sh, target);
+    if (dropout) d += T * s.in * (kAct + 1.0);                 // the dropped-out input and its mask
     d += T * p.finetune.lora_rank * kAct;                      // x A, input of B
     if (p.finetune.peft == Peft::dora) d += T * s.out * kAct;  // the base output, for the magnitude's gradient
   }
   return d;
 }
 
-double gathered_param_bytes(const Plan& p) { return p.finetune.peft == Peft::qlora ? kNf4BytesPerParam : kAct; }
+double gathered_param_bytes(const Plan& p) { return p.finetune.peft == Peft::qlora ? kNf4PackedBytesPerParam : kAct; }
 
 Bytes finetune_buffers(const Context& ctx, const Sharding& sh) {
   if (ctx.plan.finetune.peft != Peft::qlora) return Bytes(0);

@@ -32,6 +32,13 @@ inline constexpr LoraTargetName kLoraTargetNames[] = {{kLoraQ, "q"},       {kLor
 /// weight, an 8-bit absmax constant per block of 64 weights and an fp32 constant per block of 256 of those
 /// (8/64 + 32/(64*256) = 0.127 bits per weight, the paper's figure): 4.127 bits.
 inline constexpr double kNf4BytesPerParam = (4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0)) / 8.0;
+/// Of which the packed 4-bit codes, the Params4bit tensor (bnb_4bit_quant_storage: bf16 packs 4 codes per element),
+/// and the quantisation statistics (bitsandbytes functional.py quantize_4bit, blocksize 64, with
+/// compress_statistics the absmax re-quantised to uint8 in blocks of 256 plus their fp32 absmax): the statistics
+/// live in the weight's QuantState, not in a parameter, so ZeRO-3 and FSDP shard the codes and every rank keeps
+/// all the statistics.
+inline constexpr double kNf4PackedBytesPerParam = 0.5;
+inline constexpr double kNf4StatsBytesPerParam = kNf4BytesPerParam - kNf4PackedBytesPerParam;
 
 const char* to_string(Peft p);
 std::optional<Peft> parse_peft(const std::string& text);
@@ -73,10 +80,11 @@ Bytes finetune_weights(const Context& ctx, const Sharding& sh, const StageParams
 /// Change of one layer's saved activations under a frozen base: minus the inputs saved only for frozen weights'
 /// gradients (the QKV input when none of q, k, v is adapted; the MLP input without gate or up; the down
 /// projection's input without down), plus each adapter's rank-r intermediate (A's output, kept for B's gradient)
-/// and, for DoRA, the base output its magnitude gradient reads. `lin`: bytes per saved linear input element.
+/// and, for DoRA, the base output its magnitude gradient reads; with lora_dropout each adapter's dropped-out input
+/// and mask instead of the shared input. `lin`: bytes per saved linear input element.
 double finetune_activation_delta(const ModelDesc& m, const Sharding& sh, const Plan& p, double lin);
-/// Bytes per parameter ZeRO-3/FSDP gathers for a layer's compute: 2 (16-bit), or NF4 under QLoRA (the packed
-/// 4-bit storage is what is sharded, bnb_4bit_quant_storage).
+/// Bytes per parameter ZeRO-3/FSDP gathers for a layer's compute: 2 (16-bit), or the packed NF4 codes under QLoRA
+/// (the 4-bit storage is what is sharded, bnb_4bit_quant_storage; the statistics are on every rank already).
 double gathered_param_bytes(const Plan& p);
 /// QLoRA's transient bf16 copy of the largest dequantised base weight (freed after its GEMM); 0 otherwise.
 Bytes finetune_buffers(const Context& ctx, const Sharding& sh);

@@ -62,6 +62,12 @@ Framework megatron() {
                        MoeDispatcher::hybridep};
   // megatron/core/transformer/moe/experts.py (TEGroupedMLP.forward: permuted_probs into the activation).
   f.moe_probs_in_activation = true;
+  // TEGroupedMLP (experts.py) over TE GroupedLinear: one cuBLAS GEMM per local expert (TE v2.7
+  // nvte_multi_stream_cublas_gemm; CUTLASS grouped GEMM only behind NVTE_USE_CUTLASS_GROUPED_GEMM from v2.8).
+  f.moe_gemm_per_expert = true;
+  // Group-limited routing (moe_utils.py group_limited_topk, transformer_config.py moe_router_num_groups and
+  // moe_router_group_topk): the experts in node groups, each token's experts from its top groups.
+  f.offers_moe_max_nodes = true;
   // Megatron-LM's argparse leaves the distributed optimizer and sequence parallelism off, but its example
   // scripts and every NeMo/Megatron-Bridge recipe turn both on (examples/llama/train_llama3_8b_h100_fp8.sh:
   // --use-distributed-optimizer --sequence-parallel); shardplan defaults to the recipes'. fp8_recipe defaults to
@@ -141,6 +147,7 @@ Framework megatron_legacy() {
   f.offers_tp_overlap = false;  // userbuffers overlap came with Transformer Engine (2023)
   f.offers_ep_overlap = false;
   f.moe_dispatchers = {MoeDispatcher::alltoall};  // DeepEP/HybridEP came with Megatron-Core 0.11+ (2025)
+  f.offers_moe_max_nodes = false;                 // group-limited routing came with Megatron-Core (2025)
   f.moe_probs_in_activation = false;  // the probability-weighted un-permute of 2021-2024
   f.offers_recompute_modules = false;  // --recompute-modules came with Megatron-Core (2025)
   f.optimizer_offload = OptimizerOffloadKind::none;  // the CPU optimizer came with Megatron-Core (2025)
@@ -160,6 +167,7 @@ Framework megatron_deepspeed() {
   f.offers_ep_overlap = false;
   f.offers_recompute_modules = false;  // a 2023 fork of Megatron-LM: selective means the attention core
   f.moe_dispatchers = {MoeDispatcher::alltoall};  // DeepSpeed-MoE: capacity-padded all-to-all (deepspeed/moe)
+  f.offers_moe_max_nodes = false;                 // DeepSpeed-MoE's top-k gating has no node groups
   f.moe_probs_in_activation = false;  // DeepSpeed-MoE combines with a probability-weighted einsum
   f.attention = AttentionKernel::flash2;  // flash-attn 2 package, no TE fused attention
   f.fp8_saves_linear_inputs = false;      // no Transformer Engine linears
@@ -174,6 +182,11 @@ Framework megatron_deepspeed() {
   f.param_offload = ParamOffloadKind::zero_infinity;
   f.offers_nvme_offload = true;
   f.offers_activation_offload = false;
+  // --zero-stage (megatron/arguments.py _add_zero_args, no choices) goes into the DeepSpeed config's
+  // zero_optimization.stage, 0-3 (deepspeed/runtime/zero/config.py ZeroStageEnum); stages 2 and 3 only without
+  // pipeline parallelism (rule deepspeed_zero_pp).
+  f.zero_stages = {0, 1, 2, 3};
+  f.zero3_gather = Zero3Gather::deepspeed_modules;  // DeepSpeed's PartitionedParameterCoordinator
   f.sources = {"microsoft/Megatron-DeepSpeed README: --use-flash-attn-v2, DeepSpeed ZeRO stages"};
   f.launcher = Launcher::megatron_deepspeed;
   // DeepSpeed's zero_optimization.stage defaults to 0 (deepspeed/runtime/zero/config.py), as the Megatron-DeepSpeed
@@ -324,6 +337,83 @@ Framework llm_foundry() {
   return f;
 }
 
+Framework hf_deepspeed() {
+  Framework f;
+  f.name = "hf-deepspeed";
+  f.description = "Hugging Face Trainer/TRL + PEFT + accelerate with DeepSpeed ZeRO (eager transformers models)";
+  // Read at transformers 4.46+ (modeling_llama.py, loss/loss_utils.py), peft examples/sft (utils.py, train.py),
+  // bitsandbytes functional.py / autograd/_functions.py, accelerate utils/dataclasses.py, DeepSpeed edaa722.
+  // attn_implementation="flash_attention_2" (peft examples/sft --use_flash_attn): FlashAttention-2.
+  f.attention = AttentionKernel::flash2;
+  // Eager modules: LlamaRMSNorm runs to(float32), pow, mean, add+rsqrt, mul, to(bf16), mul by the weight as separate
+  // kernels (about six read+write passes), and upcasts its input, which pow and mul keep for backward in fp32.
+  f.fused_elementwise = false;
+  f.unfused_passes_per_norm = 6.0;
+  f.norm_saved_input_bytes = 4.0;
+  // transformers' ForCausalLMLoss upcasts the bf16 logits to fp32 and calls cross_entropy (log_softmax saves its
+  // fp32 output): 2 + 4 + 4 bytes per logit in forward; Trainer.compute_loss returns only the loss, so the outputs
+  // (the bf16 logits) are gone before accelerator.backward, whose log_softmax backward holds its saved output, the
+  // incoming fp32 gradient and its own: 12 bytes per logit. Traffic as torchtitan's eager F.cross_entropy (36).
+  f.logits_bytes_per_logit = 12.0;
+  f.cross_entropy_bytes_per_logit = 36.0;
+  // DeepSpeed bf16 under ZeRO: the model (zero.Init casts to the config's dtype) and its gradient partitions are
+  // bf16 (engine.get_data_types: grad_accum_dtype = the model dtype with ZeRO), the optimizer holds the fp32 master
+  // with Adam's m and v.
+  f.state = {2, 2, 12};
+  f.zero_stages = {0, 1, 2, 3};
+  f.zero3_gather = Zero3Gather::deepspeed_modules;
+  f.fused_projections = false;  // q_proj, k_proj, v_proj, gate_proj, up_proj are separate nn.Linear modules
+  // DeepSpeed offload_optimizer / offload_param (cpu or nvme), set through the accelerate config.
+  f.optimizer_offload = OptimizerOffloadKind::zero_offload;
+  f.param_offload = ParamOffloadKind::zero_infinity;
+  f.offers_nvme_offload = true;
+  // The Trainer parallelises by data only (accelerate's DeepSpeed plugin: DeepSpeed's data-parallel engine).
+  f.offers_model_parallel = false;
+  f.offers_tp_overlap = false;
+  f.offers_ep_overlap = false;
+  f.offers_recompute_modules = false;
+  f.overlap_param_gather = true;  // the coordinator prefetches (stage3_prefetch_bucket_size)
+  f.sources = {"huggingface/peft docs/source/accelerate/deepspeed.md, examples/sft",
+               "huggingface/transformers models/llama/modeling_llama.py (LlamaRMSNorm), loss/loss_utils.py",
+               "huggingface/accelerate src/accelerate/utils/dataclasses.py (DeepSpeedPlugin config)",
+               "deepspeedai/DeepSpeed deepspeed/runtime/zero/stage3.py, partitioned_param_coordinator.py (edaa722)"};
+  f.launcher = Launcher::none;  // no launcher emitted: plan JSON
+  // DeepSpeed's zero_optimization.stage default (0) when the config leaves it out; gradient checkpointing is the
+  // TrainingArguments flag (gradient_checkpointing, default False).
+  f.default_zero = f.default_zero_pp = 0;
+  f.default_sp = false;
+  f.default_recompute = Recompute::none;
+  f.default_sources = {"deepspeedai/DeepSpeed deepspeed/runtime/zero/config.py (stage 0 by default)",
+                       "huggingface/transformers TrainingArguments.gradient_checkpointing (False)"};
+  return f;
+}
+
+Framework hf_fsdp() {
+  Framework f = hf_deepspeed();
+  f.name = "hf-fsdp";
+  f.description = "Hugging Face Trainer/TRL + PEFT + accelerate with PyTorch FSDP1 (eager transformers models)";
+  // accelerate's FSDP plugin (FSDP1, FullyShardedDataParallelPlugin): FULL_SHARD (3), SHARD_GRAD_OP (2), NO_SHARD
+  // (0), HYBRID_SHARD; use_orig_params=False as PEFT's guide requires. The peft examples load the model in fp32
+  // (examples/sft/utils.py: torch_dtype float32 unless a 4-bit storage dtype is given) and train under
+  // mixed_precision bf16: the flat parameters (the master copy), their gradients and Adam's states are fp32 and each
+  // wrapped unit (PEFT's fsdp_auto_wrap_policy: one decoder layer) is gathered in bf16.
+  f.state = {4, 4, 8};
+  f.fsdp_unsharded_param_bytes = 2.0;
+  f.zero_stages = {0, 2, 3};
+  f.zero3_gather = Zero3Gather::fsdp_units;
+  f.fused_projections = false;
+  f.optimizer_offload = OptimizerOffloadKind::none;
+  f.param_offload = ParamOffloadKind::fsdp_cpu;  // fsdp_offload_params: CPUOffload(offload_params=True)
+  f.offers_nvme_offload = false;
+  f.sources = {"huggingface/peft docs/source/accelerate/fsdp.md, examples/sft (utils.py create_and_prepare_model)",
+               "huggingface/accelerate src/accelerate/utils/dataclasses.py (FullyShardedDataParallelPlugin)",
+               "huggingface/transformers models/llama/modeling_llama.py, loss/loss_utils.py"};
+  // accelerate's FSDP_SHARDING_STRATEGY default FULL_SHARD.
+  f.default_zero = f.default_zero_pp = 3;
+  f.default_sources = {"huggingface/accelerate FullyShardedDataParallelPlugin (FSDP_SHARDING_STRATEGY FULL_SHARD)"};
+  return f;
+}
+
 Framework other() {
   Framework f = torchtitan();
   f.name = "other";
@@ -340,7 +430,8 @@ Framework other() {
 
 const std::vector<Framework>& registry() {
   static const std::vector<Framework> all = {megatron(),    nemo(),        torchtitan(),          llm_foundry(),
-                                             megatron_deepspeed(), other(), megatron_legacy(), nemo_2024()};
+                                             megatron_deepspeed(), other(), megatron_legacy(), nemo_2024(),
+                                             hf_deepspeed(), hf_fsdp()};
   return all;
 }
 
@@ -454,6 +545,8 @@ std::vector<FrameworkTrait> framework_traits(const Framework& f) {
       {"loss_parallel_logits_bytes_per_logit", text(f.loss_parallel_logits_bytes_per_logit)},
       {"fused_moe_permutation", text(f.fused_moe_permutation)},
       {"fused_moe_router", text(f.fused_moe_router)},
+      {"moe_gemm_per_expert", text(f.moe_gemm_per_expert)},
+      {"offers_moe_max_nodes", text(f.offers_moe_max_nodes)},
       {"moe_probs_in_activation", text(f.moe_probs_in_activation)},
       {"moe_dispatchers", dispatchers_text(f.moe_dispatchers)},
       {"fp8_caches_weights", text(f.fp8_caches_weights)},
@@ -473,6 +566,10 @@ std::vector<FrameworkTrait> framework_traits(const Framework& f) {
                                                                            : "none"},
       {"offers_nvme_offload", text(f.offers_nvme_offload)},
       {"offers_activation_offload", text(f.offers_activation_offload)},
+      {"zero3_gather", f.zero3_gather == Zero3Gather::deepspeed_modules ? "deepspeed_modules" : "fsdp_units"},
+      {"fused_projections", text(f.fused_projections)},
+      {"norm_saved_input_bytes", text(f.norm_saved_input_bytes)},
+      {"offers_model_parallel", text(f.offers_model_parallel)},
       {"launcher", to_string(f.launcher)},
       {"defaults", framework_defaults_text(f)},
       {"fp8_library", f.fp8_library == Fp8Library::torchao ? "torchao" : "transformer_engine"},

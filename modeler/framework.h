@@ -47,6 +47,10 @@ enum class OptimizerOffloadKind { none, megatron_hybrid, zero_offload };
 /// fsdp_cpu: FSDP2 CPUOffloadPolicy (torchtitan training.enable_cpu_offload): the sharded fp32 parameters, their
 ///   gradients and the optimizer states live on the host, the optimizer steps there.
 enum class ParamOffloadKind { none, zero_infinity, fsdp_cpu };
+/// How ZeRO-3 holds gathered parameters. fsdp_units: FSDP gathers a transformer layer (its wrapping unit) whole and
+/// prefetches the next. deepspeed_modules: DeepSpeed's coordinator gathers per module, keeps what the trace reuses
+/// soon and adds its reduce bucket (modeler/zero3_working_set.h).
+enum class Zero3Gather { fsdp_units, deepspeed_modules };
 /// Whose launcher runs the plan: which framework rules apply (framework_rules.h) and which --emit formats
 /// write it. none: no launcher rules are encoded and only the shardplan plan JSON is emitted.
 enum class Launcher { none, megatron, nemo, torchtitan, megatron_deepspeed };
@@ -140,6 +144,11 @@ struct Framework {
   std::vector<MoeDispatcher> moe_dispatchers = {MoeDispatcher::alltoall};
   /// The MoE router's top-k, softmax and aux loss run as fused kernels (Megatron-Core --moe-router-fusion).
   bool fused_moe_router = false;
+  /// The experts' grouped linear runs one GEMM per local expert, each with its own launch (Transformer Engine
+  /// v2.7 GroupedLinear: a cuBLAS GEMM per expert over 4 streams, cublaslt_gemm.cu); false: one grouped kernel.
+  bool moe_gemm_per_expert = false;
+  /// Node-limited routing (Plan::moe_max_nodes): Megatron-Core --moe-router-num-groups / --moe-router-group-topk.
+  bool offers_moe_max_nodes = false;
   /// The router probabilities scale the experts' activation (Megatron-Core TEGroupedMLP "scaled activation",
   /// experts.py bias_act_func(..., permuted_probs)), so the combine is a plain sum and the experts' fc2 output is
   /// not saved for the probabilities' gradient; otherwise the weighted combine keeps every pair's fc2 output.
@@ -167,6 +176,15 @@ struct Framework {
   ParamOffloadKind param_offload = ParamOffloadKind::none;
   bool offers_nvme_offload = false;        // offload_optimizer / offload_param device nvme (ZeRO-Infinity)
   bool offers_activation_offload = false;  // Megatron-Core / TE --cpu-offloading-num-layers
+  Zero3Gather zero3_gather = Zero3Gather::fsdp_units;
+  /// A layer's projections are fused modules (Megatron's query_key_value and the gate+up dense_h_to_4h), rather than
+  /// separate q, k, v, gate and up linears (Hugging Face models); what DeepSpeed gathers as one module.
+  bool fused_projections = true;
+  /// Bytes per element of each norm's input kept for backward: 2, or 4 where the norm upcasts its input and its
+  /// pow/mul keep the fp32 copy (transformers LlamaRMSNorm: hidden_states.to(torch.float32)).
+  double norm_saved_input_bytes = 2.0;
+  /// The tensor, pipeline and context parallelism it offers (false: data parallelism and ZeRO only).
+  bool offers_model_parallel = true;
   // Recipe traits: what the framework's published (performance) recipes turn on by default. `validate` takes them
   // for the settings a published run leaves null; a plan given to predict or search states its own.
   /// fp8 linears' quantization kernels: Transformer Engine's fused cast-transpose or torchao's Float8Linear.
@@ -201,8 +219,9 @@ const char* to_string(Launcher l);
 /// The defaults as --help states them: "zero 1, sp on when tp > 1, recompute none, fp8 recipe delayed".
 std::string framework_defaults_text(const Framework& f);
 
-/// The built-in profiles: megatron-lm, nemo, torchtitan, llm-foundry, megatron-deepspeed, other, and
-/// megatron-lm-legacy (Megatron-LM before FlashAttention, 2021-2022).
+/// The built-in profiles: megatron-lm, nemo, torchtitan, llm-foundry, megatron-deepspeed, other,
+/// megatron-lm-legacy (Megatron-LM before FlashAttention, 2021-2022), nemo-2024, and the Hugging Face Trainer + PEFT
+/// stacks hf-deepspeed and hf-fsdp.
 const Framework* find_framework(const std::string& name);
 
 /// The profile of framework `name` at `version` (as the framework spells its releases, "" if unknown) or, without

@@ -25,6 +25,8 @@ constexpr const char* kMegatronDeepSpeed = "deepspeedai/Megatron-DeepSpeed megat
 const std::vector<FrameworkRule> kRules = {
     {"mx_needs_blackwell", Launcher::none, "mxfp8 needs MX block scaling in the tensor cores (Blackwell)",
      kMegatronTransformer},
+    {"data_parallel_only", Launcher::none, "tensor, pipeline and context parallelism not offered by the framework",
+     "huggingface/accelerate src/accelerate/accelerator.py (DeepSpeed, FSDP or DDP wrapping only)"},
     {"megatron_tp_overlap_needs_sp", Launcher::megatron, "TP overlap needs sequence parallelism (Megatron)",
      kMegatronArgs},
     {"megatron_ep_tp_needs_sp", Launcher::megatron,
@@ -94,6 +96,10 @@ void check_framework_rules(const ModelDesc& model, const System& system, const P
   if (mxfp8 && !gpu_has_mx_scaling(system.gpu))
     add("mx_needs_blackwell",
         "the mxfp8 recipe runs on Blackwell GPUs only; " + system.gpu.name + " has no MX scaling");
+
+  if (!fw.offers_model_parallel && (p.tp > 1 || p.pp > 1 || p.cp > 1 || p.tsp > 1))
+    add("data_parallel_only", "parallelises by data only (DeepSpeed/FSDP engine under the Trainer); tp " + tp +
+                                  ", pp " + pp + ", cp " + std::to_string(p.cp) + " must be 1");
 
   // Megatron-LM / Megatron-Core (also under NeMo and Megatron-Bridge).
   if (p.tp_comm_overlap && !p.sequence_parallel)

@@ -303,6 +303,7 @@ struct MlpCost {
   double linear_weight_elems = 0;  // elements of its linear layers' weights on this rank
   Seconds moe_fwd, moe_bwd;  // the MoE layers' part of the above, averaged over all layers
   Seconds host_fwd;          // forward-only host wait (MoE token counts, moe_host.h), averaged over all layers
+  Seconds kernels_fwd, kernels_bwd;  // MoE launches layer_cost does not time otherwise (moe_host.h), averaged
 };
 
 double activation_elems(const ModelDesc& m, const Framework& fw) {
@@ -361,8 +362,9 @@ MlpCost moe_mlp(const Context& ctx, const Sharding& sh) {
   c.linear_output_elems += pairs * ((m.gated_mlp ? 2.0 : 1.0) * sh.expert_ffn + h);
   c.linear_weight_elems += sh.local_experts * (m.gated_mlp ? 3.0 : 2.0) * h * sh.expert_ffn;
   // The router's, permutation's and dispatcher's small kernels and the token-count wait (moe_host.h).
-  const MoeHostCost host = moe_host_cost(ctx.plan, ctx.framework, g);
-  c.mem_fwd += host.kernels;
+  const MoeHostCost host = moe_host_cost(ctx.plan, ctx.framework, g, static_cast<int>(sh.local_experts));
+  c.kernels_fwd = host.kernels_fwd;
+  c.kernels_bwd = host.kernels_bwd;
   c.host_fwd = host.sync;
   return c;
 }
@@ -401,8 +403,10 @@ MlpCost mlp_cost(const MlpParts& parts, const Sharding& sh) {
   c.linear_weight_elems = dense.linear_weight_elems * (1.0 - moe) + routed.linear_weight_elems * moe;
   // Elementwise backward traffic is twice the forward's (layer_cost below).
   c.host_fwd = routed.host_fwd * moe;
-  c.moe_fwd = (routed.gemms.fwd + routed.mem_fwd + routed.host_fwd) * moe;
-  c.moe_bwd = (routed.gemms.bwd * sh.backward_fraction + routed.mem_fwd * 2.0) * moe;
+  c.kernels_fwd = routed.kernels_fwd * moe;
+  c.kernels_bwd = routed.kernels_bwd * moe;
+  c.moe_fwd = (routed.gemms.fwd + routed.mem_fwd + routed.host_fwd + routed.kernels_fwd) * moe;
+  c.moe_bwd = (routed.gemms.bwd * sh.backward_fraction + routed.mem_fwd * 2.0 + routed.kernels_bwd) * moe;
   return c;
 }
 
@@ -427,7 +431,7 @@ PassCost module_recompute(const Context& ctx, const Sharding& sh, const Attentio
   };
   if ((modules & kRecomputeMlp) && moe < 1.0) add(mlp.dense.gemms, mlp.dense.mem_fwd, 1.0 - moe, false);
   if (moe > 0 && (modules & kRecomputeMoe)) {
-    add(mlp.routed.gemms, mlp.routed.mem_fwd, moe, true);
+    add(mlp.routed.gemms, mlp.routed.mem_fwd + mlp.routed.kernels_fwd, moe, true);
   } else if (moe > 0) {
     if (modules & kRecomputeMoeAct)
       add(Gemms{}, memory_time(ctx.system.gpu, Bytes(activation_elems(m, ctx.framework) * sh.expert_tokens *
@@ -521,11 +525,11 @@ LayerCost layer_cost(const Context& ctx, const Sharding& sh) {
   const double gemm_flops = proj.flops_fwd + mlp.gemms.flops_fwd;
 
   LayerCost c;
-  c.forward.time = proj.fwd + mlp.gemms.fwd + attn.fwd + mem_fwd + mlp.host_fwd;
+  c.forward.time = proj.fwd + mlp.gemms.fwd + attn.fwd + mem_fwd + mlp.host_fwd + mlp.kernels_fwd;
   c.forward.attention = attn.fwd;
   c.forward.moe = mlp.moe_fwd;
   c.forward.flops = gemm_flops + 2.0 * attn.flops_fwd;
-  c.backward.time = (proj.bwd + mlp.gemms.bwd) * bwd_frac + attn.bwd + mem_bwd;
+  c.backward.time = (proj.bwd + mlp.gemms.bwd) * bwd_frac + attn.bwd + mem_bwd + mlp.kernels_bwd;
   c.backward.attention = attn.bwd;
   c.backward.moe = mlp.moe_bwd;
   c.backward.flops = (base_frozen(ctx.plan) ? 1.0 : 2.0) * gemm_flops * bwd_frac + attn.flops_bwd;

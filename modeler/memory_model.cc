@@ -4,6 +4,7 @@
 #include "modeler/optimizer.h"
 #include "modeler/precision_recipe.h"
 #include "modeler/stage_params.h"
+#include "modeler/zero3_working_set.h"
 
 #include <algorithm>
 
@@ -159,7 +160,9 @@ MemoryBreakdown memory_breakdown(const Context& ctx, const Sharding& sh, const S
   const double lin = p.precision == Dtype::fp8 && fw.fp8_saves_linear_inputs ? 1.0 : kAct;
   // A frozen base keeps fewer linear inputs and adds the adapters' tensors (finetune.h); the layer input that full
   // recompute keeps is unchanged.
-  const double frozen = finetune_activation_delta(ctx.model, sh, p, lin);
+  // Norms that keep an fp32 copy of their input (Framework::norm_saved_input_bytes) add the difference for both.
+  const double frozen = finetune_activation_delta(ctx.model, sh, p, lin) +
+                        2.0 * sh.norm_tokens * ctx.model.hidden * (fw.norm_saved_input_bytes - kAct);
   const double per_layer = (p.recompute == Recompute::selective && fw.selective_is_op_sac)
                                ? op_sac_activation_bytes_per_layer(ctx.model, sh)
                                : activation_bytes_per_layer(ctx.model, sh, p.recompute, dropout, flash, lin,
@@ -191,7 +194,9 @@ MemoryBreakdown memory_breakdown(const Context& ctx, const Sharding& sh, const S
   const bool has_head = p.pp == 1 || params.head > 0;
   if (has_head) mem.logits = Bytes(sh.tokens * sh.vocab * fw.loss_peak_per_logit(p.tp));
 
-  if (p.zero >= 3) {
+  if (p.zero >= 3 && fw.zero3_gather == Zero3Gather::deepspeed_modules) {
+    mem.buffers = deepspeed_zero3_working_set(ctx, sh).total();  // DeepSpeed's per-module coordinator
+  } else if (p.zero >= 3) {
     // Gathered 16-bit parameters of the current and the prefetched layer, and one layer's unsharded
     // gradients before their reduce-scatter.
     const double layer = params_per_layer(ctx.model) / sh.weight_shard;

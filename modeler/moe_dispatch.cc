@@ -121,37 +121,4 @@ Seconds dedup_call_time(const System& sys, const DedupCall& c) {
   return outer.latency + std::max(nvlink, nic_t);
 }
 
-int moe_layer_small_kernels(MoeDispatcher d, bool fused_permutation, bool fused_router) {
-  // Router after its GEMM: fused (TE fused_topk_with_score_function + fused aux-loss scores, moe_router_fusion)
-  // 3 kernels; unfused: softmax/sigmoid, topk, scatter into the routing map, the aux-loss sums and the
-  // token-per-expert count, about 10 (moe_utils.py topk_routing_with_score_function, switch_load_balancing_loss).
-  int n = fused_router ? 3 : 10;
-  // Permutation (moe_utils.permute/unpermute): fused TE kernels make the row-id map and permute (2) and
-  // un-permute (1); unfused: argsort, index_select, and scatter_add with its zero fill and probability multiply (6).
-  n += fused_permutation ? 3 : 6;
-  switch (d) {
-    case MoeDispatcher::alltoall:
-      // The split-size computation (tokens per rank, per expert: sum and reshape, 3), the all-to-all of the
-      // counts (1) before the token all-to-all, and sort_chunks_by_idxs to and from local-expert order (2).
-      n += 6;
-      break;
-    case MoeDispatcher::allgather:
-      // The all-gather of the routing map and probabilities (2) and the local mask (1).
-      n += 3;
-      break;
-    case MoeDispatcher::deepep:
-    case MoeDispatcher::hybridep:
-      // get_dispatch_layout and notify (2); the expert ordering is inside the dispatch kernel.
-      n += 2;
-      break;
-  }
-  return n;
-}
-
-bool syncs_token_counts(MoeDispatcher d, bool padded_to_capacity) {
-  // All four wait for the counts before the grouped GEMM unless capacity padding fixes the shapes; the flex
-  // dispatcher with DeepEP rejects moe_pad_expert_input_to_capacity (transformer_config.py), so it always waits.
-  return d == MoeDispatcher::deepep || !padded_to_capacity;
-}
-
 }  // namespace shardplan

@@ -118,15 +118,6 @@ struct DedupCall {
 };
 Seconds dedup_call_time(const System& sys, const DedupCall& call);
 
-/// Small kernels one MoE layer launches per micro-batch besides its GEMMs, forward pass (Megatron-Core
-/// MoELayer: router GEMM, top-k/softmax or the fused router, aux loss, token count, permute, the dispatcher's
-/// own kernels, un-permute); the backward runs about as many. Counted in token_dispatcher.py / moe_utils.py at the
-/// commit named in docs/moe.md.
-int moe_layer_small_kernels(MoeDispatcher d, bool fused_permutation, bool fused_router);
-/// Whether the dispatcher copies per-expert token counts to the host and waits for them before the grouped GEMM
-/// (token_dispatcher.py: tokens_per_expert .cpu() / _maybe_dtoh_and_synchronize; DeepEP returns the receive
-/// counts as a host list). Token-drop routing padded to capacity (moe_pad_expert_input_to_capacity) knows its
-/// shapes in advance and does not wait.
-bool syncs_token_counts(MoeDispatcher d, bool padded_to_capacity);
+/// The kernels each dispatcher launches and its host synchronisation: modeler/moe_host.h.
 
 }  // namespace shardplan

@@ -1,20 +1,124 @@
 #include "modeler/moe_host.h"
 
+#include <algorithm>
+#include <string_view>
+
+#include "modeler/finetune.h"
 #include "modeler/moe_overlap.h"
+#include "modeler/precision_recipe.h"
 
 namespace shardplan {
 
-MoeHostCost moe_host_cost(const Plan& p, const Framework& f, const Gpu& gpu) {
-  const MoeDispatcher d = moe_dispatcher_of(p, f);
-  // Each small kernel pays the GPU's launch-and-ramp overhead (the profile's kernel_overhead).
-  const Seconds kernels = gpu.eff.kernel_overhead *
-                          static_cast<double>(moe_layer_small_kernels(d, f.fused_moe_permutation, f.fused_moe_router));
-  MoeHostCost c;
-  c.kernels = kernels;
+namespace {
+
+/// Per GPU profile: the measured small-kernel time and eager-op host time in microseconds (launch_costs in
+/// moe_host.h says how each is measured; ../shared/data/measured_kernels, AIConfigurator 095f58a5: gemm.csv bf16
+/// m=1 n=128 k=128 latency_us_median; nccl.csv custom_allreduce sglang/vllm *_eager rows of <= 1024 bytes, median
+/// over 24-63 rows, halved). AIC's a100_sxm is the 80 GB part; its host is the same for the 40 GB one.
+struct MeasuredLaunch {
+  std::string_view profile;
+  double gpu_kernel_us, eager_op_us;
+};
+constexpr MeasuredLaunch kMeasuredLaunch[] = {
+    {"a100-sxm4-80gb", 2.628, 23.03}, {"a100-sxm4-40gb", 2.628, 23.03}, {"h100-sxm5-80gb", 2.782, 10.66},
+    {"h200-sxm-141gb", 2.737, 10.63}, {"b200", 2.137, 10.73},           {"b300", 1.834, 10.82},
+    {"gb200", 2.124, 26.69},          {"gb300", 2.062, 24.29},          {"l40s", 1.713, 35.59},
+};
+
+}  // namespace
+
+LaunchCosts launch_costs(const Gpu& gpu) {
+  for (const MeasuredLaunch& m : kMeasuredLaunch)
+    if (gpu.name == m.profile) return {us(m.gpu_kernel_us), us(m.eager_op_us), true};
+  return {gpu.eff.kernel_overhead, Seconds(kEagerOpHostSeconds), false};
+}
+
+MoeKernelCount moe_layer_kernels(const MoeKernelSetup& s) {
+  MoeKernelCount n;
+  // Router after its GEMM (router.py TopKRouter.routing, moe_utils.py). Fused (moe_router_fusion, TE fused
+  // router kernels): the input's cast to the router dtype (router_gating_linear), then with an aux loss the fused
+  // aux-loss scores, the routing map's per-expert sum, the fused aux loss, and MoEAuxLossAutoScaler's scaling and
+  // the tracker's division (5); the top-k itself is the pass layer_cost times. Unfused: topk, zeros + scatter
+  // into the routing map, the probabilities' gather and normalisation, and for the aux loss a second
+  // softmax/top-k/scatter, the sum and the loss formula's four elementwise ops, the scaler and the tracker.
+  n.router = 1 + (s.fused_router ? (s.aux_loss ? 5 : 0) : 5 + (s.aux_loss ? 11 : 0));
+  const int router_bwd = 1 + (s.aux_loss ? 3 : 0) + (s.fused_router ? 0 : 2);
+  // Token dropping (apply_router_token_dropping): top-k of each expert's column over the tokens, zeros + scatter
+  // into the capacity mask and its bool cast, the probabilities' masking multiply; backward: the multiply.
+  n.drop = s.token_drop ? 5 : 0;
+  const int drop_bwd = s.token_drop ? 1 : 0;
+  // Dispatcher (token_dispatcher.py), beyond the permute/sort/un-permute passes layer_cost times.
+  int dispatch_bwd = 0;
+  switch (s.dispatcher) {
+    case MoeDispatcher::alltoall:
+      // Fused permutation (TE moe_permute_with_probs): the row-id map's 3 kernels before the permute. Unfused:
+      // argsort or masked_select of the transposed map and the probabilities' gather (3). The probabilities take
+      // their own all-to-all in each direction (token_dispatch: a second all_to_all call), launched like a
+      // kernel here (its latency is not modelled). Dropless adds the count path: the per-expert sum, the
+      // per-rank sums and reshapes, the counts' all-gather over the EP group, the local slice and the
+      // device-to-host copy (7); padded, one torch.full of the per-expert capacities.
+      n.dispatch = 3 + 1 + (s.padded ? 1 : 7);
+      dispatch_bwd = 1 + 1;  // the probabilities' gradient all-to-all; the row-id map's gradient scatter
+      break;
+    case MoeDispatcher::allgather:
+      // The all-gather of the routing map and probabilities (2), the local expert mask and its gather (2).
+      n.dispatch = 4;
+      dispatch_bwd = 1;
+      break;
+    case MoeDispatcher::deepep:
+    case MoeDispatcher::hybridep:
+      // get_dispatch_layout and notify (2), the multihot conversion of DeepEP's top-k indices (3); the expert
+      // ordering is inside the dispatch kernel.
+      n.dispatch = 5;
+      dispatch_bwd = 2;
+      break;
+  }
+  // Transformer Engine v2.7 GroupedLinear: general_grouped_gemm runs one cuBLAS GEMM per expert
+  // (cublaslt_gemm.cu nvte_multi_stream_cublas_gemm, over 4 compute streams), and split_quantize quantizes each
+  // expert's split on its own except under delayed scaling (cast.cpp multi_tensor_quantize_impl). layer_cost
+  // times each grouped GEMM as one launch and each linear's quantization once: the rest are counted here, fc1
+  // and fc2 forward, their dgrad and wgrad backward, one quantization per expert input forward and per output
+  // gradient backward. The streams overlap the GEMMs' work, not their launches (counted serially: an
+  // assumption).
+  const int extra_experts = s.gemm_per_expert ? std::max(0, s.local_experts - 1) : 0;
+  n.expert_gemms = 2 * extra_experts;
+  n.expert_quant = 2 * extra_experts * s.quant_kernels;
+  const int expert_bwd = (s.wgrad ? 4 : 2) * extra_experts + 2 * extra_experts * s.quant_kernels;
+  // The probabilities' cast before the scaled activation (experts.py), and its gradient's reduction.
+  n.dispatch += 1;
+  n.bwd = router_bwd + drop_bwd + dispatch_bwd + 1 + expert_bwd;
+  return n;
+}
+
+bool syncs_token_counts(MoeDispatcher d, bool padded_to_capacity) {
+  // All four wait for the counts before the grouped GEMM unless capacity padding fixes the shapes; the flex
+  // dispatcher with DeepEP rejects moe_pad_expert_input_to_capacity (transformer_config.py), so it always waits.
+  return d == MoeDispatcher::deepep || !padded_to_capacity;
+}
+
+MoeHostCost moe_host_cost(const Plan& p, const Framework& f, const Gpu& gpu, int local_experts) {
+  MoeKernelSetup s;
+  s.dispatcher = moe_dispatcher_of(p, f);
+  s.fused_router = f.fused_moe_router;
+  s.fused_permutation = f.fused_moe_permutation;
   // Token-drop routing pads every expert to its capacity (Megatron-Bridge apply_moe_token_drop sets
   // moe_pad_expert_input_to_capacity): fixed shapes, no wait.
-  const bool padded = p.capacity_factor > 0;
-  if (syncs_token_counts(d, padded)) c.sync = Seconds(kEagerOpHostSeconds * kKernelsAfterTokenSync);
+  s.token_drop = s.padded = p.capacity_factor > 0;
+  s.local_experts = std::max(1, local_experts);
+  s.gemm_per_expert = f.moe_gemm_per_expert;
+  if (quantized_gemms(p)) {
+    const RecipeKernels k = recipe_kernels(effective_fp8_recipe(p, f), f);
+    // Delayed scaling quantizes all splits in one fused multi_cast_transpose (no per-expert launches).
+    s.quant_kernels = effective_fp8_recipe(p, f) == Fp8Recipe::delayed ? 0 : k.activation.kernels;
+  }
+  s.wgrad = !base_frozen(p);
+  const MoeKernelCount n = moe_layer_kernels(s);
+  const LaunchCosts launch = launch_costs(gpu);
+  MoeHostCost c;
+  c.kernels_fwd = launch.gpu_kernel * static_cast<double>(n.fwd());
+  c.kernels_bwd = launch.gpu_kernel * static_cast<double>(n.bwd);
+  if (syncs_token_counts(s.dispatcher, s.padded))
+    c.sync = launch.eager_op * static_cast<double>(kKernelsAfterTokenSync);
   return c;
 }
 

@@ -1,33 +1,82 @@
-// Host-side and launch costs of one MoE layer that its GEMMs and memory passes do not carry (issue 13, item 3):
-// the small kernels the router, the permutation and the dispatcher launch, and the device-to-host wait for the
-// per-expert token counts before the grouped GEMM, after which the GPU idles while the host launches the
-// kernels up to the next long one (docs/moe.md).
+// Launch and host costs of one MoE layer that its GEMMs and memory passes do not carry (issue 13, item 3): the
+// small kernels the router, the token dropping, the permutation and the dispatcher launch, the per-expert GEMMs
+// and quantizations of Transformer Engine's GroupedLinear, and the device-to-host wait for the per-expert token
+// counts before the grouped GEMM, after which the GPU idles while the host launches the kernels up to the next
+// long one. The kernel counts are read from Megatron-Core core_v0.14.0 (23e00ed, the 25.09 NeMo container's)
+// and Transformer Engine v2.7; docs/moe.md has the table.
 #pragma once
 
 #include "modeler/framework.h"
+#include "modeler/moe_dispatch.h"
 #include "modeler/plan.h"
 #include "modeler/system.h"
 #include "modeler/units.h"
 
 namespace shardplan {
 
-/// Host time to launch one eager PyTorch operator with its kernel: the order of 10 us (PyTorch's dispatcher and
-/// Python frame plus cudaLaunchKernel; Horace He, "Making Deep Learning Go Brrrr From First Principles", 2022,
-/// overhead section; PyTorch CUDA Graphs blog, 2021: "CPU launch overheads of a few to tens of microseconds per
-/// kernel"). [S]
+/// Fixed costs of one kernel on a GPU and of one eager PyTorch operator on its host.
+struct LaunchCosts {
+  /// GPU-side time of a kernel too small to matter by its work: launch, ramp and tail. Measured: the bf16
+  /// 1x128x128 cuBLAS GEMM of ../shared/data/measured_kernels gemm.csv (AIConfigurator 095f58a5, CUDA-graph
+  /// replay, so no host launch in it), median over framework versions.
+  Seconds gpu_kernel;
+  /// Host time of one eager operator (Python, PyTorch dispatcher, cudaLaunchKernel). Measured: half the
+  /// difference between the eager and the CUDA-graph custom all-reduce of <= 1 KiB in nccl.csv (SGLang and vLLM
+  /// time 5 calls of clone + all-reduce eagerly and in a graph), median over both frameworks and 2-8 GPUs. The
+  /// host CPU dominates it: Grace hosts (GB200, GB300) measure 2-3x the x86 hosts of H100/B200.
+  Seconds eager_op;
+  bool measured = false;  // false: the GPU profile's kernel_overhead and kEagerOpHostSeconds stand in
+};
+/// The measured costs for the GPU profiles that have AIConfigurator rows (by profile name), else the profile's
+/// kernel_overhead and kEagerOpHostSeconds.
+LaunchCosts launch_costs(const Gpu& gpu);
+
+/// Host time of one eager PyTorch op where no measurement covers the GPU: the order of 10 us (Horace He, "Making
+/// Deep Learning Go Brrrr From First Principles", 2022; PyTorch CUDA Graphs blog, 2021: "a few to tens of
+/// microseconds per kernel"); the measured H100 figure (launch_costs) is 8.9 us. [S]
 inline constexpr double kEagerOpHostSeconds = 10e-6;
 /// Kernels launched after the token-count wait before the grouped GEMM gives the host time to run ahead again
 /// (moe_utils.permute's row-id map and permute, sort_chunks_by_idxs, the expert inputs' quantisation): their
 /// launches are on the critical path. Counted in Megatron-Core token_dispatcher.py dispatch_postprocess.
 inline constexpr int kKernelsAfterTokenSync = 3;
 
-/// Seconds one MoE layer adds per micro-batch to its forward pass: the small kernels' launch overhead (the
-/// backward runs them again through autograd, counted with the layer's other memory-bound kernels) and the wait
-/// for the token counts (forward only: the backward reuses the forward's split sizes).
+/// What decides the kernel count of one MoE layer.
+struct MoeKernelSetup {
+  MoeDispatcher dispatcher = MoeDispatcher::alltoall;
+  bool fused_router = false;       // moe_router_fusion
+  bool fused_permutation = false;  // moe_permute_fusion
+  bool token_drop = false;         // a capacity factor: apply_router_token_dropping runs
+  bool padded = false;             // moe_pad_expert_input_to_capacity (static shapes, no token-count wait)
+  bool aux_loss = true;            // a load-balancing loss is computed (every shipped MoE recipe has one)
+  int local_experts = 1;
+  bool gemm_per_expert = false;    // the grouped linear runs one GEMM per expert (Framework::moe_gemm_per_expert)
+  int quant_kernels = 0;           // quantization kernels per expert input under an fp8 recipe (0: 16-bit GEMMs)
+  bool wgrad = true;               // weight gradients are computed (not a frozen base)
+};
+
+/// Kernels one MoE layer launches per micro-batch beyond those layer_cost already times (the router GEMM, the
+/// softmax/top-k pass, the permute and un-permute passes, the local-expert sort, the activation, one launch per
+/// grouped GEMM, one quantization per linear): forward, and backward (autograd re-runs some, not all).
+struct MoeKernelCount {
+  int router = 0, drop = 0, dispatch = 0, expert_gemms = 0, expert_quant = 0;  // forward, by source
+  int bwd = 0;
+  int fwd() const { return router + drop + dispatch + expert_gemms + expert_quant; }
+};
+MoeKernelCount moe_layer_kernels(const MoeKernelSetup& s);
+
+/// Whether the dispatcher copies per-expert token counts to the host and waits for them before the grouped GEMM
+/// (token_dispatcher.py: tokens_per_expert .cpu() / _maybe_dtoh_and_synchronize; DeepEP returns the receive
+/// counts as a host list). Token-drop routing padded to capacity (moe_pad_expert_input_to_capacity) knows its
+/// shapes in advance and does not wait; it is also what lets Megatron-Core capture an MoE layer in a CUDA graph
+/// (core_v0.14.0 moe/README.md, "CUDA Graph Support").
+bool syncs_token_counts(MoeDispatcher d, bool padded_to_capacity);
+
+/// Seconds one MoE layer adds per micro-batch: its extra kernels at the GPU's per-kernel cost, forward and
+/// backward, and the wait for the token counts (forward only: the backward reuses the forward's split sizes).
 struct MoeHostCost {
-  Seconds kernels;
+  Seconds kernels_fwd, kernels_bwd;
   Seconds sync;
 };
-MoeHostCost moe_host_cost(const Plan& p, const Framework& f, const Gpu& gpu);
+MoeHostCost moe_host_cost(const Plan& p, const Framework& f, const Gpu& gpu, int local_experts);
 
 }  // namespace shardplan

@@ -26,7 +26,8 @@ double paired_exposed_fraction(const PairedLayer& l, double paired) {
   const double shown =
       excess(half_b, l.attn_f) + excess(half_f, l.moe_b) + excess(half_b, l.moe_f) + excess(half_f, l.attn_b);
   const double p = std::clamp(paired, 0.0, 1.0);
-  return p * shown / comm.v + (1.0 - p);
+  const double exposed = p * shown / comm.v + (1.0 - p);
+  return exposed + (1.0 - exposed) * std::clamp(l.comm_sm_share, 0.0, 1.0);
 }
 
 ScheduleCost schedule_cost(MoeSchedule s, int pp, Seconds f, Seconds b, Seconds w, Seconds fb) {

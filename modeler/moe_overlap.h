@@ -29,13 +29,18 @@ double paired_fraction(int pp, int vpp, int microbatches);
 struct PairedLayer {
   Seconds comm_f, comm_b;  // forward: dispatch then combine; backward: the combine's gradient then the dispatch's
   Seconds attn_f, moe_f, attn_b, moe_b;
+  /// Share of the GPU's SMs the communication kernels hold while they run (DeepEP: moe_deepep_num_sms of the
+  /// GPU's SMs; 0 for copy-engine or unknown). The compute they hide behind runs on the rest, so a hidden transfer
+  /// still costs that share of its duration (DeepSeek-V3 report Sec. 3.2.2: 20 of 132 SMs for communication).
+  double comm_sm_share = 0;
 };
 /// Exposed fraction of the paired-window communication. In a paired pass each transfer hides behind one compute
 /// block of the other pass (DeepSeek-V3 report Fig. 4; Megatron-Core combined 1F1B, model_chunk_schedule_plan.py):
 /// the backward's first transfer behind the forward's attention, the forward's dispatch behind the backward's
 /// experts, the backward's second transfer behind the forward's experts, the forward's combine behind the
 /// backward's attention; each pass's two transfers taken as halves of its total. Only what outlasts its block is
-/// exposed; the unpaired passes (1 - paired) expose all of theirs.
+/// exposed; the unpaired passes (1 - paired) expose all of theirs. The hidden rest costs comm_sm_share of itself
+/// (the SMs it takes from the compute), returned as part of the fraction.
 double paired_exposed_fraction(const PairedLayer& l, double paired);
 
 /// The DeepSeek-V3 report's Table 2 comparison of schedules over pp ranks, per step of many micro-batches.

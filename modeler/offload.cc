@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "modeler/finetune.h"
+#include "modeler/optimizer.h"
 #include "modeler/stage_params.h"
 #include "modeler/time_model.h"
 
@@ -34,9 +36,9 @@ void apply_offload(const Context& ctx, const Sharding& sh, MemoryBreakdown* mem,
   const double owned = owned_state_params(ctx, sh, false) * f;  // parameters the CPU optimizer steps
 
   const Bytes allocated_before = mem->total() - mem->fragmentation - mem->context;
-  // Host side: fp32 master + Adam m, v (the framework's optimizer bytes) and an fp32 gradient for each offloaded
-  // parameter (DeepSpeed's fp32 gradient partition; Megatron's CPU param.grad copies).
-  out->host = Bytes(owned * (fw.state.optimizer + 4.0));
+  // Host side: the fp32 master and the plan's optimizer states (what memory_model.cc put on the GPU) and an fp32
+  // gradient for each offloaded parameter (DeepSpeed's fp32 gradient partition; Megatron's CPU param.grad copies).
+  out->host = Bytes(owned * (optimizer_bytes_per_param(ctx) + 4.0));
   mem->optimizer = mem->optimizer * (1.0 - f);
   // ZeRO-Offload at stage 2+ reduces gradients straight into the host partition; only communication buckets stay
   // (not counted, as DeepSpeed's estimate_zero2_model_states_mem_needs does not). Megatron keeps its main-grad
@@ -48,7 +50,8 @@ void apply_offload(const Context& ctx, const Sharding& sh, MemoryBreakdown* mem,
 
   out->device_to_host = Bytes(owned * fw.state.gradients);
   out->host_to_device = Bytes(owned * fw.state.weights);
-  out->cpu_step = Bytes(owned * kAdamBytesPerParam) / sys.host_memory_bw_per_gpu;
+  out->cpu_step = Bytes(owned * step_bytes_per_param(ctx.plan.finetune.optimizer, trainable_groups(ctx.model, ctx.plan))) /
+                  sys.host_memory_bw_per_gpu;
   const Seconds d2h = out->device_to_host / sys.gpu.host_link_bw;
   const Seconds h2d = out->host_to_device / sys.gpu.host_link_bw;
   out->transfer = Seconds(std::max(d2h.v, h2d.v));

@@ -76,6 +76,7 @@ struct Finetune {
   Peft peft = Peft::none;
   int lora_rank = 0;           // r of the adapters; 0 without peft
   unsigned lora_targets = 0;   // LoraTarget bits; 0 without peft
+  double lora_dropout = 0;     // PEFT LoraConfig.lora_dropout (default 0.0: no dropout module, nn.Identity)
   Optimizer optimizer = Optimizer::adamw;
 };
 

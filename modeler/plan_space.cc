@@ -98,7 +98,7 @@ std::vector<int> divisors(int n, int cap) {
 
 uint64_t PlanSpace::layout_size(const Layout& l) const {
   const uint64_t tp_opts = l.tp > 1 ? sp.size() * tp_overlap.size() : 1;
-  const uint64_t ep_opts = l.ep > 1 ? ep_overlap.size() : 1;
+  const uint64_t ep_opts = l.ep > 1 ? ep_overlap.size() * moe.size() : 1;
   return l.mbs.size() * zero.size() * tp_opts * ep_opts * recompute.size() * precision.size() * sdp.size() *
          optimizer_offload.size() * memory.size();
 }
@@ -126,7 +126,8 @@ Plan PlanSpace::plan_at(const Layout& l, uint64_t k) const {
   p.seq_len = seq_len;
   p.cp_kind = cp_kind;
   p.finetune = finetune;
-  // Mixed radix, fastest-varying first: precision, recompute, tp options, ep overlap, zero, micro-batch, sdp.
+  // Mixed radix, fastest-varying first: precision, recompute, tp options, ep overlap and MoE choice, zero,
+  // micro-batch, sdp.
   auto digit = [&k](size_t radix) {
     const size_t d = static_cast<size_t>(k % radix);
     k /= radix;
@@ -142,7 +143,12 @@ Plan PlanSpace::plan_at(const Layout& l, uint64_t k) const {
     p.tp_comm_overlap = tp_overlap[digit(tp_overlap.size())];
     p.sequence_parallel = sp[digit(sp.size())];
   }
-  if (l.ep > 1) p.ep_comm_overlap = ep_overlap[digit(ep_overlap.size())];
+  if (l.ep > 1) {
+    p.ep_comm_overlap = ep_overlap[digit(ep_overlap.size())];
+    const MoeChoice& mc = moe[digit(moe.size())];
+    p.moe_dispatcher = mc.dispatcher;
+    p.moe_max_nodes = mc.max_nodes;
+  }
   p.zero = zero[digit(zero.size())];
   p.micro_batch = l.mbs[digit(l.mbs.size())];
   const SdpChoice& sdp_choice = sdp[digit(sdp.size())];
@@ -173,6 +179,14 @@ PlanSpace make_plan_space(const ModelDesc& model, const System& system, const Sp
   s.sp = or_default(r.sp, {true, false});
   s.tp_overlap = or_default(r.tp_overlap, {false, true});
   s.ep_overlap = or_default(r.ep_overlap, {false, true});
+  s.moe.clear();
+  std::vector<std::optional<MoeDispatcher>> dispatchers(r.moe_dispatchers.begin(), r.moe_dispatchers.end());
+  if (dispatchers.empty()) dispatchers.push_back(std::nullopt);
+  for (const std::optional<MoeDispatcher>& d : dispatchers)
+    for (int m : or_default(r.moe_max_nodes, {0})) {
+      if (m < 0) throw ConfigError("--moe-max-nodes: '" + std::to_string(m) + "' is below 0 (0: no node limit)");
+      s.moe.push_back({d, m});
+    }
   for (Recompute kind : or_default(r.recompute, {Recompute::none, Recompute::selective, Recompute::full})) {
     if (kind == Recompute::selective && !r.recompute_modules.empty()) {
       for (unsigned mods : r.recompute_modules) s.recompute.push_back({kind, 0, mods});

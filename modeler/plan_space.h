@@ -6,10 +6,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "modeler/model_desc.h"
+#include "modeler/moe_dispatch.h"
 #include "modeler/plan.h"
 #include "modeler/system.h"
 
@@ -54,6 +56,12 @@ struct SpaceRequest {
   std::vector<bool> sp;              // default {on, off} when tp > 1
   std::vector<bool> tp_overlap;      // default {off, on} when tp > 1
   std::vector<bool> ep_overlap;      // default {off, on} when ep > 1 (MoE all-to-all behind another micro-batch)
+  /// MoE token dispatchers to try when ep > 1; default none listed: the framework's default (an unset plan field).
+  /// The caller lists only those the framework offers (apps/search_flags.cc).
+  std::vector<MoeDispatcher> moe_dispatchers;
+  /// Node limits M of node-limited routing to try when ep > 1 (0: no limit); default {0}. A limit changes what the
+  /// router may pick (DeepSeek-V3 trains with M = 4), so the search tries one only when asked.
+  std::vector<int> moe_max_nodes;
   std::vector<Recompute> recompute;  // default none, selective, full
   std::vector<int> recompute_layers; // full recompute of N layers per chunk (block method), besides every layer
   /// The Megatron module sets (RecomputeModule bits) selective recompute tries; default the attention core alone.
@@ -99,6 +107,12 @@ struct RecomputeChoice {
   unsigned modules = kRecomputeCoreAttn;  // with selective: Megatron's recompute modules
 };
 
+/// One MoE dispatch setting: the dispatcher (unset: the framework's default) and the node limit (0: none).
+struct MoeChoice {
+  std::optional<MoeDispatcher> dispatcher;
+  int max_nodes = 0;
+};
+
 /// One subnetwork-data-parallel setting: keep 1 is plain data parallelism.
 struct SdpChoice {
   double keep = 1.0;
@@ -120,6 +134,7 @@ struct PlanSpace {
   std::vector<Layout> layouts;
   std::vector<int> zero;
   std::vector<bool> sp, tp_overlap, ep_overlap;
+  std::vector<MoeChoice> moe = {MoeChoice{}};  // dispatcher x node limit, an axis of the ep > 1 layouts
   std::vector<RecomputeChoice> recompute;
   std::vector<Dtype> precision;
   std::optional<Fp8Recipe> fp8_recipe;
@@ -129,7 +144,7 @@ struct PlanSpace {
   Finetune finetune;  // every candidate's (SpaceRequest::finetune)
 
   /// Plans of one layout: the product of its option axes (sp and tp_overlap collapse to off when tp == 1,
-  /// ep_overlap when ep == 1).
+  /// ep_overlap and the MoE choices to their defaults when ep == 1).
   uint64_t layout_size(const Layout& l) const;
   uint64_t size() const;
   /// Plan number k (0 <= k < layout_size(l)) of layout l, by mixed-radix decoding.

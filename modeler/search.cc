@@ -27,7 +27,7 @@ auto plan_key(const Plan& p) {
                          static_cast<int>(p.recompute), static_cast<int>(p.precision), static_cast<int>(p.cp_kind),
                          p.ep, p.etp, p.global_batch, p.seq_len, p.tsp, p.sdp_keep, static_cast<int>(p.sdp_mask),
                          p.uneven_pipeline, p.ep_comm_overlap, p.recompute_layers, p.recompute_modules,
-                         p.optimizer_offload);
+                         p.optimizer_offload, p.moe_dispatcher, p.moe_max_nodes);
 }
 
 bool record_less(const Record& a, const Record& b) {
@@ -135,6 +135,7 @@ std::string rejection_label(const std::string& code) {
       {"zero_unsupported", "ZeRO stage not offered by the framework"},
       {"tp_overlap_unsupported", "TP overlap not offered by the framework"},
       {"ep_overlap_unsupported", "MoE all-to-all overlap not offered by the framework"},
+      {"moe_max_nodes_unsupported", "node-limited MoE routing not offered by the framework"},
       {"tsp_exclusive", "tsp with tp or cp on the same ranks"},
       {"tsp_divides_heads", "tsp does not divide heads"},
       {"tsp_divides_kv_heads", "tsp does not divide kv_heads"},

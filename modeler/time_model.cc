@@ -144,8 +144,11 @@ TimeBreakdown step_time(const Context& ctx, const Sharding& sh, const Schedule& 
   }
   const Seconds compute_b = layer.backward.time + layer.recompute.time;
   const Seconds moe_b = layer.backward.moe + layer.recompute.moe;
-  const PairedLayer pair{fwd.total(Window::paired), bwd.total(Window::paired), layer.forward.time - layer.forward.moe,
-                         layer.forward.moe,         compute_b - moe_b,          moe_b};
+  PairedLayer pair{fwd.total(Window::paired), bwd.total(Window::paired), layer.forward.time - layer.forward.moe,
+                   layer.forward.moe,         compute_b - moe_b,          moe_b};
+  // DeepEP/HybridEP copy on SMs (moe_overlap.h PairedLayer::comm_sm_share).
+  if (deduplicates_nodes(moe_dispatcher_of(p, ctx.framework)) && sys.gpu.sm_count > 0)
+    pair.comm_sm_share = static_cast<double>(kDeepepDefaultSms) / sys.gpu.sm_count;
   const double paired_exposed =
       paired_exposed_fraction(pair, paired_fraction(sh.stages, sh.chunks, sched.microbatches));
   // Under full recompute the re-run forward's paired collectives hide behind the re-run fprop GEMMs.

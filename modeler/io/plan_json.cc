@@ -249,16 +249,18 @@ PlanFields read_plan(ObjectReader r) {
   f.optimizer = r.opt_choice("optimizer", {"adamw", "adamw8bit", "adafactor", "sgd", "sgd-momentum", "muon", "lion"});
   const auto rank = r.opt_int("lora_rank", 0);
   const auto targets = r.opt_string("lora_targets");
+  const auto dropout = r.opt_number("lora_dropout", 0.0, 0.999);
   if (f.peft && *f.peft != "none") {
     f.lora_rank = rank;
+    f.lora_dropout = dropout;
     if (targets) {
       std::string unknown;
       if (!parse_lora_targets(*targets, &unknown))
         r.fail("lora_targets", "unknown module '" + unknown + "' (q, k, v, o, gate, up, down, all)");
       f.lora_targets = targets;
     }
-  } else if ((rank && *rank > 0) || (targets && !targets->empty())) {
-    r.fail(rank && *rank > 0 ? "lora_rank" : "lora_targets", "adapters need \"peft\": \"lora\", \"dora\" or \"qlora\"");
+  } else if ((rank && *rank > 0) || (targets && !targets->empty()) || (dropout && *dropout > 0)) {
+    r.fail(rank && *rank > 0 ? "lora_rank" : targets && !targets->empty() ? "lora_targets" : "lora_dropout", "adapters need \"peft\": \"lora\", \"dora\" or \"qlora\"");
   }
 
   if (const auto m = r.opt_int("microbatches_per_step", 0); m && f.global_batch && f.micro_batch && f.dp) {
@@ -313,7 +315,7 @@ const std::vector<std::string>& plan_keys() {
       "seq_len", "recompute", "recompute_layers", "recompute_modules", "precision", "fp8_recipe", "optimizer_offload", "moe_imbalance",
       "capacity_factor", "sdp_keep", "sdp_mask", "sdp_granularity", "changes_training_semantics", "dp_shard", "zeropp",
       "param_offload", "offload_device", "activation_offload_layers", "peft", "lora_rank",
-      "lora_targets", "optimizer"};
+      "lora_targets", "lora_dropout", "optimizer"};
   return keys;
 }
 

@@ -54,6 +54,7 @@ struct PlanFields {
   /// Fine-tuning (modeler/finetune.h) as predict's flags spell it: --peft, --lora-rank, --lora-targets, --optimizer.
   std::optional<std::string> peft, lora_targets, optimizer;
   std::optional<int> lora_rank;
+  std::optional<double> lora_dropout;
 };
 
 /// The numbers the file reports for its plan (an emitted plan's `predicted`, a report's time/throughput/memory).

@@ -73,6 +73,7 @@ json plan_json(const Plan& p) {
               {"peft", to_string(p.finetune.peft)},
               {"lora_rank", p.finetune.lora_rank},
               {"lora_targets", lora_targets_string(p.finetune.lora_targets)},
+              {"lora_dropout", p.finetune.lora_dropout},
               {"optimizer", to_string(p.finetune.optimizer)}};
 }
 

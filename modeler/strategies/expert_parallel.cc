@@ -100,6 +100,9 @@ class ExpertParallel final : public Strategy {
     if (!offered(ctx.framework, d))
       problems->push_back({"moe_dispatcher_unsupported", ctx.framework.name + " does not offer the " + to_string(d) +
                                                              " MoE token dispatcher (--moe-dispatcher)"});
+    if (p.moe_max_nodes > 0 && !ctx.framework.offers_moe_max_nodes)
+      problems->push_back({"moe_max_nodes_unsupported", ctx.framework.name + " does not offer node-limited "
+                                                                            "routing (--moe-max-nodes)"});
     if (p.moe_max_nodes < 0)
       problems->push_back({"moe_max_nodes_range", "moe max nodes (" + str(p.moe_max_nodes) +
                                                       ") must be at least 0 (0: no node limit)"});

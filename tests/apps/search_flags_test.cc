@@ -118,6 +118,39 @@ TEST_CASE("resolve_request: MoE all-to-all overlap follows the flag and the fram
   CHECK(resolve_request(parse({"--framework", "torchtitan"})).ep_overlap == std::vector<bool>{false});
 }
 
+TEST_CASE("resolve_request: MoE dispatchers and node limits, where the framework offers them") {
+  // Unlisted: the framework's default dispatcher (no axis), and no node limit.
+  CHECK(resolve_request(parse({})).moe_dispatchers.empty());
+  CHECK(resolve_request(parse({"--framework", "torchtitan", "--moe-dispatcher", "alltoall"})).moe_dispatchers ==
+        std::vector<MoeDispatcher>{MoeDispatcher::alltoall});
+  CHECK(resolve_request(parse({})).moe_max_nodes.empty());
+  CHECK(resolve_request(parse({"--moe-dispatcher", "deepep,alltoall"})).moe_dispatchers ==
+        std::vector<MoeDispatcher>{MoeDispatcher::deepep, MoeDispatcher::alltoall});
+  CHECK(resolve_request(parse({"--moe-max-nodes", "0,4"})).moe_max_nodes == std::vector<int>{0, 4});
+  CHECK_THROWS_WITH_AS(resolve_request(parse({"--moe-dispatcher", "deepx"})),
+                       "--moe-dispatcher: unknown dispatcher 'deepx' (alltoall, allgather, deepep or hybridep)",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(resolve_request(parse({"--framework", "torchtitan", "--moe-dispatcher", "deepep"})),
+                       "--moe-dispatcher: torchtitan does not offer the deepep dispatcher (it offers alltoall)",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(resolve_request(parse({"--moe-dispatcher", "alltoall,alltoall"})),
+                       "--moe-dispatcher: alltoall is listed twice", ConfigError);
+  CHECK_THROWS_WITH_AS(resolve_request(parse({"--framework", "torchtitan", "--moe-max-nodes", "4"})),
+                       "--moe-max-nodes: torchtitan does not offer node-limited routing", ConfigError);
+  CHECK_THROWS_WITH_AS(resolve_request(parse({"--moe-max-nodes", "1:4"})),
+                       "--moe-max-nodes takes a value or a list (0,4), not a range", ConfigError);
+}
+
+TEST_CASE("plan_label names a chosen dispatcher and node limit") {
+  Plan p = sample_plan();
+  p.ep = 8;
+  p.moe_dispatcher = MoeDispatcher::deepep;
+  p.moe_max_nodes = 4;
+  const std::string label = plan_label(p);
+  CHECK(label.find(" deepep") != std::string::npos);
+  CHECK(label.find(" M4") != std::string::npos);
+}
+
 TEST_CASE("resolve_request: --recompute-layers takes a list or a range") {
   CHECK(resolve_request(parse({"--recompute-layers", "2,8,4"})).recompute_layers == std::vector<int>{2, 4, 8});
   CHECK(resolve_request(parse({"--recompute-layers", "1:3"})).recompute_layers == std::vector<int>{1, 2, 3});

@@ -210,6 +210,10 @@ TEST_CASE("an fp16-only GPU (V100-like) predicts an fp16 plan under every framew
     const Framework* f = find_framework(name);
     REQUIRE(f != nullptr);
     Plan p = su.plan;
+    if (!f->offers_model_parallel) {  // the Hugging Face Trainer stacks: data parallelism only
+      p.tp = p.pp = 1;
+      p.dp = 8;
+    }
     p.zero = f->zero_default(p.pp);  // a stage the framework runs with this plan (torchtitan: no DDP with pp)
     const Estimate e = evaluate(su.model, su.system, p, *f);
     REQUIRE(e.feasible());

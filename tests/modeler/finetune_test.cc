@@ -140,7 +140,8 @@ TEST_SUITE("finetune") {
     CHECK(b.optimizer.v == doctest::Approx(adapters * 12.0));  // master + AdamW moments
     CHECK(b.weights.v == doctest::Approx((total_params(llama2_7b()) + adapters) * 2.0));
     CHECK(a.gradients.v == doctest::Approx(total_params(llama2_7b()) * 4.0));
-    // QLoRA: the layers' linears at 4.127 bits, norms, embedding and head at 16 bits.
+    // QLoRA: the layers' linears at 4.127 bits (4-bit codes and their statistics), norms, embedding and head at 16
+    // bits.
     ft.plan.finetune.peft = Peft::qlora;
     const MemoryBreakdown q = memory_breakdown(ft.ctx(), ft.sharding(), ft.schedule());
     const ModelDesc m = llama2_7b();
@@ -162,6 +163,52 @@ TEST_SUITE("finetune") {
     CHECK(finetune_activation_delta(s.model, sh, s.plan, 2.0) == 3 * (128.0 * 4 * 2));
     s.plan.finetune = Finetune{};
     CHECK(finetune_activation_delta(s.model, sh, s.plan, 2.0) == 0.0);
+  }
+
+  TEST_CASE("saved activations: with lora_dropout each adapter keeps its own dropped-out input and mask") {
+    Setup s(tiny_model(), single(128));
+    s.plan.finetune = lora(4, kLoraQ | kLoraV);
+    s.plan.finetune.lora_dropout = 0.1;
+    const Sharding sh = s.sharding();
+    // T = 128, h 64, f 256: the shared QKV input, the MLP input and the down input are no longer kept by anyone;
+    // q and v each keep a 16-bit dropped-out copy of the 64-wide input and its 1-byte mask, and their x A.
+    const double expected =
+        -(128.0 * 64 * 2) * 2 - 128.0 * 256 * 2 + 2 * (128.0 * 64 * 3) + 2 * (128.0 * 4 * 2);
+    CHECK(finetune_activation_delta(s.model, sh, s.plan, 2.0) == expected);
+    // The down projection reads the 256-wide activation output: its copy and mask are 3 bytes x 256 per token.
+    s.plan.finetune.lora_targets = kLoraDown;
+    CHECK(finetune_activation_delta(s.model, sh, s.plan, 2.0) ==
+          -(128.0 * 64 * 2) * 2 - 128.0 * 256 * 2 + 128.0 * 256 * 3 + 128.0 * 4 * 2);
+    s.plan.finetune.lora_dropout = 1.0;
+    Problems ps;
+    validate_finetune(s.ctx(), &ps);
+    CHECK(has(ps, "lora_dropout_range"));
+    s.plan.finetune = Finetune{};
+    s.plan.finetune.lora_dropout = 0.1;
+    Problems none;
+    validate_finetune(s.ctx(), &none);
+    CHECK(has(none, "lora_needs_peft"));
+  }
+
+  TEST_CASE("QLoRA: data parallelism shards the 4-bit codes; every rank keeps the quantisation statistics") {
+    const ModelDesc m = llama2_7b();
+    Setup one(m, single(1024));
+    one.framework = plain_framework();
+    one.plan.finetune = lora(8, kLoraQ | kLoraV, Peft::qlora);
+    one.plan.zero = 3;
+    Plan p2 = one.plan;
+    p2.dp = 2;
+    p2.global_batch = 2;
+    Setup two(m, p2);
+    two.framework = plain_framework();
+    const MemoryBreakdown a = memory_breakdown(one.ctx(), one.sharding(), one.schedule());
+    const MemoryBreakdown b = memory_breakdown(two.ctx(), two.sharding(), two.schedule());
+    const double linears = 32.0 * params_per_layer(m) - 32.0 * 2 * 4096;
+    // Halving everything but the statistics: a - b = (a - stats) / 2.
+    const double stats = linears * kNf4StatsBytesPerParam;
+    CHECK(kNf4StatsBytesPerParam == doctest::Approx(1.0 / 64 + 4.0 / (64 * 256)));
+    CHECK(b.weights.v == doctest::Approx((a.weights.v - stats) / 2 + stats));
+    CHECK(gathered_param_bytes(one.plan) == kNf4PackedBytesPerParam);
   }
 
   TEST_CASE("time: no weight-gradient GEMMs for frozen weights; the adapters' GEMMs are added") {

@@ -116,6 +116,11 @@ TEST_SUITE("framework_rules") {
     CHECK(broken(plan(2, 2, 4, 2), "megatron-deepspeed", test::tiny_model()) ==
           std::set<std::string>{"deepspeed_zero_pp"});
     CHECK(broken(plan(2, 1, 8, 3), "megatron-deepspeed", test::tiny_model()).empty());
+    CHECK(broken(plan(1, 1, 16, 2), "megatron-deepspeed", test::tiny_model()).empty());  // ZeRO-2 without pp
+    // The Hugging Face Trainer stacks parallelise by data only.
+    CHECK(broken(plan(1, 1, 16, 3), "hf-deepspeed", test::tiny_model()).empty());
+    CHECK(broken(plan(2, 1, 8, 3), "hf-deepspeed", test::tiny_model()).count("data_parallel_only") == 1);
+    CHECK(broken(plan(1, 2, 8, 0), "hf-fsdp", test::tiny_model()).count("data_parallel_only") == 1);
     Plan vpp = plan(2, 2, 4, 1);
     vpp.vpp = 2;
     CHECK(broken(vpp, "megatron-deepspeed", test::tiny_model()) == std::set<std::string>{"deepspeed_no_interleaving"});

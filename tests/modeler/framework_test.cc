@@ -126,6 +126,23 @@ TEST_CASE("framework_traits lists every trait once, with its value as text") {
   const std::vector<FrameworkTrait> megatron = framework_traits(*find_framework("megatron-lm"));
   CHECK(value(megatron, "attention") == "flash3");
   CHECK(value(megatron, "offers_recompute_modules") == "yes");
+  CHECK(value(megatron, "zero3_gather") == "fsdp_units");
+  // Megatron-DeepSpeed hands --zero-stage to DeepSpeed, which runs stages 0-3 (2 and 3 without pipelines).
+  const std::vector<FrameworkTrait> mds = framework_traits(*find_framework("megatron-deepspeed"));
+  CHECK(value(mds, "zero_stages") == "0,1,2,3");
+  CHECK(value(mds, "zero3_gather") == "deepspeed_modules");
+  // The Hugging Face stacks: DeepSpeed's bf16 states and per-module gathering of separate projections; FSDP1 with
+  // the fp32-loaded model; both eager with fp32 norm inputs and data parallelism only.
+  const std::vector<FrameworkTrait> hfd = framework_traits(*find_framework("hf-deepspeed"));
+  CHECK(value(hfd, "state_bytes (weights, gradients, optimizer)") == "2, 2, 12");
+  CHECK(value(hfd, "fused_projections") == "no");
+  CHECK(value(hfd, "norm_saved_input_bytes") == "4");
+  CHECK(value(hfd, "offers_model_parallel") == "no");
+  CHECK(value(hfd, "logits_bytes_per_logit") == "12");
+  const std::vector<FrameworkTrait> hff = framework_traits(*find_framework("hf-fsdp"));
+  CHECK(value(hff, "state_bytes (weights, gradients, optimizer)") == "4, 4, 8");
+  CHECK(value(hff, "zero3_gather") == "fsdp_units");
+  CHECK(value(hff, "zero_stages") == "0,2,3");
 }
 
 TEST_CASE("select_framework: profiles keyed by the stated release, else the date, else the current one") {

@@ -115,14 +115,4 @@ TEST_CASE("dedup call time: NIC share at the network's bandwidth, NVLink share i
                                              .v));
 }
 
-TEST_CASE("host synchronisation and kernel counts per dispatcher") {
-  CHECK(syncs_token_counts(MoeDispatcher::alltoall, false));
-  CHECK_FALSE(syncs_token_counts(MoeDispatcher::alltoall, true));  // token drop padded to capacity
-  CHECK(syncs_token_counts(MoeDispatcher::deepep, true));          // DeepEP refuses capacity padding
-  CHECK(moe_layer_small_kernels(MoeDispatcher::alltoall, false, false) >
-        moe_layer_small_kernels(MoeDispatcher::alltoall, true, true));
-  CHECK(moe_layer_small_kernels(MoeDispatcher::deepep, true, true) <
-        moe_layer_small_kernels(MoeDispatcher::alltoall, true, true));
-}
-
 }  // TEST_SUITE

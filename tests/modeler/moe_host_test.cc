@@ -9,31 +9,103 @@ using namespace shardplan;
 
 TEST_SUITE("moe_host") {
 
-TEST_CASE("small kernels pay the GPU's kernel overhead; the token-count wait pays host launches") {
+TEST_CASE("host synchronisation per dispatcher") {
+  CHECK(syncs_token_counts(MoeDispatcher::alltoall, false));
+  CHECK_FALSE(syncs_token_counts(MoeDispatcher::alltoall, true));  // token drop padded to capacity
+  CHECK(syncs_token_counts(MoeDispatcher::deepep, true));          // DeepEP refuses capacity padding
+  CHECK_FALSE(syncs_token_counts(MoeDispatcher::allgather, true));
+}
+
+TEST_CASE("launch costs: measured where AIConfigurator has the GPU, the profile's overhead otherwise") {
+  Gpu g = test::synthetic_gpu();
+  g.eff.kernel_overhead = Seconds(4e-6);
+  const LaunchCosts fallback = launch_costs(g);
+  CHECK_FALSE(fallback.measured);
+  CHECK(fallback.gpu_kernel.v == doctest::Approx(4e-6));
+  CHECK(fallback.eager_op.v == doctest::Approx(kEagerOpHostSeconds));
+  g.name = "h100-sxm5-80gb";
+  const LaunchCosts h100 = launch_costs(g);
+  CHECK(h100.measured);
+  CHECK(h100.gpu_kernel.v == doctest::Approx(2.782e-6));
+  CHECK(h100.eager_op.v == doctest::Approx(10.66e-6));
+  g.name = "gb200";
+  // The Grace host launches eager ops 2.5x slower than the H100's x86 host; the GPU-side kernel is faster.
+  CHECK(launch_costs(g).eager_op > h100.eager_op * 2.0);
+  CHECK(launch_costs(g).gpu_kernel < h100.gpu_kernel);
+}
+
+TEST_CASE("kernel count of a Megatron-Core MoE layer, by hand") {
+  // Qwen3-30B-A3B as Megatron-Bridge 25.09 runs it: fused router with aux loss, token drop padded to capacity,
+  // alltoall, 16 local experts, TE GroupedLinear, fp8 tensorwise (2 quantization kernels per input here).
+  MoeKernelSetup s;
+  s.fused_router = s.fused_permutation = true;
+  s.token_drop = s.padded = true;
+  s.local_experts = 16;
+  s.gemm_per_expert = true;
+  s.quant_kernels = 2;
+  const MoeKernelCount n = moe_layer_kernels(s);
+  CHECK(n.router == 6);          // cast, aux scores, map sum, aux loss, scaler, tracker
+  CHECK(n.drop == 5);            // topk over tokens, zeros, scatter, bool, multiply
+  CHECK(n.dispatch == 3 + 1 + 1 + 1);  // row-id map, probs all-to-all, torch.full, probs cast
+  CHECK(n.expert_gemms == 2 * 15);     // fc1 and fc2: 15 GEMMs beyond the one timed launch each
+  CHECK(n.expert_quant == 2 * 15 * 2);
+  CHECK(n.fwd() == 6 + 5 + 6 + 30 + 60);
+  // Backward: router 4, drop 1, dispatcher 2, probs 1, dgrad + wgrad of both linears 60, gradient quantization 60.
+  CHECK(n.bwd == 4 + 1 + 2 + 1 + 60 + 60);
+  // A frozen base skips the wgrad GEMMs; one grouped kernel (torch._grouped_mm) or one expert adds none.
+  s.wgrad = false;
+  CHECK(moe_layer_kernels(s).bwd == n.bwd - 30);
+  s.wgrad = true;
+  s.gemm_per_expert = false;
+  CHECK(moe_layer_kernels(s).expert_gemms == 0);
+  CHECK(moe_layer_kernels(s).expert_quant == 0);
+  s.gemm_per_expert = true;
+  s.local_experts = 1;
+  CHECK(moe_layer_kernels(s).expert_gemms == 0);
+  // Dropless adds the token-count path; unfused routing adds its top-k, scatter and aux-loss kernels.
+  s.local_experts = 16;
+  s.token_drop = s.padded = false;
+  CHECK(moe_layer_kernels(s).dispatch == n.dispatch + 6);
+  CHECK(moe_layer_kernels(s).drop == 0);
+  s.fused_router = false;
+  CHECK(moe_layer_kernels(s).router == 1 + 5 + 11);
+  // DeepEP launches fewer dispatcher kernels than the dropless alltoall path.
+  MoeKernelSetup d = s;
+  d.dispatcher = MoeDispatcher::deepep;
+  CHECK(moe_layer_kernels(d).dispatch < moe_layer_kernels(s).dispatch);
+}
+
+TEST_CASE("the layer's cost: counted kernels at the GPU's kernel time, the token-count wait at eager-op time") {
   Gpu g = test::synthetic_gpu();
   g.eff.kernel_overhead = Seconds(4e-6);
   Framework f = test::synthetic_framework();
   f.fused_moe_permutation = true;
   f.fused_moe_router = true;
+  f.moe_gemm_per_expert = true;
   f.moe_dispatchers = {MoeDispatcher::alltoall, MoeDispatcher::deepep};
   Plan p;
-  const MoeHostCost dropless = moe_host_cost(p, f, g);
-  const int kernels = moe_layer_small_kernels(MoeDispatcher::alltoall, true, true);
-  CHECK(dropless.kernels.v == doctest::Approx(4e-6 * kernels));
+  const MoeHostCost dropless = moe_host_cost(p, f, g, 4);
+  MoeKernelSetup s;
+  s.fused_router = s.fused_permutation = true;
+  s.local_experts = 4;
+  s.gemm_per_expert = true;
+  const MoeKernelCount n = moe_layer_kernels(s);
+  CHECK(dropless.kernels_fwd.v == doctest::Approx(4e-6 * n.fwd()));
+  CHECK(dropless.kernels_bwd.v == doctest::Approx(4e-6 * n.bwd));
   CHECK(dropless.sync.v == doctest::Approx(kEagerOpHostSeconds * kKernelsAfterTokenSync));
   // Token drop padded to capacity: fixed shapes, no wait.
   p.capacity_factor = 1.0;
-  CHECK(moe_host_cost(p, f, g).sync.v == 0.0);
-  // DeepEP always waits for its receive counts, and launches fewer kernels than alltoall.
+  CHECK(moe_host_cost(p, f, g, 4).sync.v == 0.0);
+  // DeepEP always waits for its receive counts.
   p.moe_dispatcher = MoeDispatcher::deepep;
   p.capacity_factor = 0;
-  const MoeHostCost deepep = moe_host_cost(p, f, g);
-  CHECK(deepep.sync.v > 0);
-  CHECK(deepep.kernels < dropless.kernels);
-  // Unfused permutation and router launch more.
-  f.fused_moe_permutation = f.fused_moe_router = false;
+  CHECK(moe_host_cost(p, f, g, 4).sync.v > 0);
+  // More local experts launch more GEMMs.
   p.moe_dispatcher.reset();
-  CHECK(moe_host_cost(p, f, g).kernels > dropless.kernels);
+  CHECK(moe_host_cost(p, f, g, 16).kernels_fwd > dropless.kernels_fwd);
+  // On a measured GPU the wait is the measured eager-op time.
+  g.name = "b200";
+  CHECK(moe_host_cost(p, f, g, 4).sync.v == doctest::Approx(10.73e-6 * kKernelsAfterTokenSync));
 }
 
 }  // TEST_SUITE

@@ -41,6 +41,13 @@ TEST_CASE("paired window: each transfer hides behind one compute block of the ot
   // Unpaired passes expose everything: 75% paired -> 0.75 x 0.6 + 0.25.
   CHECK(paired_exposed_fraction(PairedLayer{ms * 4, ms * 6, ms, ms, ms, ms}, 0.75) == doctest::Approx(0.7));
   CHECK(paired_exposed_fraction(PairedLayer{}, 1.0) == 0.0);
+  // Communication on 20 of 132 SMs: the hidden 40% still costs 20/132 of itself.
+  PairedLayer sm{ms * 4, ms * 6, ms, ms, ms, ms};
+  sm.comm_sm_share = 20.0 / 132.0;
+  CHECK(paired_exposed_fraction(sm, 1.0) == doctest::Approx(0.6 + 0.4 * 20.0 / 132.0));
+  sm = PairedLayer{ms * 4, ms * 6, ms * 5, ms * 5, ms * 5, ms * 5};
+  sm.comm_sm_share = 0.25;
+  CHECK(paired_exposed_fraction(sm, 1.0) == doctest::Approx(0.25));
 }
 
 TEST_CASE("DeepSeek-V3 Table 2: bubbles, parameter copies and activations of 1F1B, DualPipe and DualPipeV") {

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 
+#include "modeler/evaluate.h"
+#include "modeler/optimizer.h"
+#include "modeler/stage_params.h"
 #include "modeler/time_model.h"
 #include "test_fixtures.h"
 
@@ -112,5 +115,27 @@ TEST_CASE("offload problems: unsupported framework, no ZeRO, unknown host bandwi
   const Problems plain = evaluate(m, s, dp8(0, 0), none).problems;  // nothing offloaded: no offload problems
   CHECK_FALSE(has(plain, "offload_unsupported"));
   CHECK_FALSE(has(plain, "offload_needs_zero"));
+}
+
+TEST_CASE("the host holds the plan's optimizer states, not AdamW's") {
+  // validate_finetune refuses offload for other optimizers; apply_offload must still put on the host exactly the
+  // states memory_model.cc put on the GPU (fp32 master + the optimizer's own states), plus the fp32 gradient.
+  const ModelDesc m = llama2_7b();
+  const System s = host_system();
+  const Framework fw = synthetic_framework();
+  Plan p = dp8(1);
+  p.finetune.optimizer = Optimizer::sgd_momentum;  // 4 bytes of momentum instead of Adam's 8
+  const Context ctx{m, s, p, fw};
+  const Sharding sh = unsharded(ctx);
+  const double owned = owned_state_params(ctx, sh, false);
+  MemoryBreakdown mem;
+  mem.optimizer = Bytes(owned * optimizer_bytes_per_param(ctx));
+  TimeBreakdown t;
+  OffloadEstimate out;
+  apply_offload(ctx, sh, &mem, &t, &out);
+  CHECK(optimizer_bytes_per_param(ctx) == doctest::Approx(fw.state.optimizer - kAdamStateBytes + 4.0));
+  CHECK(out.host.v == doctest::Approx(owned * (optimizer_bytes_per_param(ctx) + 4.0)));
+  CHECK(out.host.v < owned * (fw.state.optimizer + 4.0));  // what the AdamW bytes would have put there
+  CHECK(mem.optimizer.v == 0);
 }
 }

@@ -205,6 +205,38 @@ TEST_CASE("make_plan_space: MoE models get expert-parallel layouts that divide e
   }
 }
 
+TEST_CASE("make_plan_space: dispatchers and node limits are axes of the ep > 1 layouts only") {
+  ModelDesc m = test::tiny_model();
+  MoeDesc moe;
+  moe.experts = 4;
+  moe.top_k = 2;
+  moe.expert_ffn_hidden = 32;
+  m.moe = moe;
+  const System s = test::synthetic_system(8);
+  SpaceRequest r = tiny_request({1}, {1}, {1});
+  const PlanSpace plain = make_plan_space(m, s, r);
+  r.moe_dispatchers = {MoeDispatcher::alltoall, MoeDispatcher::deepep};
+  r.moe_max_nodes = {0, 4};
+  const PlanSpace space = make_plan_space(m, s, r);
+  REQUIRE(space.layouts.size() == plain.layouts.size());
+  for (size_t i = 0; i < space.layouts.size(); ++i) {
+    const Layout& l = space.layouts[i];
+    CHECK(space.layout_size(l) == plain.layout_size(plain.layouts[i]) * (l.ep > 1 ? 4 : 1));
+    std::set<std::pair<int, int>> seen;  // (dispatcher, max nodes); -1: unset
+    for (uint64_t k = 0; k < space.layout_size(l); ++k) {
+      const Plan p = space.plan_at(l, k);
+      seen.insert({p.moe_dispatcher ? static_cast<int>(*p.moe_dispatcher) : -1, p.moe_max_nodes});
+    }
+    const int a2a = static_cast<int>(MoeDispatcher::alltoall), deepep = static_cast<int>(MoeDispatcher::deepep);
+    if (l.ep > 1)
+      CHECK(seen == std::set<std::pair<int, int>>{{a2a, 0}, {a2a, 4}, {deepep, 0}, {deepep, 4}});
+    else
+      CHECK(seen == std::set<std::pair<int, int>>{{-1, 0}});
+  }
+  r.moe_max_nodes = {-1};
+  CHECK_THROWS_WITH_AS(make_plan_space(m, s, r), "--moe-max-nodes: '-1' is below 0 (0: no node limit)", ConfigError);
+}
+
 TEST_CASE("make_plan_space: a pp that does not divide the layers is an uneven layout, interleaved over the busiest rank's layers") {
   ModelDesc m = test::tiny_model();
   m.layers = 3;

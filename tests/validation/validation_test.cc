@@ -107,7 +107,10 @@ TEST_CASE("throughput MAPE per group") {
   // MoE 16.8 -> 17.9%. The guards rise for the reason the issue names: exposed TP communication that the runs
   // did not have had been cancelling optimistic H100 rates (H100 bias +20%; the Megatron-LM README rows go from
   // -1..-12% to +6..+24% once their stated overlap is on).
-  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 12.5, kGuardDense = 15.3, kGuardMoe = 18.4;
+  // Issue 13's launch costs (moe_host.h: the kernels Megatron-Core 0.14 and TE 2.7 GroupedLinear launch per MoE
+  // layer, one GEMM and quantization per local expert, at measured per-kernel times), the DeepSeek-V3 H100 row's
+  // stated DeepEP + combined 1F1B recipe, and the SMs overlapped DeepEP transfers hold: MoE 17.9 -> 15.8%.
+  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 12.5, kGuardDense = 15.3, kGuardMoe = 16.3;
   const io::GroupStats e = group(moe);
   report_target("Korthikanti", k, 5.0, kGuardKorthikanti);
   report_target("Megatron-based", m, 12.0, kGuardMegatron);
