@@ -106,10 +106,15 @@ std::string fit_group(const io::PublishedRun& run) {
 
 CrossValidation cross_validate_half(const std::vector<io::PublishedRun>& runs, uint64_t seed) {
   CrossValidation cv;
-  cv.scheme = "per GPU x framework group, fitted on the larger half of its runs by FNV-1a(\"" +
-              std::to_string(seed) + ":<id>\") (seed " + std::to_string(seed) + "), tested on the other half";
+  cv.scheme = "per GPU x framework group and within it per stratum (dense, MoE), fitted on the larger half of "
+              "the stratum's runs by FNV-1a(\"" + std::to_string(seed) + ":<id>\") (seed " + std::to_string(seed) +
+              "), tested on the other half";
+  // Stratified: the dense and the MoE rows of a group are halved apart, so that both halves hold both kinds
+  // wherever a group has two of a kind (the MAPEs are reported per kind, and the MoE-only parameters need MoE
+  // rows to fit on).
   std::map<std::string, std::vector<size_t>> groups;
-  for (size_t i = 0; i < runs.size(); ++i) groups[fit_group(runs[i])].push_back(i);
+  for (size_t i = 0; i < runs.size(); ++i)
+    groups[fit_group(runs[i]) + (runs[i].moe ? " moe" : " dense")].push_back(i);
   std::vector<size_t> fit, test;
   for (auto& [group, idx] : groups) {
     std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {

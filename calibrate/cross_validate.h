@@ -48,8 +48,8 @@ struct CrossValidation {
 /// The group a run is fitted in: its GPU profile and framework family ("h100-sxm5-80gb megatron-lm").
 std::string fit_group(const io::PublishedRun& run);
 
-/// Per group, fits on the runs ranked in the lower half (the larger half of an odd group) by FNV-1a of
-/// "<seed>:<id>" and tests on the rest.
+/// Per group, fits on the runs ranked in the lower half (the larger half of an odd count) by FNV-1a of
+/// "<seed>:<id>" and tests on the rest; the group's dense and MoE runs are halved apart (stratified).
 CrossValidation cross_validate_half(const std::vector<io::PublishedRun>& runs, uint64_t seed);
 /// For each source, fits every group on the runs of the other sources and tests on that source's runs.
 CrossValidation cross_validate_sources(const std::vector<io::PublishedRun>& runs);

@@ -245,7 +245,7 @@ double mean_abs(const std::vector<double>& v) {
 std::string ParamRef::label() const {
   std::string s = fit_parameter_spec(kind).name;
   if (kind == FitParameter::gemm_scale) s += std::string(".") + kDtypeNames[static_cast<size_t>(dtype)];
-  if (kind == FitParameter::busbw_scale) s += "." + tier;
+  if (kind == FitParameter::busbw_scale || kind == FitParameter::alltoall_scale) s += "." + tier;
   return s;
 }
 
@@ -261,7 +261,14 @@ void apply_param(System* s, const ParamRef& p, double value) {
     case FitParameter::memory_bw_scale: scale_memory_efficiency(&s->gpu, value); break;
     case FitParameter::busbw_scale:
       for (Tier& t : s->tiers)
-        if (t.name == p.tier) scale_busbw(&t, value);
+        if (t.name == p.tier) {
+          scale_busbw(&t, value);
+          if (p.alltoall_apart) scale_alltoall_busbw(&t, 1.0 / value);  // all-to-all is alltoall_scale's
+        }
+      break;
+    case FitParameter::alltoall_scale:
+      for (Tier& t : s->tiers)
+        if (t.name == p.tier) scale_alltoall_busbw(&t, value);
       break;
     case FitParameter::overlap_efficiency: s->overlap_efficiency = value; break;
     case FitParameter::kernel_overhead_us: s->gpu.eff.kernel_overhead = us(value); break;
@@ -295,7 +302,13 @@ std::vector<ParamRef> candidate_params(const std::vector<RunCase>& runs) {
   for (const RunCase& c : runs)
     for (const Tier& t : c.base.tiers)
       if (std::find(tiers.begin(), tiers.end(), t.name) == tiers.end()) tiers.push_back(t.name);
-  for (const std::string& t : tiers) out.push_back({FitParameter::busbw_scale, Dtype::bf16, t});
+  // Expert-parallel MoE runs dispatch and combine their tokens with all-to-alls, whose achieved bandwidth is not
+  // the ring collectives' (fit_parameters.h): each tier's all-to-all then has a scale of its own.
+  bool all_to_all = false;
+  for (const RunCase& c : runs) all_to_all = all_to_all || (c.run->moe && c.run->plan.plan.ep > 1);
+  for (const std::string& t : tiers) out.push_back({FitParameter::busbw_scale, Dtype::bf16, t, all_to_all});
+  if (all_to_all)
+    for (const std::string& t : tiers) out.push_back({FitParameter::alltoall_scale, Dtype::bf16, t, false});
   out.push_back({FitParameter::overlap_efficiency, Dtype::bf16, ""});
   out.push_back({FitParameter::kernel_overhead_us, Dtype::bf16, ""});
   return out;

@@ -33,7 +33,10 @@ struct ParamRef {
   FitParameter kind = FitParameter::gemm_scale;
   Dtype dtype = Dtype::bf16;
   std::string tier;
-  /// "gemm_scale.bf16", "busbw_scale.nvlink", "overlap_efficiency", ...
+  /// busbw_scale only: the tier's all-to-all has a parameter of its own (alltoall_scale), which this one leaves
+  /// alone (fit_parameters.h).
+  bool alltoall_apart = false;
+  /// "gemm_scale.bf16", "busbw_scale.nvlink", "alltoall_scale.infiniband", "overlap_efficiency", ...
   std::string label() const;
 };
 
@@ -86,7 +89,9 @@ struct RunsFit {
 };
 
 /// The parameters the runs could inform: gemm_scale of each dtype the runs' GEMMs use (bf16 always: the LM head
-/// and the bf16 fallback), attention_scale, memory_bw_scale, busbw_scale of each tier, overlap_efficiency, kernel_overhead_us.
+/// and the bf16 fallback), attention_scale, memory_bw_scale, busbw_scale of each tier, alltoall_scale of each tier
+/// when a run is a mixture of experts with expert parallelism (its dispatch and combine are all-to-alls),
+/// overlap_efficiency, kernel_overhead_us.
 std::vector<ParamRef> candidate_params(const std::vector<RunCase>& runs);
 
 /// Fits the parameters to the runs (all on one GPU). Throws ConfigError when there is no run or a run's plan is

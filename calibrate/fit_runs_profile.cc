@@ -102,6 +102,7 @@ std::string emit_fit_runs_profile(const FitRunsProfileSpec& spec, const RunsFit&
   scalar(FitParameter::attention_scale);
   scalar(FitParameter::memory_bw_scale);
   keyed(FitParameter::busbw_scale);
+  keyed(FitParameter::alltoall_scale);
   scalar(FitParameter::overlap_efficiency);
   if (fit.memory_reserve_gib)
     out << YAML::Key << "memory_reserve_gib" << YAML::Value << round4(*fit.memory_reserve_gib);

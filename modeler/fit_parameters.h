@@ -11,9 +11,10 @@ enum class FitParameter {
   memory_bw_scale,
   busbw_scale,
   overlap_efficiency,
-  kernel_overhead_us
+  kernel_overhead_us,
+  alltoall_scale
 };
-constexpr int kNumFitParameters = 6;
+constexpr int kNumFitParameters = 7;
 
 struct FitParameterSpec {
   const char* name;    // as profiles and reports spell it
@@ -45,9 +46,16 @@ struct FitParameterSpec {
 //   CUDA launch latency is ~2-5 us and an eager PyTorch op's dispatch ~10-20 us (PyTorch performance tuning
 //   guide, "CUDA graphs"); beyond 50 us per kernel the step is host-bound for another reason (data loading,
 //   Python) that a per-kernel cost would misattribute.
+// - alltoall_scale [0.25, 1.4]: the MoE token dispatch and combine (expert parallelism) are all-to-alls, whose
+//   achieved bus bandwidth on a tier is not the ring collectives': every rank talks to every peer at once in
+//   messages of S/n, bound by the NIC's message rate and the fabric's bisection rather than by a ring's
+//   pipelined link (nccl-tests alltoall_perf vs all_reduce_perf; DeepEP's README states its own dispatch rates).
+//   Profiles measure the tier with ring collectives, so one scale of the tier would let the MoE rows move the
+//   dense rows' all-reduce and all-gather (and the reverse). The range is busbw_scale's: 1.4 brings a ~0.75
+//   curve to the line rate, a quarter is a fault. With it, busbw_scale leaves the tier's all-to-all alone.
 // Prior widths are statements of how far a cluster is expected to differ from the shipped tables before any run
-// is seen (15% for GEMMs and HBM streams, 20% for attention, communication and overlap, 4 us per kernel); the data then narrows
-// them where the runs are sensitive to the parameter.
+// is seen (15% for GEMMs and HBM streams, 20% for attention, communication and overlap, 4 us per kernel); the data then
+// narrows them where the runs are sensitive to the parameter.
 inline constexpr FitParameterSpec kFitParameters[kNumFitParameters] = {
     {"gemm_scale", 0.5, 1.25, true, 0.15, "1.25 x the tables' ~0.8 of peak is the dense datasheet peak; below 0.5 "
                                           "the node is throttled or misconfigured"},
@@ -59,6 +67,8 @@ inline constexpr FitParameterSpec kFitParameters[kNumFitParameters] = {
                                                    "the compute they model; below 0.25 overlap is off"},
     {"kernel_overhead_us", 0.0, 50.0, false, 4.0, "beyond 50 us per kernel the step is host-bound for another "
                                                   "reason"},
+    {"alltoall_scale", 0.25, 1.4, true, 0.2, "1.4 x a ~0.75 bus-bandwidth curve is the line rate; a quarter is a "
+                                             "fabric fault"},
 };
 
 inline const FitParameterSpec& fit_parameter_spec(FitParameter p) { return kFitParameters[static_cast<int>(p)]; }

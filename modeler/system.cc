@@ -55,6 +55,13 @@ void scale_busbw(Tier* tier, double k) {
   for (Curve& c : tier->busbw_eff_by) scale_curve(&c, k);
 }
 
+void scale_alltoall_busbw(Tier* tier, double k) {
+  SHARDPLAN_CHECK(k > 0);
+  Curve& own = tier->busbw_eff_by[static_cast<int>(Collective::all_to_all)];
+  if (own.empty()) own = tier->busbw_eff;  // the fallback collectives.cc uses, made the tier's own first
+  scale_curve(&own, k);
+}
+
 int System::tier_for_group(int size, int stride) const {
   SHARDPLAN_CHECK(!tiers.empty());
   // A group of `size` ranks at `stride` spans (size-1)*stride+1 consecutive ranks; with Megatron's contiguous

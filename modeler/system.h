@@ -138,5 +138,8 @@ void scale_gemm_efficiency(Gpu* gpu, Dtype dtype, double k);
 void scale_attention_efficiency(Gpu* gpu, double k);
 void scale_memory_efficiency(Gpu* gpu, double k);  // the streaming-kernel HBM curve
 void scale_busbw(Tier* tier, double k);
+/// Scales the tier's all-to-all curve alone (calibrate fit-runs' alltoall_scale), first taking a copy of the
+/// busbw curve it falls back to when the tier has none of its own.
+void scale_alltoall_busbw(Tier* tier, double k);
 
 }  // namespace shardplan

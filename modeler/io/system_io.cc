@@ -304,8 +304,9 @@ YAML::Node with_ancestors(const YAML::Node& doc, const std::string& file, int de
 /// A profile's `fitted:` block (calibrate fit-runs, docs/fit-runs.md): scales on the tables above, each within
 /// the range of modeler/fit_parameters.h, applied once the GPU's tables and the tiers are known.
 void read_fitted(const YAML::Node& node, const std::string& file, System* s, Problems& problems) {
-  reject_unknown(node, file, "fitted", {"gemm_scale", "attention_scale", "memory_bw_scale", "busbw_scale", "overlap_efficiency",
-                                        "memory_reserve_gib", "loo_errors_pct", "source"});
+  reject_unknown(node, file, "fitted",
+                 {"gemm_scale", "attention_scale", "memory_bw_scale", "busbw_scale", "alltoall_scale",
+                  "overlap_efficiency", "memory_reserve_gib", "loo_errors_pct", "source"});
   MapReader r(node, file, "fitted");
   const auto in_range = [&](const YAML::Node& map, MapReader& m, const std::string& key,
                             FitParameter p) -> std::optional<double> {
@@ -335,11 +336,23 @@ void read_fitted(const YAML::Node& node, const std::string& file, System* s, Pro
     scale_attention_efficiency(&s->gpu, *k);
   if (const auto k = in_range(node, r, "memory_bw_scale", FitParameter::memory_bw_scale))
     scale_memory_efficiency(&s->gpu, *k);
+  // A tier with an alltoall_scale of its own: busbw_scale leaves its all-to-all alone (fit_parameters.h).
+  std::vector<std::optional<double>> alltoall(s->tiers.size());
+  if (std::optional<MapReader> a2a = r.opt_map("alltoall_scale")) {
+    for (size_t i = 0; i < s->tiers.size(); ++i)
+      alltoall[i] = in_range(node["alltoall_scale"], *a2a, s->tiers[i].name, FitParameter::alltoall_scale);
+    a2a->finish();
+  }
   if (std::optional<MapReader> bus = r.opt_map("busbw_scale")) {
-    for (Tier& t : s->tiers)
-      if (const auto k = in_range(node["busbw_scale"], *bus, t.name, FitParameter::busbw_scale)) scale_busbw(&t, *k);
+    for (size_t i = 0; i < s->tiers.size(); ++i)
+      if (const auto k = in_range(node["busbw_scale"], *bus, s->tiers[i].name, FitParameter::busbw_scale)) {
+        scale_busbw(&s->tiers[i], *k);
+        if (alltoall[i]) scale_alltoall_busbw(&s->tiers[i], 1.0 / *k);
+      }
     bus->finish();  // a tier name the cluster does not have is an unknown key
   }
+  for (size_t i = 0; i < s->tiers.size(); ++i)
+    if (alltoall[i]) scale_alltoall_busbw(&s->tiers[i], *alltoall[i]);
   if (const auto k = in_range(node, r, "overlap_efficiency", FitParameter::overlap_efficiency))
     s->overlap_efficiency = *k;
   if (const auto gib = r.opt_number_in("memory_reserve_gib", kMemoryReserveMinGiB, kMemoryReserveMaxGiB))

@@ -62,6 +62,12 @@ const ParamValue* find(const RunsFit& fit, const std::string& label) {
   return nullptr;
 }
 
+/// The tier's all-to-all efficiency at 1 GB as collectives.cc reads it: its own curve, else the busbw curve.
+double achieved(const Tier& t) {
+  const Curve& own = t.busbw_eff_by[static_cast<size_t>(Collective::all_to_all)];
+  return (own.empty() ? t.busbw_eff : own).at(1e9);
+}
+
 }  // namespace
 
 TEST_SUITE("fit_runs") {
@@ -77,6 +83,20 @@ TEST_CASE("labels, base values and applying a parameter") {
   const double bw = s.tiers[0].busbw_eff.at(1e9);
   apply_param(&s, {FitParameter::busbw_scale, Dtype::bf16, s.tiers[0].name}, 0.5);
   CHECK(s.tiers[0].busbw_eff.at(1e9) == doctest::Approx(bw * 0.5));
+  // With an all-to-all parameter of its own, busbw_scale leaves the tier's all-to-all alone, and alltoall_scale
+  // moves nothing else; the two commute.
+  for (bool a2a_first : {false, true}) {
+    System t = cases(runs).front().base;
+    const double ring = t.tiers[0].busbw_eff.at(1e9);
+    const auto a2a = [&] { return achieved(t.tiers[0]); };
+    const double a2a0 = a2a();
+    if (a2a_first) apply_param(&t, {FitParameter::alltoall_scale, Dtype::bf16, t.tiers[0].name}, 1.3);
+    apply_param(&t, {FitParameter::busbw_scale, Dtype::bf16, t.tiers[0].name, true}, 0.5);
+    if (!a2a_first) apply_param(&t, {FitParameter::alltoall_scale, Dtype::bf16, t.tiers[0].name}, 1.3);
+    CHECK(t.tiers[0].busbw_eff.at(1e9) == doctest::Approx(ring * 0.5));
+    CHECK(a2a() == doctest::Approx(a2a0 * 1.3));
+  }
+  CHECK(ParamRef{FitParameter::alltoall_scale, Dtype::bf16, "infiniband"}.label() == "alltoall_scale.infiniband");
   apply_param(&s, {FitParameter::overlap_efficiency, Dtype::bf16, ""}, 0.8);
   CHECK(s.overlap_efficiency == 0.8);
   apply_param(&s, {FitParameter::kernel_overhead_us, Dtype::bf16, ""}, 7.0);

@@ -43,6 +43,22 @@ expect 0 "AT ITS BOUND" -- "$BIN" calibrate fit-runs "$tmp/fast.yaml" --base dgx
 grep -q "ACCEPTED WITH --accept-anyway DESPITE" "$tmp/f.yaml" && ok "provenance records --accept-anyway" \
   || bad "provenance lacks --accept-anyway"
 
+# The H100 NeMo-family rows, MoE among them: each tier's all-to-all has a scale of its own (the expert
+# dispatch), so the MoE rows no longer drive the tier's ring collectives out of range (it was refused before).
+awk '/^- id: /{keep = ($3 ~ /^(mbridge_25.09_dgx-h100|nemo2407_h100)/)} keep' "$RUNS" > "$tmp/nemo.yaml"
+expect 0 "alltoall_scale.infiniband" -- "$BIN" calibrate fit-runs "$tmp/nemo.yaml" --base dgx-h100 \
+  --out "$tmp/n.yaml"
+grep -q "^  alltoall_scale: {" "$tmp/n.yaml" && ok "profile states alltoall_scale" || bad "no alltoall_scale"
+# --fit-on half halves the dense and the MoE rows apart: the fit sees MoE rows and MoE rows are held out.
+out=$("$BIN" validate --runs "$tmp/nemo.yaml" --fit-on half --json)
+python3 - "$out" <<'PY' && ok "stratified halves" || bad "halves not stratified by dense/MoE"
+import json, sys
+h = json.loads(sys.argv[1])["halves"]
+moe_held = [r for r in h["held_out"] if r["moe"]]
+fitted = set(h["fits"][0]["fitted_on"])
+assert moe_held and any(i.startswith("mbridge_25.09_dgx-h100_") and ("deepseek" in i or "qwen3" in i) for i in fitted)
+PY
+
 # validate --fit-on: a filter on the small file, and bad expressions.
 expect 0 "held-out MAPE: dense" -- "$BIN" validate --runs "$tmp/mine.yaml" --fit-on 'id=_(1.7|16|119|314)b$'
 expect 0 '"scheme"' -- "$BIN" validate --runs "$tmp/mine.yaml" --fit-on 'id=_(1.7|16|119|314)b$' --json

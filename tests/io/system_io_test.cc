@@ -271,6 +271,18 @@ TEST_CASE("fitted: scales apply to the inherited tables, ranges and names are ch
   CHECK(p8.at(4096, 4096, 4096) ==
         doctest::Approx(0.5 * (p80.empty() ? b0 : p80).at(4096, 4096, 4096)));
 
+  // alltoall_scale: the tier's all-to-all alone, and busbw_scale of that tier then leaves its all-to-all.
+  const System a = parse_cluster(
+      base + "fitted:\n  busbw_scale: {infiniband: 0.8}\n  alltoall_scale: {infiniband: 1.2}\n", "c.yaml", 0);
+  const Curve& a2a = a.tiers[1].busbw_eff_by[static_cast<size_t>(Collective::all_to_all)];
+  const Curve& a2a0 = plain.tiers[1].busbw_eff_by[static_cast<size_t>(Collective::all_to_all)];
+  REQUIRE_FALSE(a2a.empty());
+  CHECK(a2a.at(1e8) == doctest::Approx(1.2 * (a2a0.empty() ? plain.tiers[1].busbw_eff : a2a0).at(1e8)));
+  CHECK(a.tiers[1].busbw_eff.at(1e8) == doctest::Approx(0.8 * plain.tiers[1].busbw_eff.at(1e8)));
+  CHECK_THROWS_WITH_AS(parse_cluster(base + "fitted:\n  alltoall_scale: {infiniband: 3}\n", "c.yaml", 0),
+                       doctest::Contains("fitted.alltoall_scale.infiniband: 3 is outside the physical range"),
+                       ConfigError);
+
   CHECK_THROWS_WITH_AS(parse_cluster(base + "fitted:\n  overlap_efficiency: 2\n", "c.yaml", 0),
                        doctest::Contains("c.yaml:7: fitted.overlap_efficiency: 2 is outside the physical range [0.25, 1.25]"),
                        ConfigError);
