@@ -11,15 +11,6 @@ using namespace shardplan::test;
 
 namespace {
 Zero3Module mod(double numel, double grad_bytes = 0) { return {numel, 2.0 * numel, grad_bytes}; }
-/// Llama-3-8B (h 4096, 32 layers, ffn 14336, GQA 32/8 heads, vocab 128256, untied).
-ModelDesc llama3_8b() {
-  ModelDesc m = llama2_7b();
-  m.name = "llama-3-8b";
-  m.ffn_hidden = 14336;
-  m.kv_heads = 8;
-  m.vocab = 128256;
-  return m;
-}
 Setup deepspeed_setup(const ModelDesc& m, int dp, Recompute r) {
   Plan p = plan_of(1, 1, 1, dp, 1, dp, 2048);
   p.zero = 3;
