@@ -124,8 +124,18 @@ std::vector<std::string> implausible_fit(const Fit& fit, const System& base) {
                     pct(curve_max(t.busbw_eff)) + ") is " + pct(eff) + " of the tier's line rate " + gbps(line) +
                     " per GPU, more than a link can carry" + hint);
     }
+    if (eff < kMinLinkEfficiency)
+      out.push_back(what + ": the measured bus bandwidth (" + gbps(t.ab.bw_Bps) + " fitted, curve up to " +
+                    pct(curve_max(t.busbw_eff)) + ") peaks at " + pct(eff) + " of the tier's line rate " + gbps(line) +
+                    " per GPU, below the " + pct(kMinLinkEfficiency) +
+                    " a working link reaches: the run did not measure this tier (host buffers, NCCL over TCP "
+                    "sockets, a disturbed run)");
     check_residuals(what, t.res, out);
   }
+  if (fit.gpu.memory && curve_max(*fit.gpu.memory) < kMinLinkEfficiency)
+    out.push_back("memory: the streaming kernels reach only " + pct(curve_max(*fit.gpu.memory)) + " of " +
+                  base.gpu.name + "'s HBM bandwidth " + gbps(base.gpu.hbm_bw.v) +
+                  ": the kernels did not run on this GPU's memory (host buffers, a different device)");
   if (fit.gpu.memory && curve_max(*fit.gpu.memory) > kMaxLinkEfficiency)
     out.push_back("memory: the streaming kernels reach " + pct(curve_max(*fit.gpu.memory)) + " of " + base.gpu.name +
                   "'s HBM bandwidth " + gbps(base.gpu.hbm_bw.v) +

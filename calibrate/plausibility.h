@@ -36,6 +36,12 @@ int tier_for_hosts(const System& base, int nranks, int hosts);
 
 /// Largest stated efficiency a fitted link or memory curve may reach: data cannot move faster than the line rate.
 constexpr double kMaxLinkEfficiency = 1.0;
+/// Smallest efficiency a fitted link curve may peak at. A policy limit, not a physical constant: a tier that never
+/// reaches 1% of its line rate at any size is not the tier being measured (host staging buffers, NCCL fallen back to
+/// TCP sockets over a management network, a disturbed run), and a profile written from it would make every plan
+/// that touches the tier look hopeless. Valid logs fit far above it: 78.9% (tests/data/nccl_tests_samples.txt sample 3,
+/// 8 A100 sendrecv on dgx-a100) and 84% (tests/data/nccl_tests_captured, InfiniBand on dgx-h100).
+constexpr double kMinLinkEfficiency = 0.01;
 /// A fitted table must reproduce its own rows: beyond these the tables describe something the predictor's
 /// formulas do not (host buffers, a broken or disturbed run). Policy limits, not physical constants, set well above
 /// what real logs give: the valid shipped nccl-tests samples fit with median 1.9% / max 12.8% (sample 2, 12 V100
@@ -44,7 +50,8 @@ constexpr double kMaxLinkEfficiency = 1.0;
 constexpr double kMaxMedianError = 0.25;
 constexpr double kMaxMaxError = 1.0;
 
-/// Reasons a fit is implausible: a tier or HBM faster than its line rate, residuals above the limits.
+/// Reasons a fit is implausible: a tier or HBM faster than its line rate or never reaching kMinLinkEfficiency of
+/// it, residuals above the limits.
 std::vector<std::string> implausible_fit(const Fit& fit, const System& base);
 
 }  // namespace shardplan::calibrate

@@ -106,10 +106,22 @@ TEST_CASE("fits faster than the line rate, or far from their own rows, are repor
   Fit off;
   off.tiers = {tier_fit(0, 0.89, 0.002, 0.501, 4.968)};  // the MPI benchmark on host buffers
   const auto e = implausible_fit(off, base);
-  REQUIRE(e.size() == 1);
-  CHECK(e[0].rfind("tier nvlink: the fitted table mispredicts its own 10 rows by 50.1% (median) and 496.8% (max), "
+  REQUIRE(e.size() == 2);
+  CHECK(e[0].rfind("tier nvlink: the measured bus bandwidth (0.89 GB/s fitted, curve up to 0.2%) peaks at 0.2% of "
+                   "the tier's line rate 450.00 GB/s per GPU, below the 1.0% a working link reaches",
+                   0) == 0);
+  CHECK(e[1].rfind("tier nvlink: the fitted table mispredicts its own 10 rows by 50.1% (median) and 496.8% (max), "
                    "above the limits of 25.0% and 100.0%",
                    0) == 0);
+
+  Fit slow;
+  slow.tiers = {tier_fit(1, 1e-24, 1e-26, 0.01, 0.05)};  // a log of 1e-15 GB/s, fitted cleanly
+  const auto w = implausible_fit(slow, base);
+  REQUIRE(w.size() == 1);
+  CHECK(w[0].find("below the 1.0% a working link reaches") != std::string::npos);
+  Fit edge;
+  edge.tiers = {tier_fit(1, 0.6, 0.012, 0.05, 0.3)};  // 1.2% of line rate: slow, but a link
+  CHECK(implausible_fit(edge, base).empty());
 
   Fit hbm;
   hbm.gpu.memory = Curve::constant(1.1, "test");
@@ -117,6 +129,11 @@ TEST_CASE("fits faster than the line rate, or far from their own rows, are repor
   REQUIRE(m.size() == 1);
   CHECK(m[0].rfind("memory: the streaming kernels reach 110.0% of h100-sxm5-80gb's HBM bandwidth 3350.00 GB/s", 0) ==
         0);
+  Fit host;
+  host.gpu.memory = Curve::constant(0.004, "test");
+  const auto hm = implausible_fit(host, base);
+  REQUIRE(hm.size() == 1);
+  CHECK(hm[0].rfind("memory: the streaming kernels reach only 0.4% of h100-sxm5-80gb's HBM bandwidth", 0) == 0);
 }
 
 }

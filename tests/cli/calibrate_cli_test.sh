@@ -19,6 +19,12 @@ expect 2 "16 ranks on 2 hosts (ztan-mig-235z, ztan-mig-gq73): tier infiniband of
   "$BIN" "${I[@]}" "$tmp/two_nodes.log" --base dgx-h100 --out "$tmp/p.yaml"
 expect 2 "547.1% of the tier's line rate" -- "$BIN" "${I[@]}" "$tmp/two_nodes.log" --base dgx-h100 --tier infiniband \
   --out "$tmp/p.yaml"
+# A link far too slow to be the tier (every time x 1e8: ~2e-6 GB/s) fits cleanly but is refused: below 1% of line rate.
+awk '$1 ~ /^[0-9]+$/ { $6 *= 1e8; $7 /= 1e8; $8 /= 1e8; $10 *= 1e8; $11 /= 1e8; $12 /= 1e8 } 1' "$tmp/sendrecv.log" \
+  > "$tmp/slow.log"
+expect 2 "of the tier's line rate 300.00 GB/s per GPU, below the 1.0% a working link reaches" -- \
+  "$BIN" "${I[@]}" "$tmp/slow.log" --base dgx-a100 --tier nvlink --ranks 8 --out "$tmp/slow.yaml"
+[ ! -e "$tmp/slow.yaml" ] && ok "slow link: nothing written" || bad "a profile of a 2e-6 GB/s link was written"
 # Hosts that do not match --tier; a GPU that is not the base's.
 expect 2 "two_nodes.log:12: all_reduce_perf ran 16 ranks on 2 hosts (ztan-mig-235z, ztan-mig-gq73), a group that uses tier 'infiniband' of dgx-h100, not --tier 'nvlink'" \
   -- "$BIN" "${I[@]}" "$tmp/two_nodes.log" --base dgx-h100 --tier nvlink --out "$tmp/p.yaml"
