@@ -8,6 +8,7 @@
 #include <set>
 
 #include "modeler/finetune.h"
+#include "modeler/io/json_text.h"
 #include "modeler/io/report_json.h"
 #include "modeler/io/yaml_reader.h"
 #include "modeler/problems.h"
@@ -390,6 +391,8 @@ PlanFile parse_plan_json(std::string_view text, const std::string& filename) {
     std::string what = e.what();
     if (const size_t at = what.find("] "); at != std::string::npos) what = what.substr(at + 2);
     throw ConfigError(filename + ":" + std::to_string(line) + ": not valid JSON: " + what);
+  } catch (const json::out_of_range& e) {
+    throw_json_number_out_of_range(e, text, filename);
   }
   PlanFile out;
   out.file = filename;

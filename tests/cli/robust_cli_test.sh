@@ -28,6 +28,9 @@ expect 2 "finding_record_5.jsonl:1: record: expected a string, got 5" -- \
   "$BIN" calibrate fit "$F/calibration_jsonl/finding_record_5.jsonl" --base dgx-h100 --out "$tmp/p.yaml"
 expect 2 "finding_stride_string.jsonl:1: stride: expected a number, got \"2\"" -- \
   "$BIN" calibrate fit "$F/calibration_jsonl/finding_stride_string.jsonl" --base dgx-h100 --out "$tmp/p.yaml"
+# A plan file with a number beyond double's range (fuzz_plan_json).
+expect 2 "finding_number_1e7162947142:49: bubble_s: number 0.11528E7162947142 is out of range" -- \
+  "$BIN" predict --plan "$F/plan_json/finding_number_1e7162947142"
 # A DeepSpeed config print with "bf16": {"enabled": null} (fuzz_training_log; the first byte picks the framework).
 tail -c +2 "$F/training_log/finding_deepspeed_enabled_null" > "$tmp/ds_null.log"
 expect 2 "ds_null.log:44: bf16.enabled: expected true or false, got null" -- \

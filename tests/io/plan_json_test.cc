@@ -259,6 +259,9 @@ TEST_CASE("bad values, contradictions and other documents are errors naming them
   } catch (const ConfigError& e) {
     CHECK(std::string(e.what()).rfind("bad.json:3: not valid JSON: ", 0) == 0);
   }
+  // A number beyond double's range (fuzz_plan_json finding: it escaped as nlohmann's out_of_range).
+  CHECK_THROWS_WITH_AS(io::parse_plan_json("{\n  \"tp\": 8,\n  \"bubble_s\": 0.1E7162947142\n}", "big.json"),
+                       "big.json:3: bubble_s: number 0.1E7162947142 is out of range (beyond +-1.8e308)", ConfigError);
 }
 
 TEST_CASE("inputs: one of system and gpu; the standard-node overrides only with gpu") {
