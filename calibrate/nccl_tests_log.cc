@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <sstream>
@@ -25,8 +26,10 @@ bool to_number(const std::string& t, double* v) {
   return end == t.c_str() + t.size();
 }
 
-/// A data row: first two tokens integers (size, count) and at least 8 trailing numeric-or-N/A tokens.
-std::optional<NcclTestsRow> parse_row(const std::string& line, bool error_column) {
+/// A data row: first two tokens integers (size, count) and at least 8 trailing numeric-or-N/A tokens. A row whose
+/// numbers parse but are not finite and non-negative ("inf", "nan", "1e999", a negative time) sets `*bad` to the
+/// offending token, so that its run is refused rather than the row silently skipped.
+std::optional<NcclTestsRow> parse_row(const std::string& line, bool error_column, std::string* bad) {
   auto t = tokens(line);
   // -S 1 appends "YYYY-MM-DD HH:MM:SS"; drop it.
   if (t.size() >= 2 && t[t.size() - 2].size() == 10 && t[t.size() - 2][4] == '-' &&
@@ -36,11 +39,15 @@ std::optional<NcclTestsRow> parse_row(const std::string& line, bool error_column
   double size = 0, count = 0;
   if (!to_number(t[0], &size) || !to_number(t[1], &count)) return std::nullopt;
   double v[8];
+  const std::string* worst = nullptr;
   for (int i = 0; i < 8; ++i) {
     const std::string& s = t[t.size() - 8 + static_cast<size_t>(i)];
     if (s == "N/A") v[i] = 0;
     else if (!to_number(s, &v[i])) return std::nullopt;
+    if (!std::isfinite(v[i]) || v[i] < 0) worst = &s;
   }
+  if (!std::isfinite(size) || size < 0) worst = &t[0];
+  if (worst) *bad = *worst;
   NcclTestsRow r;
   r.bytes = size;
   r.time_us = v[0];
@@ -189,7 +196,14 @@ std::vector<NcclTestsRun> parse_nccl_tests(std::string_view text) {
       st.in_devices = false;
       if (st.run < 0) continue;
       NcclTestsRun& r = runs[static_cast<size_t>(st.run)];
-      if (auto row = parse_row(line, r.error_column)) {
+      std::string bad;
+      if (auto row = parse_row(line, r.error_column, &bad)) {
+        if (!bad.empty()) {  // the run is refused (check_usable); its rows stay finite for every other reader
+          if (r.unreadable.empty())
+            r.unreadable = "line " + std::to_string(line_no) + " has \"" + bad +
+                           "\" where a finite, non-negative number belongs: \"" + line + "\"";
+          continue;
+        }
         if (row->wrong > 0 && r.failure.empty())
           r.failure = "line " + std::to_string(line_no) + " reports wrong results: \"" + line + "\"";
         r.rows.push_back(*row);
@@ -239,6 +253,8 @@ void check_usable(const NcclTestsRun& run, const std::string& filename, int rank
   if (!run.failure.empty())
     throw ConfigError(where + name + " failed its correctness check (" + run.failure +
                       "); its timings cannot be used: fix the run and measure again");
+  if (!run.unreadable.empty())
+    throw ConfigError(where + name + ": " + run.unreadable + "; its timings cannot be used");
   if (!run.collective)
     throw ConfigError(where + name + ": cannot tell which collective this is (no '<name>_perf' line before it)");
   if (run.nranks <= 0 && ranks_override <= 0)

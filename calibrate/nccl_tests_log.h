@@ -48,6 +48,7 @@ struct NcclTestsRun {
   std::string stream;                      // the launcher prefix the run was read under ("1,0", "task 0"), or ""
   bool error_column = false;               // older format: last column is a max error, not a count
   std::string failure;                     // the footer or row that shows a failed correctness check, "" if none
+  std::string unreadable;                  // the first row with a non-finite or negative number (not in rows)
   int line = 0;                            // line where the run starts
   std::vector<NcclTestsRow> rows;
 };

@@ -104,6 +104,25 @@ TEST_CASE("the failed run is refused with a message naming the file, the run and
                        ConfigError);
 }
 
+TEST_CASE("a row with inf, nan, an overflowing or a negative number refuses its run (was: fuzz finding)") {
+  const std::string head =
+      "# all_reduce_perf\n# nThread 1 nGpus 1\n#  Using devices\n"
+      "#  Rank  0 Group  0 Pid 1 on h device  0 [0000:04:00] NVIDIA H100\n"
+      "#  Rank  1 Group  0 Pid 1 on h device  1 [0000:05:00] NVIDIA H100\n"
+      "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n";
+  const std::string good = "8 2 float sum -1 10.0 0.00 0.00 0 10.0 0.00 0.00 0\n";
+  CHECK_NOTHROW(check_usable(parse_nccl_tests(head + good)[0], "ok.log"));
+  for (const char* bad : {"1e999", "inf", "nan", "-3.5"}) {
+    CAPTURE(bad);
+    const auto runs = parse_nccl_tests(head + good + "16 4 float sum -1 " + bad + " 0.00 0.00 0 9.0 0.00 0.00 0\n");
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].rows.size() == 1);  // the bad row is not kept: every row a reader sees is finite
+    const std::string want = "x.log:2: all_reduce_perf run: line 8 has \"" + std::string(bad) +
+                             "\" where a finite, non-negative number belongs";
+    CHECK_THROWS_WITH_AS(check_usable(runs[0], "x.log"), doctest::Contains(want.c_str()), ConfigError);
+  }
+}
+
 TEST_CASE("unusable runs: unknown collective, no device list") {
   const auto s = samples();
   CHECK_THROWS_WITH_AS(check_usable(parse_nccl_tests(s.at(4))[0], "p.log"),

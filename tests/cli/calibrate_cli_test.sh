@@ -25,6 +25,11 @@ awk '$1 ~ /^[0-9]+$/ { $6 *= 1e8; $7 /= 1e8; $8 /= 1e8; $10 *= 1e8; $11 /= 1e8; 
 expect 2 "of the tier's line rate 300.00 GB/s per GPU, below the 1.0% a working link reaches" -- \
   "$BIN" "${I[@]}" "$tmp/slow.log" --base dgx-a100 --tier nvlink --ranks 8 --out "$tmp/slow.yaml"
 [ ! -e "$tmp/slow.yaml" ] && ok "slow link: nothing written" || bad "a profile of a 2e-6 GB/s link was written"
+# A time nccl-tests never prints (1e999: strtod's infinity; the fuzz finding) refuses its run, nothing written.
+expect 2 "finding_overflowing_time.txt:1: the run: line 6 has \"1e999\" where a finite, non-negative number belongs" \
+  -- "$BIN" "${I[@]}" "$SRC/tests/fuzz/corpus/nccl_tests_log/finding_overflowing_time.txt" --base dgx-h100 \
+  --tier nvlink --out "$tmp/inf.yaml"
+[ ! -e "$tmp/inf.yaml" ] && ok "infinite time: nothing written" || bad "a profile from an infinite time was written"
 # Hosts that do not match --tier; a GPU that is not the base's.
 expect 2 "two_nodes.log:12: all_reduce_perf ran 16 ranks on 2 hosts (ztan-mig-235z, ztan-mig-gq73), a group that uses tier 'infiniband' of dgx-h100, not --tier 'nvlink'" \
   -- "$BIN" "${I[@]}" "$tmp/two_nodes.log" --base dgx-h100 --tier nvlink --out "$tmp/p.yaml"
