@@ -117,7 +117,8 @@ void add_plan_flags(CLI::App* app, PlanFlags* f) {
                   "layernorm, mlp, moe, moe_act, shared_experts, mla_up_proj (implies --recompute selective)");
   app->add_option("--precision", f->precision,
                   "GEMM precision (default bf16): bf16, fp16, fp8 (the framework's fp8 recipe), fp8-delayed, "
-                  "fp8-tensorwise, fp8-blockwise, mxfp8 or nvfp4")
+                  "fp8-tensorwise, fp8-blockwise, mxfp8 or nvfp4; fp8-blockwise and mxfp8 GEMMs use the GPU's "
+                  "block-scaled fp8 table, its per-tensor fp8 one where it has none (docs/measured-tables.md)")
       ->check(
           CLI::IsMember({"bf16", "fp16", "fp8", "fp8-delayed", "fp8-tensorwise", "fp8-blockwise", "mxfp8", "nvfp4"}));
   std::string gather_on;  // the frameworks whose default is on, from their profiles
@@ -199,7 +200,8 @@ std::optional<Fp8Recipe> precision_fp8_recipe(const std::string& s) {
 Dtype parse_precision(const std::string& s) {
   if (s == "bf16") return Dtype::bf16;
   if (s == "fp16") return Dtype::fp16;
-  // Every fp8 recipe, MXFP8 included, runs its GEMMs at the fp8 tensor-core rate; Plan::fp8_recipe keeps which.
+  // Every fp8 recipe, MXFP8 included, runs its GEMMs at the fp8 tensor-core rate; Plan::fp8_recipe keeps which
+  // (and with it the GEMM table: precision_recipe.h gemm_scaling).
   if (s == "fp8" || s == "mxfp8" || s.rfind("fp8-", 0) == 0) return Dtype::fp8;
   if (s == "nvfp4") return Dtype::fp4;
   throw ConfigError("precision must be bf16, fp16, fp8, fp8-delayed, fp8-tensorwise, fp8-blockwise, mxfp8 or nvfp4, "

@@ -89,7 +89,7 @@ void import_gemm(const Csv& csv, const std::string& system, AicImport& out) {
   for (size_t r = 0; r < csv.size(); ++r) {
     if (csv.cell(r, sys) != system) continue;
     const std::string& dtype = csv.cell(r, dt);
-    if (dtype != "bf16" && dtype != "fp8" && dtype != "nvfp4") continue;  // fp8_block, int8/int4: no Dtype yet
+    if (dtype != "bf16" && dtype != "fp8" && dtype != "fp8_block" && dtype != "nvfp4") continue;  // int8/int4
     const double m = csv.number(r, cm), n = csv.number(r, cn), k = csv.number(r, ck);
     json j = result("gemm", "aic " + csv.cell(r, csv.column("frameworks")), positive_time(csv, r, med),
                     positive_time(csv, r, lo), positive_time(csv, r, hi));

@@ -34,7 +34,8 @@ struct AicImport {
 };
 
 /// Converts the rows of `system` (AIC's name). GEMM: dtypes bf16, fp8 (E4M3 with per-call activation
-/// quantisation) and nvfp4 (written as fp4), y = x W^T with the CSV's m, n, k. Attention: causal prefill, scope
+/// quantisation), fp8_block (E4M3, 128x128 weight blocks, 1x128 activation groups quantised per call; kept as
+/// fp8_block) and nvfp4 (written as fp4), y = x W^T with the CSV's m, n, k. Attention: causal prefill, scope
 /// `kernel` (the framework's attention kernel and K/V cache write, no RoPE), bf16, head_dim 128, written as
 /// forward rows of the kernel generation `attention_kernel` (flash2 for A100, flash3 for Hopper and Blackwell)
 /// with FLOPs 2 b h d s^2. Collectives: kind nccl, fp16. Throws ConfigError naming file:line for malformed rows

@@ -4,7 +4,7 @@
 # (same columns, same values), so the tables regenerate without the shared data:
 #   calibrate/compact_aic.sh [SRC_DIR] [DEST_DIR]
 # Kept (the training-relevant part of AIC's grid; everything the fit reads):
-#   gemm: the 7 training GPUs, dtypes bf16 fp8 nvfp4, m in {128..32768} (powers of 2), n and k in
+#   gemm: the 7 training GPUs, dtypes bf16 fp8 fp8_block nvfp4, m in {128..32768} (powers of 2), n and k in
 #         {128 256 512 1024 1536 2048 3072 4096 6144 8192 12288 16384 51200 65536};
 #   attention_prefill: scope kernel, bf16 compute and KV, head_dim 128, seq_len >= 512;
 #   nccl: kind nccl (nccl-tests), fp16.
@@ -17,7 +17,7 @@ zcat "$src/gemm.csv.gz" | awk -F, -v gpus="$gpus" '
   NR == 1 { print; next }
   BEGIN { split("128 256 512 1024 2048 4096 8192 16384 32768", a, " "); for (i in a) M[a[i]] = 1
           split("128 256 512 1024 1536 2048 3072 4096 6144 8192 12288 16384 51200 65536", b, " "); for (i in b) NK[b[i]] = 1 }
-  $1 ~ gpus && ($2 == "bf16" || $2 == "fp8" || $2 == "nvfp4") && ($3 in M) && ($4 in NK) && ($5 in NK)' > "$dst/gemm.csv.tmp"
+  $1 ~ gpus && ($2 == "bf16" || $2 == "fp8" || $2 == "fp8_block" || $2 == "nvfp4") && ($3 in M) && ($4 in NK) && ($5 in NK)' > "$dst/gemm.csv.tmp"
 mv "$dst/gemm.csv.tmp" "$dst/gemm.csv"
 zcat "$src/attention_prefill.csv.gz" | awk -F, -v gpus="$gpus" '
   NR == 1 { print; next }

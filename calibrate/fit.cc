@@ -116,7 +116,15 @@ void fit_memory(const std::vector<const Measurement*>& rows, Gpu& gpu, GpuFit& o
 
 void fit_gemm(const std::vector<const Measurement*>& rows, Gpu& gpu, GpuFit& out, const std::string& source) {
   std::map<Dtype, std::vector<const Measurement*>> by_dtype;
-  for (const Measurement* m : rows) by_dtype[m->dtype].push_back(m);
+  int block_scaled = 0;
+  for (const Measurement* m : rows) {
+    // A profile has FLOPs curves per dtype only; block-scaled fp8 GEMMs have a grid in the GPU tables.
+    if (m->block_scaled) ++block_scaled;
+    else by_dtype[m->dtype].push_back(m);
+  }
+  if (block_scaled)
+    out.notes.push_back("gemm fp8_block: " + std::to_string(block_scaled) +
+                        " rows not used (block-scaled GEMMs are fitted into GPU tables: calibrate fit --gpu-tables)");
   for (auto& [dtype, list] : by_dtype) {
     const std::string dname = kDtypeNames[static_cast<int>(dtype)];
     const FlopsPerSec peak = gpu.peak_for(dtype);

@@ -21,10 +21,13 @@ size_t index_of(const std::vector<double>& axis, double v) {
 }
 
 void fit_gemm_grid(const std::vector<const Measurement*>& rows, Gpu& gpu, TablesFit& out, const std::string& source) {
-  std::map<Dtype, std::vector<const Measurement*>> by_dtype;
-  for (const Measurement* m : rows) by_dtype[m->dtype].push_back(m);
-  for (auto& [dtype, list] : by_dtype) {
-    const std::string dname = kDtypeNames[static_cast<int>(dtype)];
+  // One grid per dtype, and one for block-scaled fp8 (Fp8Scaling::block: its own kernels, same fp8 peak).
+  std::map<std::pair<Dtype, bool>, std::vector<const Measurement*>> by_table;
+  for (const Measurement* m : rows) by_table[{m->dtype, m->block_scaled && m->dtype == Dtype::fp8}].push_back(m);
+  for (auto& [table, list] : by_table) {
+    const auto [dtype, block] = table;
+    const Fp8Scaling scaling = block ? Fp8Scaling::block : Fp8Scaling::per_tensor;
+    const std::string dname = block ? "fp8_block" : kDtypeNames[static_cast<int>(dtype)];
     const double peak = gpu.peak_for(dtype).v;
     if (peak <= 0) {
       out.notes.push_back("gemm " + dname + ": the GPU states no peak; rows skipped");
@@ -46,6 +49,9 @@ void fit_gemm_grid(const std::vector<const Measurement*>& rows, Gpu& gpu, Tables
     std::vector<std::vector<double>> samples(cells);
     int capped = 0;
     const bool narrow = dtype == Dtype::fp8 || dtype == Dtype::fp4;
+    // Bytes per element of x its quantisation writes besides the read: the data, plus for fp8_block an fp32
+    // scale per 1x128 group (AIC's fp8_block rows quantise x per call into that layout).
+    const double cast_out = dtype_bytes(dtype) + (block ? 4.0 / 128.0 : 0.0);
     for (const Measurement* m : list) {
       const size_t c = (index_of(g.m, m->m) * g.n.size() + index_of(g.n, m->n)) * g.k.size() + index_of(g.k, m->k);
       // Invert gemm_time's compute term: t = overhead + flops / (peak * eff). Rows the memory term would explain
@@ -54,7 +60,7 @@ void fit_gemm_grid(const std::vector<const Measurement*>& rows, Gpu& gpu, Tables
       // per call), which the predictor counts as a kernel of its own (layer_cost.cc: the framework's
       // fp8_cast_passes): one pass of x, read in bf16 and written in the GEMM's dtype, is taken out here with the
       // predictor's own memory_time, so the table holds the scaled GEMM alone.
-      const double cast = narrow ? memory_time(gpu, Bytes(m->m * m->k * (2.0 + dtype_bytes(dtype)))).v : 0.0;
+      const double cast = narrow ? memory_time(gpu, Bytes(m->m * m->k * (2.0 + cast_out))).v : 0.0;
       const double busy = std::max(m->time_s - cast - gpu.eff.kernel_overhead.v, 0.05 * m->time_s);
       double e = m->flops / (peak * busy);
       if (e > kMaxEfficiency) {
@@ -94,12 +100,17 @@ void fit_gemm_grid(const std::vector<const Measurement*>& rows, Gpu& gpu, Tables
                           " rows imply an efficiency above 1.2 after the kernel overhead; capped");
     g.values = eff;
     g.index();
-    gpu.eff.gemm_grid[static_cast<int>(dtype)] = g;
-    out.gemm[dtype] = g;
+    if (block) {
+      gpu.eff.gemm_grid_fp8_block = g;
+      out.gemm_fp8_block = g;
+    } else {
+      gpu.eff.gemm_grid[static_cast<int>(dtype)] = g;
+      out.gemm[dtype] = g;
+    }
     std::vector<double> pred, meas;
     for (const Measurement* m : list) {
-      const double cast = narrow ? memory_time(gpu, Bytes(m->m * m->k * (2.0 + dtype_bytes(dtype)))).v : 0.0;
-      pred.push_back(gemm_time(gpu, dtype, m->m, m->n, m->k).v + cast);
+      const double cast = narrow ? memory_time(gpu, Bytes(m->m * m->k * (2.0 + cast_out))).v : 0.0;
+      pred.push_back(gemm_time(gpu, dtype, m->m, m->n, m->k, scaling).v + cast);
       meas.push_back(m->time_s);
     }
     out.res["gemm " + dname] = residuals(pred, meas);
@@ -198,6 +209,7 @@ TablesFit fit_tables(const std::vector<Measurement>& rows, const System& base, c
   TablesFit out;
   Gpu gpu = base.gpu;
   for (Grid3& g : gpu.eff.gemm_grid) g = Grid3{};  // the fit must not depend on the tables it replaces
+  gpu.eff.gemm_grid_fp8_block = Grid3{};
   std::vector<const Measurement*> gemm, attention, collective;
   for (const Measurement& m : rows) {
     switch (m.bench) {

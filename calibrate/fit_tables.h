@@ -25,6 +25,7 @@ constexpr double kAttentionBwdFlopsRatio = 2.5;
 
 struct TablesFit {
   std::map<Dtype, Grid3> gemm;
+  Grid3 gemm_fp8_block;  // block-scaled fp8 GEMMs (rows with params.dtype fp8_block); empty when none were measured
   std::optional<AttentionKernel> attention_kernel;
   Curve attention_fwd, attention_bwd;
   std::optional<double> scale_up_latency_s;
@@ -34,8 +35,8 @@ struct TablesFit {
 };
 
 /// Fits the rows against `base` (the GPU's standard system: its peaks, kernel overhead, HBM and tier 0).
-/// GEMM rows must cover a full grid of each dtype's measured m, n and k values; a missing cell takes its nearest
-/// measured neighbour in (log m, log n, log k) and is named in the notes.
+/// GEMM rows (per dtype, block-scaled fp8 apart) must cover a full grid of their measured m, n and k values; a
+/// missing cell takes its nearest measured neighbour in (log m, log n, log k) and is named in the notes.
 TablesFit fit_tables(const std::vector<Measurement>& rows, const System& base, const std::string& source);
 
 }  // namespace shardplan::calibrate

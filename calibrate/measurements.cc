@@ -87,7 +87,10 @@ Measurement parse_row(const json& j, const std::string& where) {
   if (!(m.time_s > 0)) fail(where, "time_s must be positive");
   if (bench == "gemm") {
     m.bench = Bench::gemm;
-    m.dtype = parse_dtype(str(p, "dtype", where), where);
+    const std::string dtype = str(p, "dtype", where);
+    // fp8_block: an fp8 GEMM with block scales (gemm_model.h Fp8Scaling), fitted into a table of its own.
+    m.block_scaled = dtype == "fp8_block";
+    m.dtype = m.block_scaled ? Dtype::fp8 : parse_dtype(dtype, where);
     m.m = num(p, "m", where);
     m.n = num(p, "n", where);
     m.k = num(p, "k", where);

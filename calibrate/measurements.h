@@ -25,6 +25,7 @@ struct Measurement {
   double flops = 0, bytes = 0;
   // gemm
   Dtype dtype = Dtype::bf16;
+  bool block_scaled = false;  // params.dtype "fp8_block": fp8 with 128x128 weight / 1x128 activation block scales
   double m = 0, n = 0, k = 0;
   // attention: the kernel generation the row measures ("flash2", "flash3"; "reference" for our CUDA-core kernel)
   std::string kernel;

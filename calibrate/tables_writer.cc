@@ -76,11 +76,15 @@ std::string emit_tables(const TablesSpec& spec, const TablesFit& fit) {
   out << YAML::Key << "sources" << YAML::Value << YAML::BeginSeq;
   for (const auto& s : spec.sources) out << s;
   out << YAML::EndSeq;
-  if (!fit.gemm.empty()) {
+  if (!fit.gemm.empty() || !fit.gemm_fp8_block.empty()) {
     out << YAML::Key << "gemm" << YAML::Value << YAML::BeginMap;
     for (const auto& [dtype, grid] : fit.gemm) {
       out << YAML::Key << kDtypeNames[static_cast<int>(dtype)] << YAML::Value;
       emit_grid(out, grid);
+    }
+    if (!fit.gemm_fp8_block.empty()) {
+      out << YAML::Key << "fp8_block" << YAML::Value;
+      emit_grid(out, fit.gemm_fp8_block);
     }
     out << YAML::EndMap;
   }

@@ -50,7 +50,11 @@ const Curve& gemm_curve(const Gpu& gpu, Dtype dtype) {
 }
 }  // namespace
 
-const Grid3* gemm_grid(const Gpu& gpu, Dtype dtype) {
+bool has_fp8_block_table(const Gpu& gpu) { return !gpu.eff.gemm_grid_fp8_block.empty(); }
+
+const Grid3* gemm_grid(const Gpu& gpu, Dtype dtype, Fp8Scaling scaling) {
+  if (dtype == Dtype::fp8 && scaling == Fp8Scaling::block && has_fp8_block_table(gpu))
+    return &gpu.eff.gemm_grid_fp8_block;
   const Grid3& own = gpu.eff.gemm_grid[static_cast<int>(dtype)];
   if (!own.empty()) return &own;
   // A dtype with its own FLOPs table keeps it; one with neither falls back to bf16's, grid first (system.h).
@@ -59,8 +63,8 @@ const Grid3* gemm_grid(const Gpu& gpu, Dtype dtype) {
   return bf16.empty() ? nullptr : &bf16;
 }
 
-double gemm_shape_efficiency(const Gpu& gpu, Dtype dtype, double m, double n, double k) {
-  if (const Grid3* g = gemm_grid(gpu, dtype)) return g->at(m, n, k);
+double gemm_shape_efficiency(const Gpu& gpu, Dtype dtype, double m, double n, double k, Fp8Scaling scaling) {
+  if (const Grid3* g = gemm_grid(gpu, dtype, scaling)) return g->at(m, n, k);
   return gemm_efficiency(gpu, dtype, 2.0 * m * n * k, k) * wave_efficiency(gpu, m, n);
 }
 
@@ -81,13 +85,13 @@ double memory_efficiency(const Gpu& gpu, double bytes) {
   return gpu.eff.memory.empty() ? 1.0 : gpu.eff.memory.at(bytes);
 }
 
-Seconds gemm_time(const Gpu& gpu, Dtype dtype, double m, double n, double k) {
+Seconds gemm_time(const Gpu& gpu, Dtype dtype, double m, double n, double k, Fp8Scaling scaling) {
   const FlopsPerSec peak = gpu.sustained_peak(dtype);
   if (peak.v <= 0)
     throw ConfigError("gpu '" + gpu.name + "' states no " + kDtypeNames[static_cast<int>(dtype)] + " peak");
   const Flops flops(2.0 * m * n * k);
   const Bytes bytes = gemm_bytes(dtype, m, n, k);
-  const Seconds compute = flops / (peak * gemm_shape_efficiency(gpu, dtype, m, n, k));
+  const Seconds compute = flops / (peak * gemm_shape_efficiency(gpu, dtype, m, n, k, scaling));
   const Seconds memory = gpu.hbm_bw.v > 0 ? bytes / (gpu.hbm_bw * memory_efficiency(gpu, bytes.v)) : Seconds(0);
   return gpu.eff.kernel_overhead + std::max(compute, memory);
 }

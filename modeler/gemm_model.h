@@ -38,15 +38,31 @@ double wave_efficiency(const Gpu& gpu, double m, double n);
 /// Bytes one GEMM moves to and from HBM at least once (A, B read; C written).
 Bytes gemm_bytes(Dtype dtype, double m, double n, double k);
 
+/// How an fp8 GEMM's operands carry their scales, which selects its table. per_tensor: one scale per tensor
+/// (delayed and current scaling; per-row or per-channel scales applied in the epilogue count here too). block: a
+/// scale per block of the reduction dimension, applied inside the main loop: 1x128 / 128x128 blocks with FP32
+/// scales promoted on CUDA cores on Hopper (emulated in software there, Transformer Engine's
+/// fp8_blockwise_scaling.rst), the tensor cores' block-scaled MMA on Blackwell (tcgen05 kind::mxf8f6f4 with UE8M0
+/// scales, which DeepGEMM's sm100_fp8_gemm_1d1d.cuh runs for 1x128 and for MXFP8's 1x32 granularity alike).
+/// Other dtypes ignore it.
+enum class Fp8Scaling { per_tensor, block };
+
 /// Predicted time of one m x n x k GEMM. Throws ConfigError when the GPU states no peak for `dtype`.
-Seconds gemm_time(const Gpu& gpu, Dtype dtype, double m, double n, double k);
+Seconds gemm_time(const Gpu& gpu, Dtype dtype, double m, double n, double k,
+                  Fp8Scaling scaling = Fp8Scaling::per_tensor);
 
 /// The measured GEMM grid for `dtype`: its own, else (for a dtype with no FLOPs table of its own either) bf16's;
-/// nullptr when the profile has none, and the FLOPs table applies.
-const Grid3* gemm_grid(const Gpu& gpu, Dtype dtype);
+/// nullptr when the profile has none, and the FLOPs table applies. A block-scaled fp8 GEMM uses the GPU's fp8_block
+/// grid; a GPU without one (no measurement of block-scaled GEMMs: A100 has no fp8 at all; H800, L40S, MI300X and
+/// user profiles have no fp8_block table) runs it on its per-tensor fp8 tables, the stated rule (docs/measured-
+/// tables.md): optimistic by the block scaling's cost, 1.05-1.13x on the GPUs measured with both.
+const Grid3* gemm_grid(const Gpu& gpu, Dtype dtype, Fp8Scaling scaling = Fp8Scaling::per_tensor);
+/// Whether block-scaled fp8 GEMMs on `gpu` have a measured table of their own (else the rule above applies).
+bool has_fp8_block_table(const Gpu& gpu);
 /// Efficiency of one m x n x k GEMM as gemm_time divides by it: the grid's value, or the FLOPs table times the
 /// depth factor times the wave model.
-double gemm_shape_efficiency(const Gpu& gpu, Dtype dtype, double m, double n, double k);
+double gemm_shape_efficiency(const Gpu& gpu, Dtype dtype, double m, double n, double k,
+                             Fp8Scaling scaling = Fp8Scaling::per_tensor);
 
 /// Efficiency lookups with the documented fallbacks: a dtype without its own GEMM curve uses bf16's; a missing
 /// curve means 1 (the peak), so an uncalibrated GPU is at worst optimistic, never silently zero.

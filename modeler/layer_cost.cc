@@ -20,6 +20,11 @@ constexpr double kAct = 2.0;  // bytes per activation element (bf16/fp16)
 constexpr double kAttentionBwdRatio = 2.5;
 
 Dtype gemm_dtype(const Plan& p) { return p.precision == Dtype::fp32 ? Dtype::tf32 : p.precision; }
+/// The table the plan's fp8 GEMMs use: the recipe's scaling (precision_recipe.h).
+Fp8Scaling fp8_scaling(const Context& ctx) {
+  return ctx.plan.precision == Dtype::fp8 ? gemm_scaling(effective_fp8_recipe(ctx.plan, ctx.framework))
+                                          : Fp8Scaling::per_tensor;
+}
 
 /// GEMMs that stay in 16 bits in 8- and 4-bit recipes (attention's products, the LM head): the plan's 16-bit
 /// precision, or the GPU's 16-bit format when the plan's precision is narrower.
@@ -38,11 +43,12 @@ struct Linear {
 Linear linear(const Context& ctx, double m, double n, double k, double fwd_chunks = 1, double dgrad_chunks = 1) {
   const Gpu& g = ctx.system.gpu;
   const Dtype d = gemm_dtype(ctx.plan);
+  const Fp8Scaling s = fp8_scaling(ctx);
   Linear l;
-  l.fwd = gemm_time(g, d, m / fwd_chunks, n, k) * fwd_chunks;
-  l.dgrad = gemm_time(g, d, m / dgrad_chunks, k, n) * dgrad_chunks;  // dX = dY W^T
+  l.fwd = gemm_time(g, d, m / fwd_chunks, n, k, s) * fwd_chunks;
+  l.dgrad = gemm_time(g, d, m / dgrad_chunks, k, n, s) * dgrad_chunks;  // dX = dY W^T
   // dW = X^T dY (none for frozen weights)
-  l.wgrad = base_frozen(ctx.plan) ? Seconds{0} : gemm_time(g, d, k, n, m);
+  l.wgrad = base_frozen(ctx.plan) ? Seconds{0} : gemm_time(g, d, k, n, m, s);
   l.bwd = l.dgrad + l.wgrad;
   l.flops_fwd = 2.0 * m * n * k;
   return l;
@@ -154,7 +160,7 @@ Seconds grouped_gemm_time(const Context& ctx, double groups, double m, double n,
   const Flops flops(2.0 * m * n * k * groups);
   // With a measured grid, the per-expert shape's value (its own wave quantisation included: conservative for
   // the combined tiles, never crediting the small problems with a large GEMM's rate).
-  const Grid3* grid = gemm_grid(g, d);
+  const Grid3* grid = gemm_grid(g, d, fp8_scaling(ctx));
   const double eff = grid ? grid->at(m, n, k) : gemm_efficiency(g, d, 2.0 * m * n * k, k) * wave_efficiency(g, rows, n);
   const Seconds compute = flops / (g.sustained_peak(d) * eff);
   const Bytes bytes = gemm_bytes(d, m, n, k) * groups;

@@ -71,6 +71,10 @@ RecipeKernels recipe_kernels(Fp8Recipe recipe, const Framework& fw) {
   return fw.fp8_library == Fp8Library::torchao ? torchao(recipe) : transformer_engine(recipe);
 }
 
+Fp8Scaling gemm_scaling(Fp8Recipe recipe) {
+  return recipe == Fp8Recipe::blockwise || recipe == Fp8Recipe::mxfp8 ? Fp8Scaling::block : Fp8Scaling::per_tensor;
+}
+
 double param_gather_bytes(const Plan& p, const Framework& fw) {
   if (!quantized_gemms(p) || !p.fp8_param_gather.value_or(fw.fp8_param_gather)) return 2.0;
   // Megatron's fp8 parameters (--fp8-param-gather, distributed optimizer all-gather of the quantized shards) and

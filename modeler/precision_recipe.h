@@ -9,6 +9,7 @@
 #include <string>
 
 #include "modeler/framework.h"
+#include "modeler/gemm_model.h"
 #include "modeler/plan.h"
 
 namespace shardplan {
@@ -31,6 +32,16 @@ Fp8Recipe effective_fp8_recipe(const Plan& p, const Framework& fw);
 
 /// The quantization kernels of `recipe` as `fw`'s library runs them (Framework::fp8_library).
 RecipeKernels recipe_kernels(Fp8Recipe recipe, const Framework& fw);
+
+/// The GEMM table `recipe`'s fp8 GEMMs use (gemm_model.h). blockwise: the block-scaled (fp8_block) table. mxfp8:
+/// the same, since MXFP8 is block scaling done by Blackwell's tensor cores (1x32 blocks, E8M0 scales), the MMA the
+/// measured fp8_block GEMMs run on SM100/103 (DeepGEMM's 1x128 UE8M0 kernel, AIC README), and Transformer Engine
+/// runs Float8BlockScaling as MXFP8 on SM >= 10.0 (docs fp8_blockwise_scaling.rst), so the two recipes share one
+/// GEMM there; its peak is the fp8 peak (NVIDIA's B200/GB200 datasheets publish one FP8 tensor-core rate, no
+/// separate MXFP8 one).
+/// delayed, tensorwise (and torchao's rowwise, counted as tensorwise): per_tensor. nvfp4 runs fp4 GEMMs, which
+/// have one table.
+Fp8Scaling gemm_scaling(Fp8Recipe recipe);
 
 /// Whether the plan's GEMMs are quantized (fp8 or fp4).
 inline bool quantized_gemms(const Plan& p) { return p.precision == Dtype::fp8 || p.precision == Dtype::fp4; }

@@ -33,6 +33,9 @@ void scale_gemm_efficiency(Gpu* gpu, Dtype dtype, double k) {
   }
   scale_curve(&e.gemm[d], k);
   for (double& v : e.gemm_grid[d].values) v *= k;
+  // Block-scaled fp8 GEMMs are fp8 GEMMs: a scale fitted to the plan's fp8 steps applies to their table too.
+  if (dtype == Dtype::fp8)
+    for (double& v : e.gemm_grid_fp8_block.values) v *= k;
 }
 
 void scale_attention_efficiency(Gpu* gpu, double k) {

@@ -36,6 +36,10 @@ struct ComputeEfficiency {
   /// shape's tile and wave quantisation and its reduction-depth effect as measured, so `gemm`, `gemm_k` and the
   /// wave model are not applied on top (gemm_model.h).
   std::array<Grid3, kNumDtypes> gemm_grid;
+  /// GEMM of fp8 operands with block scales (128x128 weight blocks, 1x128 activation/gradient groups: DeepSeek-V3's
+  /// and Transformer Engine's Float8BlockScaling) on a measured grid, as `gemm_grid` for the other dtypes. The fp8
+  /// entry above holds per-tensor scaled GEMMs. Empty: block-scaled GEMMs use the fp8 tables (gemm_model.h).
+  Grid3 gemm_grid_fp8_block;
   /// GEMM: factor on that efficiency vs the reduction depth k, at equal FLOPs: a short k amortises each output
   /// tile's prologue and epilogue over fewer main-loop steps. Empty: 1 (no shape dependence beyond FLOPs).
   Curve gemm_k;
@@ -130,10 +134,10 @@ struct System {
 };
 
 /// Calibration scales on a profile's efficiency tables (calibrate fit-runs, docs/fit-runs.md): multiply the GEMM
-/// efficiency of `dtype` (its FLOPs curve and its measured grid; a dtype that falls back to bf16's tables gets a
-/// copy of them first, so the scale stays its own), the attention curves of every kernel generation, the HBM
-/// streaming curve, or a tier's
-/// bus-bandwidth curves (busbw, p2p and per-collective). `k` > 0.
+/// efficiency of `dtype` (its FLOPs curve and its measured grid, for fp8 the block-scaled grid too; a dtype that
+/// falls back to bf16's tables gets a copy of them first, so the scale stays its own), the attention curves of
+/// every kernel generation, the HBM streaming curve, or a tier's bus-bandwidth curves (busbw, p2p and
+/// per-collective). `k` > 0.
 void scale_gemm_efficiency(Gpu* gpu, Dtype dtype, double k);
 void scale_attention_efficiency(Gpu* gpu, double k);
 void scale_memory_efficiency(Gpu* gpu, double k);  // the streaming-kernel HBM curve

@@ -111,6 +111,13 @@ void apply_gpu_tables(std::string_view text, const std::string& filename, GpuPro
         gemm->fail(dtype, "a table for a dtype without a peak (the profile's peak_tflops." + dtype + " is absent)");
       gpu.eff.gemm_grid[static_cast<size_t>(d)] = read_grid(n, filename, gemm->key_path(dtype), problems);
     }
+    // Block-scaled fp8 GEMMs (gemm_model.h Fp8Scaling::block), run at the fp8 peak.
+    const YAML::Node block = gemm->opt_node("fp8_block");
+    if (block.IsDefined() && !block.IsNull()) {
+      if (gpu.peak_for(Dtype::fp8).v <= 0)
+        gemm->fail("fp8_block", "a table for a dtype without a peak (the profile's peak_tflops.fp8 is absent)");
+      gpu.eff.gemm_grid_fp8_block = read_grid(block, filename, gemm->key_path("fp8_block"), problems);
+    }
     gemm->finish();
   }
   if (auto attn = r.opt_map("attention")) {

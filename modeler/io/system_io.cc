@@ -149,6 +149,8 @@ void apply_tables(const YAML::Node& ref, const std::string& file, const YAML::No
   for (int d = 0; d < kNumDtypes; ++d)
     if (gemm.IsDefined() && gemm.IsMap() && gemm[kDtypeNames[static_cast<size_t>(d)]].IsDefined())
       p->gpu.eff.gemm_grid[static_cast<size_t>(d)] = Grid3{};
+  // An override of the fp8 curve calibrates fp8 GEMMs; the shipped block-scaled grid would not reflect it.
+  if (gemm.IsDefined() && gemm.IsMap() && gemm["fp8"].IsDefined()) p->gpu.eff.gemm_grid_fp8_block = Grid3{};
   const YAML::Node attn = eff["attention"];
   for (int k = 0; k < kNumAttentionKernels; ++k)
     if (attn.IsDefined() && attn.IsMap() && attn[kAttentionKernelNames[static_cast<size_t>(k)]].IsDefined()) {

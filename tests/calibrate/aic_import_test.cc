@@ -48,13 +48,13 @@ TEST_SUITE("aic_import") {
 
 TEST_CASE("AIC rows of one GPU become the JSON lines calibrate fit reads, with the median latency") {
   const AicImport imp = import_aic(tables(), "h100_sxm", "flash3");
-  CHECK(imp.gemm == 2);  // bf16 and nvfp4 (as fp4); fp8_block has no Dtype and is left out
+  CHECK(imp.gemm == 3);  // bf16, nvfp4 (as fp4) and fp8_block
   CHECK(imp.attention == 1);
   CHECK(imp.collectives == 1);
   std::string text;
   for (const auto& l : imp.lines) text += l + "\n";
   const RawFile raw = parse_jsonl(text, "aic.jsonl");
-  REQUIRE(raw.rows.size() == 4);
+  REQUIRE(raw.rows.size() == 5);
   CHECK(raw.contexts.size() == 1);
   const Measurement& g = raw.rows[0];
   CHECK(g.bench == Bench::gemm);
@@ -63,12 +63,17 @@ TEST_CASE("AIC rows of one GPU become the JSON lines calibrate fit reads, with t
   CHECK(g.time_min_s == doctest::Approx(190e-6));
   CHECK(g.flops == doctest::Approx(2.0 * 4096 * 4096 * 4096));
   CHECK(raw.rows[1].dtype == Dtype::fp4);
-  const Measurement& a = raw.rows[2];
+  CHECK(!raw.rows[1].block_scaled);
+  CHECK(raw.rows[2].dtype == Dtype::fp8);  // fp8_block: fp8 at the fp8 peak, in a table of its own
+  CHECK(raw.rows[2].block_scaled);
+  CHECK(raw.rows[2].time_s == doctest::Approx(150e-6));
+  CHECK(!g.block_scaled);
+  const Measurement& a = raw.rows[3];
   CHECK(a.bench == Bench::attention);
   CHECK(a.kernel == "flash3");
   CHECK(!a.backward);
   CHECK(a.flops == doctest::Approx(2.0 * 2 * 32 * 128 * 4096.0 * 4096.0));
-  const Measurement& c = raw.rows[3];
+  const Measurement& c = raw.rows[4];
   CHECK(c.bench == Bench::collective);
   CHECK(c.collective == Collective::all_reduce);
   CHECK(c.nranks == 8);

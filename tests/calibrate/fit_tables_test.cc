@@ -122,4 +122,37 @@ TEST_CASE("attention: the forward curve is measured, the backward one derived, a
   CHECK(p.gpu.eff.attention_fwd[static_cast<int>(AttentionKernel::flash3)].at(1e12) == doctest::Approx(0.5));
 }
 
+TEST_CASE("block-scaled fp8 rows: a grid of their own beside fp8's, written as fp8_block, loaded for blockwise GEMMs") {
+  System b = base();
+  b.gpu.peak[static_cast<int>(Dtype::fp8)] = TFlops(2000);
+  b.gpu.hbm_bw = GBps(1e9);  // the per-call quantisation of x in each row: one kernel launch (4 us), no bytes
+  const auto fp8 = [](double eff, bool block) {
+    Measurement r = gemm(4096, 4096, 4096, 1.0);
+    r.dtype = Dtype::fp8;
+    r.block_scaled = block;
+    r.time_s = 4e-6 + 4e-6 + r.flops / (2000e12 * eff);  // quantise x, then the GEMM
+    return r;
+  };
+  const TablesFit fit = fit_tables({fp8(0.7, false), fp8(0.5, true)}, b, "test");
+  REQUIRE(fit.gemm.count(Dtype::fp8));
+  REQUIRE(!fit.gemm_fp8_block.empty());
+  CHECK(fit.gemm.at(Dtype::fp8).at(4096, 4096, 4096) == doctest::Approx(0.7).epsilon(1e-4));
+  CHECK(fit.gemm_fp8_block.at(4096, 4096, 4096) == doctest::Approx(0.5).epsilon(1e-4));
+  CHECK(fit.res.count("gemm fp8_block"));
+  CHECK(fit.res.at("gemm fp8_block").max_rel < 1e-4);
+
+  const std::string text = emit_tables({"test-gpu", "unit test", {"test"}}, fit);
+  CHECK(text.find("fp8_block:") != std::string::npos);
+  io::GpuProfile p;
+  p.gpu = b.gpu;
+  io::apply_gpu_tables(text, "written.yaml", &p);
+  CHECK(p.gpu.eff.gemm_grid[static_cast<int>(Dtype::fp8)].at(4096, 4096, 4096) == doctest::Approx(0.7).epsilon(1e-3));
+  CHECK(p.gpu.eff.gemm_grid_fp8_block.at(4096, 4096, 4096) == doctest::Approx(0.5).epsilon(1e-3));
+  // A GPU without an fp8 peak cannot take a block-scaled fp8 table.
+  io::GpuProfile no_fp8;
+  no_fp8.gpu = base().gpu;
+  CHECK_THROWS_WITH_AS(io::apply_gpu_tables(text, "written.yaml", &no_fp8),
+                       doctest::Contains("peak_tflops.fp8 is absent"), ConfigError);
+}
+
 }

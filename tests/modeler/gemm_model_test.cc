@@ -164,4 +164,30 @@ TEST_CASE("a measured grid is the whole GEMM table of its dtype: no wave model o
   CHECK(gemm_shape_efficiency(g, Dtype::fp8, 384, 256, 8192) == doctest::Approx(0.3 * 0.5 * 0.75));
 }
 
+TEST_CASE("block-scaled fp8: the fp8_block grid where the GPU has one, else its per-tensor fp8 tables") {
+  Gpu g = test::synthetic_gpu();
+  g.peak[static_cast<int>(Dtype::fp8)] = FlopsPerSec(2 * test::kPeak);
+  Grid3 tensor, block;
+  for (Grid3* x : {&tensor, &block}) {
+    x->m = {1024};
+    x->n = {1024};
+    x->k = {1024};
+  }
+  tensor.values = {0.8};
+  block.values = {0.5};
+  g.eff.gemm_grid[static_cast<int>(Dtype::fp8)] = tensor;
+  CHECK(!has_fp8_block_table(g));
+  CHECK(gemm_grid(g, Dtype::fp8, Fp8Scaling::block) == &g.eff.gemm_grid[static_cast<int>(Dtype::fp8)]);
+  g.eff.gemm_grid_fp8_block = block;
+  CHECK(has_fp8_block_table(g));
+  CHECK(gemm_grid(g, Dtype::fp8, Fp8Scaling::block) == &g.eff.gemm_grid_fp8_block);
+  CHECK(gemm_grid(g, Dtype::fp8) == &g.eff.gemm_grid[static_cast<int>(Dtype::fp8)]);  // per tensor by default
+  const double flops = 2.0 * 4096 * 4096 * 4096;
+  CHECK(gemm_time(g, Dtype::fp8, 4096, 4096, 4096, Fp8Scaling::block).v ==
+        doctest::Approx(flops / (2 * test::kPeak * 0.5)));
+  CHECK(gemm_time(g, Dtype::fp8, 4096, 4096, 4096).v == doctest::Approx(flops / (2 * test::kPeak * 0.8)));
+  // Other dtypes ignore the scaling.
+  CHECK(gemm_grid(g, Dtype::bf16, Fp8Scaling::block) == gemm_grid(g, Dtype::bf16));
+}
+
 }

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "modeler/gemm_model.h"
+#include "modeler/precision_recipe.h"
 #include "tests/modeler/test_fixtures.h"
 
 using namespace shardplan;
@@ -308,6 +309,44 @@ TEST_CASE("linear slots: each linear's fprop, dgrad and wgrad; TP overlap chunks
   CHECK(split.backward.linear[linear_slot(LinearGemm::fc2)].v ==
         doctest::Approx(plain.backward.linear[linear_slot(LinearGemm::fc2)].v + 1e-6));  // dgrad behind the ring
   CHECK(split.forward.time.v == doctest::Approx(plain.forward.time.v + 8e-6));
+}
+
+TEST_CASE("fp8 GEMMs: blockwise and mxfp8 use the block-scaled table, delayed and tensorwise the per-tensor one") {
+  test::Setup su = tiny();
+  compute_only(&su);
+  su.plan.precision = Dtype::fp8;
+  Gpu& g = su.system.gpu;
+  g.peak[static_cast<int>(Dtype::fp8)] = FlopsPerSec(2 * test::kPeak);
+  g.peak[static_cast<int>(Dtype::fp4)] = FlopsPerSec(4 * test::kPeak);  // MX scaling (Blackwell)
+  const auto grid = [](double v) {
+    Grid3 x;
+    x.m = {256};
+    x.n = {256};
+    x.k = {256};
+    x.values = {v};
+    return x;
+  };
+  g.eff.gemm_grid[static_cast<int>(Dtype::fp8)] = grid(0.8);  // per-tensor scaled
+  g.eff.gemm_grid_fp8_block = grid(0.4);                       // block scaled: half the rate
+  const auto gemms = [&](Fp8Recipe r) {
+    su.plan.fp8_recipe = r;
+    const LayerCost c = layer_cost(su.ctx(), su.sharding());
+    Seconds t;
+    for (int i = 0; i < 4; ++i) t += c.forward.linear[i] + c.backward.linear[i] + c.backward.linear[i + 4];
+    return t.v;
+  };
+  // 3x the forward linear FLOPs (fprop, dgrad, wgrad) at the fp8 peak times the table's efficiency.
+  CHECK(gemms(Fp8Recipe::tensorwise) == doctest::Approx(3 * kLinear / (2 * test::kPeak * 0.8)));
+  CHECK(gemms(Fp8Recipe::delayed) == doctest::Approx(3 * kLinear / (2 * test::kPeak * 0.8)));
+  CHECK(gemms(Fp8Recipe::blockwise) == doctest::Approx(3 * kLinear / (2 * test::kPeak * 0.4)));
+  CHECK(gemms(Fp8Recipe::mxfp8) == doctest::Approx(3 * kLinear / (2 * test::kPeak * 0.4)));
+  // Attention stays 16-bit whatever the recipe.
+  su.plan.fp8_recipe = Fp8Recipe::blockwise;
+  CHECK(layer_cost(su.ctx(), su.sharding()).forward.attention.v == doctest::Approx(kAttn / test::kPeak));
+
+  // A GPU without a block-scaled table: the stated rule, its per-tensor fp8 table.
+  g.eff.gemm_grid_fp8_block = Grid3{};
+  CHECK(gemms(Fp8Recipe::blockwise) == doctest::Approx(gemms(Fp8Recipe::tensorwise)));
 }
 
 }  // TEST_SUITE

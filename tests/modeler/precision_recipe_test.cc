@@ -55,4 +55,12 @@ TEST_CASE("the recipe a plan runs, and the bytes its parameter gathers move") {
   CHECK(param_gather_bytes(q, *find_framework("megatron-lm")) == 2.0);  // Megatron-LM: fp8_param_gather off
 }
 
+TEST_CASE("the GEMM table of each recipe: block scales for blockwise and mxfp8, per tensor otherwise") {
+  CHECK(gemm_scaling(Fp8Recipe::delayed) == Fp8Scaling::per_tensor);
+  CHECK(gemm_scaling(Fp8Recipe::tensorwise) == Fp8Scaling::per_tensor);
+  CHECK(gemm_scaling(Fp8Recipe::blockwise) == Fp8Scaling::block);
+  CHECK(gemm_scaling(Fp8Recipe::mxfp8) == Fp8Scaling::block);
+  CHECK(gemm_scaling(Fp8Recipe::nvfp4) == Fp8Scaling::per_tensor);  // fp4 GEMMs: one table
+}
+
 }
