@@ -8,6 +8,7 @@
 #include "modeler/io/system_io.h"
 #include "modeler/io/validation_run.h"
 #include "modeler/problems.h"
+#include "modeler/serving/aic_benchmark.h"
 #include "modeler/serving/engine_memory.h"
 #include "modeler/serving/offload.h"
 
@@ -164,12 +165,9 @@ ServeRowResult predict_row(const ServingRun& r, std::map<std::string, GpuProfile
   serving::WorkerPlan agg = r.agg;
   StandardSystemOptions so;
   so.gpus = r.gpus;
-  // AIConfigurator benchmarks an aggregated deployment at concurrency agg_workers x max_batch_size
-  // (generator/rule_plugin/*.rule: BenchConfig.estimated_concurrency); its CSV gives one worker's shape, not the
-  // worker count. A row whose concurrency exceeds one worker's slots ran that many workers.
+  // The CSV gives one worker's shape, not the worker count (aic_benchmark.h).
   if (aic && r.mode == serving::Mode::aggregated && r.concurrency && agg.batch) {
-    const int slots = *agg.batch * agg.attention_dp;
-    const int need = (*r.concurrency + slots - 1) / slots;
+    const int need = serving::aic_aggregated_workers(*r.concurrency, *agg.batch, agg.attention_dp, agg.workers);
     if (need > agg.workers) {
       agg.workers = need;
       so.gpus = std::max(so.gpus, need * agg.gpus());
@@ -208,19 +206,12 @@ ServeRowResult predict_row(const ServingRun& r, std::map<std::string, GpuProfile
   // AIConfigurator's generator; the older per-version sweeps (h100_sxm/trtllm/1.0.0rc3/..., no image) ran with
   // settings the CSV does not give, so they keep the engines' defaults.
   if (aic && (r.notes.find("image=") != std::string::npos || r.notes.find("db-dump") != std::string::npos)) {
-    // The engine limits AIConfigurator's generator writes for its benchmark deployments
-    // (src/aiconfigurator/generator/rule_plugin/benchmark/{trtllm,vllm,sglang}.rule at 095f58a51): the prefill
-    // token budget is max_batch + isl + 1500 aggregated (TRT-LLM rounds it up to 32-token blocks), isl + 1500
-    // on a prefill worker; SGLang's is max_prefill_tokens = isl + 1500 (capped by chunked_prefill_size) with
-    // enable_mixed_chunk on for aggregated workers.
-    const int isl = *r.input_len;
-    const bool disagg = r.mode == serving::Mode::disaggregated;
-    const int mb = disagg ? 0 : agg.batch.value_or(0);
-    int t = isl + 1500 + (in.engine == Engine::sglang ? 0 : mb);
-    if (in.engine == Engine::trtllm) t = (t + 31) / 32 * 32;
-    if (in.engine == Engine::sglang) t = std::min(t, serving::default_max_num_tokens(in.engine));
-    in.plan.max_num_tokens = t;
-    in.plan.mixed_chunk = in.engine == Engine::sglang && !disagg;
+    // The engine limits AIConfigurator's generator writes for its benchmark deployments (aic_benchmark.h).
+    const serving::AicEngineLimits lim =
+        serving::aic_generator_limits(in.engine, r.mode, *r.input_len, agg.batch.value_or(0));
+    in.plan.max_num_tokens = lim.max_num_tokens;
+    in.plan.mixed_chunk = lim.mixed_chunk;
+    const int t = lim.max_num_tokens;
     out.assumed.push_back("max_num_tokens " + std::to_string(t) + (in.plan.mixed_chunk ? ", mixed chunk" : ""));
   }
   in.workload.input_len = *r.input_len;
@@ -231,8 +222,8 @@ ServeRowResult predict_row(const ServingRun& r, std::map<std::string, GpuProfile
     // AIConfigurator's benchmark (generator/config/backend_templates/benchmark/bench_run.sh.j2): aiperf with
     // --concurrency c, --num-requests 20c after a 2c warm-up, fixed lengths: simulated as it ran.
     if (r.source.find("AIConfigurator") != std::string::npos) {
-      in.workload.rounds = 20;
-      out.assumed.push_back("closed loop, 20 rounds");
+      in.workload.rounds = serving::kAicBenchmarkRounds;
+      out.assumed.push_back("closed loop, " + std::to_string(serving::kAicBenchmarkRounds) + " rounds");
     }
   } else {
     in.static_batch = *r.batch_size;
