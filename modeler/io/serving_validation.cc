@@ -208,7 +208,7 @@ ServeRowResult predict_row(const ServingRun& r, std::map<std::string, GpuProfile
   if (aic && (r.notes.find("image=") != std::string::npos || r.notes.find("db-dump") != std::string::npos)) {
     // The engine limits AIConfigurator's generator writes for its benchmark deployments (aic_benchmark.h).
     const serving::AicEngineLimits lim =
-        serving::aic_generator_limits(in.engine, r.mode, *r.input_len, agg.batch.value_or(0));
+        serving::aic_generator_limits(in.engine, r.mode, *r.input_len, agg.batch.value_or(0), sys.gpu);
     in.plan.max_num_tokens = lim.max_num_tokens;
     in.plan.mixed_chunk = lim.mixed_chunk;
     const int t = lim.max_num_tokens;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "modeler/serving/serving_types.h"
+#include "modeler/system.h"
 
 namespace shardplan::serving {
 
@@ -27,7 +28,8 @@ struct AicEngineLimits {
 /// generator/rule_plugin/benchmark/{trtllm,vllm,sglang}.rule at 095f58a51: the prefill token budget is
 /// max_batch + isl + 1500 on an aggregated worker (TRT-LLM rounds it up to 32-token blocks), isl + 1500 on a
 /// prefill worker; SGLang's is max_prefill_tokens = isl + 1500, capped by chunked_prefill_size, with
-/// enable_mixed_chunk on for aggregated workers.
-AicEngineLimits aic_generator_limits(Engine e, Mode mode, int isl, int max_batch);
+/// enable_mixed_chunk on for aggregated workers. SGLang's chunked_prefill_size is its default on `gpu`
+/// (default_max_num_tokens).
+AicEngineLimits aic_generator_limits(Engine e, Mode mode, int isl, int max_batch, const Gpu& gpu);
 
 }  // namespace shardplan::serving
