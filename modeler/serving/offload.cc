@@ -71,6 +71,9 @@ std::vector<OffloadItem> offload_items(const OffloadSetup& s) {
       // Streaming copies the whole tensor for the step (llama.cpp's op offload copies the weight of a host
       // tensor to the GPU when the batch is large enough).
       it.t_stream[ph] = t.bytes.v / s.host.pcie_bw.v + it.t_gpu[ph];
+      it.host_home[ph] = s.op_offload_min_batch > 0
+                             ? (n >= s.op_offload_min_batch ? Home::stream : Home::cpu)
+                             : (it.t_cpu[ph] <= it.t_stream[ph] ? Home::cpu : Home::stream);
     }
     items.push_back(it);
   }
@@ -94,6 +97,8 @@ std::vector<OffloadItem> offload_items(const OffloadSetup& s) {
                       std::max(Flops(flops) / (g.peak_for(Dtype::bf16) * 0.3), Bytes(read) / g.hbm_bw)).v;
       it.t_cpu[ph] = cpu_time(s.host, flops, read);
       it.t_stream[ph] = read / s.host.pcie_bw.v + it.t_gpu[ph];
+      // A host KV cache (llama.cpp --no-kv-offload) is attended where it lives: cheaper of the two here.
+      it.host_home[ph] = it.t_cpu[ph] <= it.t_stream[ph] ? Home::cpu : Home::stream;
     }
     items.push_back(it);
   }
@@ -110,8 +115,7 @@ void evaluate(const std::vector<OffloadItem>& items, const std::vector<bool>& on
       t += items[i].t_gpu[ph];
       b += items[i].bytes.v;
     } else {
-      const bool cpu = items[i].t_cpu[ph] <= items[i].t_stream[ph];
-      p->home[ph][i] = cpu ? Home::cpu : Home::stream;
+      p->home[ph][i] = items[i].host_home[ph];
       t += items[i].off(ph);
     }
   }
