@@ -70,6 +70,7 @@ void predict_llama_offload_row(const ServingRun& r, const GpuProfile& gpu, Serve
   const double steps = in > 0 ? std::ceil(in / ub) : 1;
   st.prefill_tokens = in > 0 ? in / steps : ub;
   st.context = std::max(1.0, r.context_depth.value_or(0) + in + outl / 2.0);
+  st.prefill_keys = in > 0 ? r.context_depth.value_or(0) + in / 2.0 : 0;
   const auto items = serving::offload_items(st);
   std::vector<std::string> cpu;
   for (const std::string& ov : o.tensor_overrides) {

@@ -90,9 +90,12 @@ std::vector<OffloadItem> offload_items(const OffloadSetup& s) {
     const double qk = m.mla ? m.mla->kv_lora_rank + m.mla->qk_rope_head_dim : m.head_dim;
     for (int ph = 0; ph < 2; ++ph) {
       const double n = tokens[ph];
-      const double attend = ph == 0 ? std::min(keys, n / 2.0 + 0) : keys;
+      // Prefill: each query sees the cache before its ubatch plus the causal half of the ubatch itself
+      // (prefill_keys on average, or n / 2 from an empty cache); the step reads every key up to its last token.
+      const double prefill_keys = s.prefill_keys > 0 ? s.prefill_keys : n / 2.0;
+      const double attend = ph == 0 ? std::min(keys, prefill_keys) : keys;
       const double flops = 4.0 * n * attend * m.heads * qk;
-      const double read = ph == 0 ? kv_per_token * std::min(keys, n) : it.bytes.v;
+      const double read = ph == 0 ? kv_per_token * std::min(keys, prefill_keys + n / 2.0) : it.bytes.v;
       it.t_gpu[ph] = (g.eff.kernel_overhead +
                       std::max(Flops(flops) / (g.peak_for(Dtype::bf16) * 0.3), Bytes(read) / g.hbm_bw)).v;
       it.t_cpu[ph] = cpu_time(s.host, flops, read);

@@ -42,6 +42,9 @@ struct OffloadSetup {
   double prefill_tokens = 512;  // tokens per prefill step (llama.cpp ubatch)
   double decode_batch = 1;
   double context = 4096;      // tokens in the KV cache (its size) and attended in decode
+  /// Keys a prefill query attends on average: the cached tokens before its ubatch plus the causal half of the
+  /// ubatch (a prompt of P tokens after D cached: D + P / 2). 0: the ubatch alone (prefill_tokens / 2).
+  double prefill_keys = 0;
   /// 0: a host weight runs where it is cheaper (CPU or streamed), the planner's choice. > 0: the engine's rule:
   /// streamed when the step has at least this many tokens, else computed by the CPU (kLlamaCppOpOffloadMinBatch).
   int op_offload_min_batch = 0;

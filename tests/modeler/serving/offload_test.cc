@@ -164,3 +164,26 @@ TEST_CASE("llama.cpp's op-offload rule: a host weight streams from 32 tokens a s
   for (size_t i = 0; i < items.size(); ++i)
     if (!items[i].kv) CHECK(p.home[0][i] == Home::cpu);
 }
+
+TEST_CASE("prefill attention covers the cache before the ubatch: prefill_keys") {
+  System sys = test::round_system();
+  const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
+  OffloadSetup s;
+  s.model = &sm;
+  s.gpu = &sys.gpu;
+  s.host = desktop();
+  s.vram = GiB(80);
+  s.prefill_tokens = 512;
+  s.context = 32768;
+  const auto empty = offload_items(s);  // prefill_keys 0: the ubatch's causal half
+  s.prefill_keys = 256;                 // the same, stated
+  const auto same = offload_items(s);
+  s.prefill_keys = 16384 + 256;         // 16k tokens already cached
+  const auto deep = offload_items(s);
+  for (size_t i = 0; i < empty.size(); ++i) {
+    if (!empty[i].kv) continue;
+    CHECK(same[i].t_gpu[0] == doctest::Approx(empty[i].t_gpu[0]));
+    CHECK(deep[i].t_gpu[0] > 10 * empty[i].t_gpu[0]);  // 64x the keys: compute-bound attention
+    CHECK(deep[i].t_gpu[1] == doctest::Approx(empty[i].t_gpu[1]));  // decode attends the whole cache either way
+  }
+}
