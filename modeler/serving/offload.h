@@ -4,8 +4,9 @@
 //   t_gpu    = the GEMM formula on the GPU (weight_gemm_time)
 //   t_cpu    = max(flops / cpu_flops, bytes read / host memory bandwidth)
 //   t_stream = bytes / PCIe bandwidth + t_gpu
-// A non-resident tensor takes the cheaper of CPU and stream (or the engine's batch rule, op_offload_min_batch); the step is the sum over tensors (layer-sequential,
-// no overlap of CPU, GPU and PCIe work: a conservative bound, the ATSInfer pipeline overlap is not modelled).
+// A non-resident tensor takes the cheaper of CPU and stream (or the engine's batch rule, op_offload_min_batch);
+// the step is the sum over tensors (layer-sequential, no overlap of CPU, GPU and PCIe work: a conservative bound,
+// the ATSInfer pipeline overlap is not modelled).
 // Placement: greedy by benefit per byte ((t_off - t_gpu) / bytes), then pairwise swaps while one improves,
 // started from the greedy set and from the best llama.cpp -ngl set; separately for prefill and decode.
 #pragma once
