@@ -26,6 +26,10 @@ int run_offload(const ServingModel& sm, const Gpu& gpu, const OffloadRequest& re
   s.host = io::load_host(req.host);
   s.context = req.context_depth + req.input_len + req.output_len;
   s.prefill_tokens = std::min(512, req.input_len);
+  // A prompt query attends the cache before it plus half the prompt on average (offload.h, prefill_keys).
+  s.prefill_keys = req.context_depth + req.input_len / 2.0;
+  // The flags printed run under llama.cpp's rule for host weights (ggml-cuda's op offload at 32 tokens).
+  s.op_offload_min_batch = kLlamaCppOpOffloadMinBatch;
   s.decode_batch = req.batch;
   // VRAM for weights and KV: the capacity less llama.cpp's compute buffers and the CUDA runtime.
   WorkerPlan one;

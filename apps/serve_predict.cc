@@ -98,8 +98,10 @@ class ServePredictCommand final : public Command {
                                             "at once and sends N requests (AIConfigurator's benchmark: 20); "
                                             "default 0: the steady state of spread arrivals")
         ->check(CLI::Range(0, 1000));
-    sub->add_option("--max-num-tokens", max_num_tokens_, "tokens per scheduler step (default: the engine's, "
-                                                         "8192; llama.cpp 512)");
+    sub->add_option("--max-num-tokens", max_num_tokens_, "tokens per scheduler step (default: the engine's: "
+                                                         "TRT-LLM 8192; vLLM 8192, 2048 below 70 GiB or on "
+                                                         "A100; SGLang 8192, 16384 from 160 GiB, 4096 below 60, "
+                                                         "2048 below 35; llama.cpp 512)");
     sub->add_flag("--mixed-chunk", mixed_chunk_, "SGLang --enable-mixed-chunk: decodes ride in prefill batches "
                                                  "(default off, SGLang's default: decoding pauses for them)");
     sub->add_option("--mem-fraction", mem_fraction_, "engine memory fraction (vLLM gpu_memory_utilization 0.9, "

@@ -185,6 +185,7 @@ ServingRun read_run(const YAML::Node& node, const std::string& file) {
       ServingOffload off;
       off.gpu_layers = o->opt_int("gpu_layers", 0, 100000);
       off.n_cpu_moe = o->opt_int("n_cpu_moe", 0, 100000);
+      off.n_ubatch = o->opt_int("n_ubatch", 1, 1 << 20);
       const YAML::Node ot = o->opt_node("tensor_overrides");
       if (ot && ot.IsSequence())
         for (const auto& x : ot) off.tensor_overrides.push_back(x.as<std::string>());

@@ -15,6 +15,9 @@ namespace shardplan::io {
 
 struct ServingOffload {
   std::optional<int> gpu_layers, n_cpu_moe;
+  // plan.offload.n_ubatch (optional): llama.cpp's -ub, the tokens per prefill step; null: the engine default.
+  // llama-sweep-bench's PP column is one ubatch (examples/sweep-bench: pp = n_ubatch).
+  std::optional<int> n_ubatch;
   std::vector<std::string> tensor_overrides;
   std::optional<double> weights_gpu_percent, kv_gpu_percent, activations_gpu_percent;
   // plan.offload.flexgen_policy: FlexGen's Policy (flex_opt.py) as the row's source ran it. Required keys:

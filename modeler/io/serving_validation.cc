@@ -5,9 +5,11 @@
 #include <cmath>
 
 #include "modeler/io/flexgen_validation.h"
+#include "modeler/io/llama_offload_validation.h"
 #include "modeler/io/system_io.h"
 #include "modeler/io/validation_run.h"
 #include "modeler/problems.h"
+#include "modeler/serving/aic_benchmark.h"
 #include "modeler/serving/engine_memory.h"
 #include "modeler/serving/offload.h"
 
@@ -53,73 +55,6 @@ void add(ServeStats* s, double err) {
 }
 
 
-// Peak memory bandwidth of the CPUs the offload rows name and do not give a figure for: channels x data rate x
-// 8 bytes from the vendors' specification pages (recalled, not re-checked here) [U].
-std::optional<double> cpu_peak_memory_gbps(const std::string& cpu) {
-  if (cpu.find("i7-10700") != std::string::npos) return 45.8;     // Intel ARK: 2 x DDR4-2933 [U]
-  if (cpu.find("5975WX") != std::string::npos) return 204.8;       // AMD: 8 x DDR4-3200 [U]
-  if (cpu.find("7950X") != std::string::npos) return 83.2;         // AMD: 2 x DDR5-5200 [U]
-  return std::nullopt;
-}
-
-// A llama.cpp / ik_llama.cpp row with layers or tensors in host memory: its flags evaluated as a placement
-// (offload.h) on a host built from the row. Host rules, the same as hwprofiles/hosts/desktop-ddr5-5600-2ch-pcie4:
-// sustained memory bandwidth 0.75 x peak, 62.5 GFLOP/s per core (that profile's 1.0 TFLOP/s over 16 Zen 4
-// cores), pinned copies at 26/31.5 of the PCIe link rate; every one of them [U].
-void predict_offload_row(const ServingRun& r, const GpuProfile& gpu, ServeRowResult* out) {
-  auto skip = [&](std::string why) {
-    out->skipped = true;
-    out->skip_reason = std::move(why);
-  };
-  if (!r.host) return skip("offload row without a host");
-  const ServingHost& h = *r.host;
-  std::optional<double> peak = h.memory_bw_gbps;
-  if (!peak) peak = cpu_peak_memory_gbps(h.cpu);
-  if (!peak) return skip("host memory bandwidth not stated and CPU '" + h.cpu + "' not in the table");
-  if (!h.cores) return skip("host core count not stated");
-  serving::Host host;
-  host.name = h.cpu;
-  host.memory = GiB(h.memory_gib.value_or(64));
-  host.memory_bw = GBps(0.75 * *peak);
-  host.cpu_flops = TFlops(0.0625 * *h.cores);
-  double link = gpu.gpu.host_link_bw.v / 1e9;
-  if (h.pcie_gen && h.pcie_lanes) {
-    const double lane = *h.pcie_gen <= 3 ? 0.985 : *h.pcie_gen == 4 ? 1.969 : 3.938;  // GB/s per lane, per direction
-    link = lane * *h.pcie_lanes;
-  }
-  host.pcie_bw = GBps(link * 26.0 / 31.5);
-  out->assumed.push_back("host: " + num(0.75 * *peak, "%.0f") + " GB/s, " + num(0.0625 * *h.cores, "%.2f") +
-                         " TFLOP/s, PCIe " + num(link * 26.0 / 31.5, "%.1f") + " GB/s");
-  serving::Precision prec;
-  prec.weights = fmt_of(r.weights_precision);
-  prec.moe_weights = fmt_of(r.moe_weights_precision);
-  prec.kv_bytes = kv_bytes_for(r, &out->assumed);
-  const serving::ServingModel sm = serving::make_serving_model(r.model, prec);
-  serving::OffloadSetup st;
-  st.model = &sm;
-  st.gpu = &gpu.gpu;
-  st.host = host;
-  st.vram = gpu.gpu.hbm_capacity;
-  st.decode_batch = r.batch_size.value_or(1);
-  const double in = r.input_len.value_or(0), outl = r.output_len.value_or(128);
-  st.context = std::max(1.0, r.context_depth.value_or(0) + in + outl / 2.0);
-  const auto items = serving::offload_items(st);
-  const ServingOffload& o = *r.offload;
-  std::vector<std::string> cpu;
-  for (const std::string& ov : o.tensor_overrides) {
-    const auto eq = ov.rfind('=');
-    if (eq != std::string::npos && ov.compare(eq + 1, 3, "CPU") == 0) cpu.push_back(ov.substr(0, eq));
-  }
-  serving::Placement p;
-  try {
-    p = serving::flags_placement(items, st, o.gpu_layers.value_or(r.model.layers + 1), o.n_cpu_moe.value_or(0), cpu);
-  } catch (const ConfigError& e) {
-    return skip(std::string("offload flags: ") + e.what());
-  }
-  out->predicted[2] = st.decode_batch / p.step[1].v;
-  if (r.input_len) out->predicted[3] = st.prefill_tokens / p.step[0].v;
-}
-
 ServeRowResult predict_row(const ServingRun& r, std::map<std::string, GpuProfile>* gpus) {
   ServeRowResult out;
   out.run = &r;
@@ -153,7 +88,7 @@ ServeRowResult predict_row(const ServingRun& r, std::map<std::string, GpuProfile
     }
   }
   if (out.family == "llama.cpp offload") {
-    predict_offload_row(r, it->second, &out);
+    predict_llama_offload_row(r, it->second, &out);
     if (out.skipped) return out;
     for (int k = 0; k < kNumServeMetrics; ++k)
       if (out.measured[k] && out.predicted[k])
@@ -164,12 +99,9 @@ ServeRowResult predict_row(const ServingRun& r, std::map<std::string, GpuProfile
   serving::WorkerPlan agg = r.agg;
   StandardSystemOptions so;
   so.gpus = r.gpus;
-  // AIConfigurator benchmarks an aggregated deployment at concurrency agg_workers x max_batch_size
-  // (generator/rule_plugin/*.rule: BenchConfig.estimated_concurrency); its CSV gives one worker's shape, not the
-  // worker count. A row whose concurrency exceeds one worker's slots ran that many workers.
+  // The CSV gives one worker's shape, not the worker count (aic_benchmark.h).
   if (aic && r.mode == serving::Mode::aggregated && r.concurrency && agg.batch) {
-    const int slots = *agg.batch * agg.attention_dp;
-    const int need = (*r.concurrency + slots - 1) / slots;
+    const int need = serving::aic_aggregated_workers(*r.concurrency, *agg.batch, agg.attention_dp, agg.workers);
     if (need > agg.workers) {
       agg.workers = need;
       so.gpus = std::max(so.gpus, need * agg.gpus());
@@ -208,19 +140,12 @@ ServeRowResult predict_row(const ServingRun& r, std::map<std::string, GpuProfile
   // AIConfigurator's generator; the older per-version sweeps (h100_sxm/trtllm/1.0.0rc3/..., no image) ran with
   // settings the CSV does not give, so they keep the engines' defaults.
   if (aic && (r.notes.find("image=") != std::string::npos || r.notes.find("db-dump") != std::string::npos)) {
-    // The engine limits AIConfigurator's generator writes for its benchmark deployments
-    // (src/aiconfigurator/generator/rule_plugin/benchmark/{trtllm,vllm,sglang}.rule at 095f58a51): the prefill
-    // token budget is max_batch + isl + 1500 aggregated (TRT-LLM rounds it up to 32-token blocks), isl + 1500
-    // on a prefill worker; SGLang's is max_prefill_tokens = isl + 1500 (capped by chunked_prefill_size) with
-    // enable_mixed_chunk on for aggregated workers.
-    const int isl = *r.input_len;
-    const bool disagg = r.mode == serving::Mode::disaggregated;
-    const int mb = disagg ? 0 : agg.batch.value_or(0);
-    int t = isl + 1500 + (in.engine == Engine::sglang ? 0 : mb);
-    if (in.engine == Engine::trtllm) t = (t + 31) / 32 * 32;
-    if (in.engine == Engine::sglang) t = std::min(t, serving::default_max_num_tokens(in.engine));
-    in.plan.max_num_tokens = t;
-    in.plan.mixed_chunk = in.engine == Engine::sglang && !disagg;
+    // The engine limits AIConfigurator's generator writes for its benchmark deployments (aic_benchmark.h).
+    const serving::AicEngineLimits lim =
+        serving::aic_generator_limits(in.engine, r.mode, *r.input_len, agg.batch.value_or(0), sys.gpu);
+    in.plan.max_num_tokens = lim.max_num_tokens;
+    in.plan.mixed_chunk = lim.mixed_chunk;
+    const int t = lim.max_num_tokens;
     out.assumed.push_back("max_num_tokens " + std::to_string(t) + (in.plan.mixed_chunk ? ", mixed chunk" : ""));
   }
   in.workload.input_len = *r.input_len;
@@ -231,8 +156,8 @@ ServeRowResult predict_row(const ServingRun& r, std::map<std::string, GpuProfile
     // AIConfigurator's benchmark (generator/config/backend_templates/benchmark/bench_run.sh.j2): aiperf with
     // --concurrency c, --num-requests 20c after a 2c warm-up, fixed lengths: simulated as it ran.
     if (r.source.find("AIConfigurator") != std::string::npos) {
-      in.workload.rounds = 20;
-      out.assumed.push_back("closed loop, 20 rounds");
+      in.workload.rounds = serving::kAicBenchmarkRounds;
+      out.assumed.push_back("closed loop, " + std::to_string(serving::kAicBenchmarkRounds) + " rounds");
     }
   } else {
     in.static_batch = *r.batch_size;

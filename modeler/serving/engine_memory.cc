@@ -1,7 +1,9 @@
 #include "modeler/serving/engine_memory.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <string>
 
 namespace shardplan::serving {
 
@@ -26,6 +28,25 @@ int default_max_num_tokens(Engine e) {
     case Engine::other: return 8192;
   }
   return 8192;
+}
+
+int default_max_num_tokens(Engine e, const Gpu& gpu) {
+  const double gib = to_GiB(gpu.hbm_capacity);
+  switch (e) {
+    // vLLM V1 (vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults): the OpenAI server's
+    // max_num_batched_tokens is 8192 on devices with at least 70 GiB that are not an A100 (vLLM PR #17885), and
+    // 2048 otherwise.
+    case Engine::vllm: {
+      std::string name = gpu.name;
+      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+      return gib >= 70 && name.find("a100") == std::string::npos ? 8192 : 2048;
+    }
+    // SGLang (python/sglang/srt/server_args.py, chunked_prefill_size by the device's memory): 2048 below 35 GiB,
+    // 4096 below 60 GiB (A100 40 GB, L40S; releases before that tier used 8192 there), 8192 below 160 GiB
+    // (H100, H200), 16384 above (B200, B300, GB200, GB300).
+    case Engine::sglang: return gib < 35 ? 2048 : gib < 60 ? 4096 : gib < 160 ? 8192 : 16384;
+    default: return default_max_num_tokens(e);
+  }
 }
 
 double default_memory_fraction(Engine e, int tp) {
@@ -77,7 +98,7 @@ MemoryReport engine_memory(const ServingModel& sm, const Gpu& gpu, const WorkerP
   r.capacity = gpu.hbm_capacity;
   r.weights = weight_bytes_per_gpu(sm, w);
   r.other = GiB(kRuntimeGiB);
-  const double tokens = opts.max_num_tokens > 0 ? opts.max_num_tokens : default_max_num_tokens(e);
+  const double tokens = opts.max_num_tokens > 0 ? opts.max_num_tokens : default_max_num_tokens(e, gpu);
   const double ffn = m.moe ? std::max(m.ffn_hidden, m.moe->expert_ffn_hidden * m.moe->top_k) : m.ffn_hidden;
   // Peak activation of the largest step: the gated MLP's intermediate (2 f / tp, 16-bit) plus about four
   // hidden-sized buffers (residual, normed input, attention output, QKV) [derived, not calibrated].

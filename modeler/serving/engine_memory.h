@@ -33,6 +33,9 @@ struct MemoryReport {
 
 /// Defaults of the engines: prefill token budget per step and memory fraction.
 int default_max_num_tokens(Engine e);
+/// The same budget where the engine picks it by GPU (vLLM's max_num_batched_tokens and SGLang's
+/// chunked_prefill_size depend on the device's memory; rules in engine_memory.cc).
+int default_max_num_tokens(Engine e, const Gpu& gpu);
 double default_memory_fraction(Engine e, int tp);
 
 /// Bytes of KV cache per token on one GPU of the worker (its pp stage's layers, its share of the KV heads), for

@@ -71,6 +71,9 @@ std::vector<OffloadItem> offload_items(const OffloadSetup& s) {
       // Streaming copies the whole tensor for the step (llama.cpp's op offload copies the weight of a host
       // tensor to the GPU when the batch is large enough).
       it.t_stream[ph] = t.bytes.v / s.host.pcie_bw.v + it.t_gpu[ph];
+      it.host_home[ph] = s.op_offload_min_batch > 0
+                             ? (n >= s.op_offload_min_batch ? Home::stream : Home::cpu)
+                             : (it.t_cpu[ph] <= it.t_stream[ph] ? Home::cpu : Home::stream);
     }
     items.push_back(it);
   }
@@ -87,13 +90,18 @@ std::vector<OffloadItem> offload_items(const OffloadSetup& s) {
     const double qk = m.mla ? m.mla->kv_lora_rank + m.mla->qk_rope_head_dim : m.head_dim;
     for (int ph = 0; ph < 2; ++ph) {
       const double n = tokens[ph];
-      const double attend = ph == 0 ? std::min(keys, n / 2.0 + 0) : keys;
+      // Prefill: each query sees the cache before its ubatch plus the causal half of the ubatch itself
+      // (prefill_keys on average, or n / 2 from an empty cache); the step reads every key up to its last token.
+      const double prefill_keys = s.prefill_keys > 0 ? s.prefill_keys : n / 2.0;
+      const double attend = ph == 0 ? std::min(keys, prefill_keys) : keys;
       const double flops = 4.0 * n * attend * m.heads * qk;
-      const double read = ph == 0 ? kv_per_token * std::min(keys, n) : it.bytes.v;
+      const double read = ph == 0 ? kv_per_token * std::min(keys, prefill_keys + n / 2.0) : it.bytes.v;
       it.t_gpu[ph] = (g.eff.kernel_overhead +
                       std::max(Flops(flops) / (g.peak_for(Dtype::bf16) * 0.3), Bytes(read) / g.hbm_bw)).v;
       it.t_cpu[ph] = cpu_time(s.host, flops, read);
       it.t_stream[ph] = read / s.host.pcie_bw.v + it.t_gpu[ph];
+      // A host KV cache (llama.cpp --no-kv-offload) is attended where it lives: cheaper of the two here.
+      it.host_home[ph] = it.t_cpu[ph] <= it.t_stream[ph] ? Home::cpu : Home::stream;
     }
     items.push_back(it);
   }
@@ -110,8 +118,7 @@ void evaluate(const std::vector<OffloadItem>& items, const std::vector<bool>& on
       t += items[i].t_gpu[ph];
       b += items[i].bytes.v;
     } else {
-      const bool cpu = items[i].t_cpu[ph] <= items[i].t_stream[ph];
-      p->home[ph][i] = cpu ? Home::cpu : Home::stream;
+      p->home[ph][i] = items[i].host_home[ph];
       t += items[i].off(ph);
     }
   }

@@ -4,8 +4,9 @@
 //   t_gpu    = the GEMM formula on the GPU (weight_gemm_time)
 //   t_cpu    = max(flops / cpu_flops, bytes read / host memory bandwidth)
 //   t_stream = bytes / PCIe bandwidth + t_gpu
-// A non-resident tensor takes the cheaper of CPU and stream; the step is the sum over tensors (layer-sequential,
-// no overlap of CPU, GPU and PCIe work: a conservative bound, the ATSInfer pipeline overlap is not modelled).
+// A non-resident tensor takes the cheaper of CPU and stream (or the engine's batch rule, op_offload_min_batch);
+// the step is the sum over tensors (layer-sequential, no overlap of CPU, GPU and PCIe work: a conservative bound,
+// the ATSInfer pipeline overlap is not modelled).
 // Placement: greedy by benefit per byte ((t_off - t_gpu) / bytes), then pairwise swaps while one improves,
 // started from the greedy set and from the best llama.cpp -ngl set; separately for prefill and decode.
 #pragma once
@@ -30,7 +31,8 @@ struct OffloadItem {
   double t_gpu[2] = {0, 0};  // seconds per step, [prefill, decode]
   double t_cpu[2] = {0, 0};
   double t_stream[2] = {0, 0};
-  double off(int phase) const { return std::min(t_cpu[phase], t_stream[phase]); }
+  Home host_home[2] = {Home::cpu, Home::cpu};  // where it runs when not resident, per phase
+  double off(int phase) const { return host_home[phase] == Home::cpu ? t_cpu[phase] : t_stream[phase]; }
 };
 
 struct OffloadSetup {
@@ -41,7 +43,18 @@ struct OffloadSetup {
   double prefill_tokens = 512;  // tokens per prefill step (llama.cpp ubatch)
   double decode_batch = 1;
   double context = 4096;      // tokens in the KV cache (its size) and attended in decode
+  /// Keys a prefill query attends on average: the cached tokens before its ubatch plus the causal half of the
+  /// ubatch (a prompt of P tokens after D cached: D + P / 2). 0: the ubatch alone (prefill_tokens / 2).
+  double prefill_keys = 0;
+  /// 0: a host weight runs where it is cheaper (CPU or streamed), the planner's choice. > 0: the engine's rule:
+  /// streamed when the step has at least this many tokens, else computed by the CPU (kLlamaCppOpOffloadMinBatch).
+  int op_offload_min_batch = 0;
 };
+
+/// ggml-cuda's rule for an op whose weight lives in host memory (ggml_backend_cuda_device_offload_op): the
+/// scheduler runs it on the GPU, copying the weight over PCIe, when its batch (ne[1] of MUL_MAT, ne[2] of
+/// MUL_MAT_ID: the step's tokens) is at least 32; below that the CPU backend computes it.
+inline constexpr int kLlamaCppOpOffloadMinBatch = 32;
 
 struct Placement {
   std::vector<Home> home[2];  // per item, [prefill, decode]

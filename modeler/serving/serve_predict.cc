@@ -71,7 +71,7 @@ void aggregated(const ServeInputs& in, ServePrediction* out) {
                      "leave no room for a KV cache in " + num(to_GiB(out->memory.capacity), "%.1f") + " GiB");
   out->kv_tokens = kv_capacity_tokens(in, w, out->memory, seq);
   out->kv_max_batch = out->kv_tokens / seq;
-  const double budget = in.plan.max_num_tokens > 0 ? in.plan.max_num_tokens : default_max_num_tokens(in.engine);
+  const double budget = in.plan.max_num_tokens > 0 ? in.plan.max_num_tokens : default_max_num_tokens(in.engine, in.system->gpu);
   const double decode_ctx = (in.separate_phases ? wl.context_depth : prefix + wl.input_len) + out_len / 2.0;
   if (in.static_batch > 0) {
     // Static batch: all prompts first (in chunks of the step budget), then all sequences decode together.
@@ -226,7 +226,7 @@ ServePrediction serve_predict(const ServeInputs& in) {
       out.output_tokens_per_s_per_gpu * (in.workload.input_len + in.workload.output_len) / in.workload.output_len;
   // llama-bench semantics: one prompt of input_len in ubatch-sized steps; tg over the batch.
   const WorkerPlan& w = agg ? in.plan.agg : in.plan.prefill;
-  const double ub = in.plan.max_num_tokens > 0 ? in.plan.max_num_tokens : default_max_num_tokens(in.engine);
+  const double ub = in.plan.max_num_tokens > 0 ? in.plan.max_num_tokens : default_max_num_tokens(in.engine, in.system->gpu);
   const double steps = std::ceil(in.workload.input_len / ub);
   StepLoad pl;
   pl.prefill_tokens = in.workload.input_len / steps;

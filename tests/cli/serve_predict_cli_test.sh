@@ -25,6 +25,13 @@ expect 0 "-ngl" -- "$BIN" serve predict --model gpt-oss-120b --gpu rtx-4090 --en
   --host desktop-ddr5-5600-2ch-pcie4 --json |
   python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["decode"]["gain"] >= 1 and j["prefill"]["gain"] >= 1' \
   && echo "ok: offload --json gains >= 1" || { echo "FAIL: offload --json"; fails=$((fails + 1)); }
+# Prefill attention covers the cache before the prompt: 16k tokens already cached slow the prefill step.
+pf() { "$BIN" serve predict --model llama-3-8b --gpu rtx-4090 --engine llama.cpp --weights q4_k_m --kv fp16 --offload layer \
+  --host desktop-ddr5-5600-2ch-pcie4 --vram-gib 4 --json "$@" | python3 -c 'import json,sys; print(json.load(sys.stdin)["prefill"]["layer_tokens_per_s"])'; }
+shallow=$(pf)
+deep=$(pf --context-depth 16384)
+python3 -c "import sys; sys.exit(0 if float('$deep') < 0.9 * float('$shallow') else 1)" 2>/dev/null \
+  && echo "ok: offload prefill slows with --context-depth" || { echo "FAIL: offload --context-depth ($deep vs $shallow)"; fails=$((fails + 1)); }
 
 # SGLang mixed chunks: decodes ride in the prefill batches instead of pausing, so the simulated schedule changes.
 lat() { "$BIN" serve predict --model llama-3-8b --gpu h100-sxm5-80gb --engine sglang --concurrency 32 --rounds 4 "$@" \

@@ -130,3 +130,14 @@ TEST_CASE("FlexGen policy errors name the file, line and key") {
   typo.replace(typo.find("compress_cache"), 14, "compres_cache");
   CHECK_THROWS_WITH_AS(io::parse_serving_runs(typo, "runs.yaml"), doctest::Contains("did you mean"), ConfigError);
 }
+
+TEST_CASE("plan.offload.n_ubatch: optional, at least 1") {
+  std::string text = kRow;
+  text.replace(text.find("offload: null}"), 14, "offload: {gpu_layers: 3, n_ubatch: 2048}}");
+  const auto runs = io::parse_serving_runs(text, "runs.yaml");
+  REQUIRE(runs[0].offload);
+  CHECK(*runs[0].offload->n_ubatch == 2048);
+  std::string bad = kRow;
+  bad.replace(bad.find("offload: null}"), 14, "offload: {gpu_layers: 3, n_ubatch: 0}}");
+  CHECK_THROWS_WITH_AS(io::parse_serving_runs(bad, "runs.yaml"), doctest::Contains("n_ubatch"), ConfigError);
+}

@@ -47,3 +47,26 @@ TEST_CASE("weights that exceed the budget do not fit") {
   tp2.tp = 2;
   CHECK(weight_bytes_per_gpu(sm, tp2).v == doctest::Approx(weight_bytes_per_gpu(sm, WorkerPlan{}).v / 2).epsilon(0.01));
 }
+
+TEST_CASE("default prefill budget per step follows each engine's rule for the GPU") {
+  Gpu g;
+  g.name = "h100-sxm5-80gb";
+  g.hbm_capacity = GiB(80);
+  CHECK(default_max_num_tokens(Engine::vllm, g) == 8192);
+  CHECK(default_max_num_tokens(Engine::sglang, g) == 8192);
+  CHECK(default_max_num_tokens(Engine::trtllm, g) == 8192);
+  g.name = "A100-SXM4-80GB";  // vLLM keeps the small budget on A100 whatever its memory
+  CHECK(default_max_num_tokens(Engine::vllm, g) == 2048);
+  g.name = "b200";
+  g.hbm_capacity = GiB(179.1);
+  CHECK(default_max_num_tokens(Engine::sglang, g) == 16384);
+  CHECK(default_max_num_tokens(Engine::vllm, g) == 8192);
+  g.name = "l40s";
+  g.hbm_capacity = GiB(44.99);
+  CHECK(default_max_num_tokens(Engine::sglang, g) == 4096);
+  CHECK(default_max_num_tokens(Engine::vllm, g) == 2048);
+  g.name = "rtx-4090";
+  g.hbm_capacity = GiB(23.6);
+  CHECK(default_max_num_tokens(Engine::sglang, g) == 2048);
+  CHECK(default_max_num_tokens(Engine::llamacpp, g) == 512);
+}

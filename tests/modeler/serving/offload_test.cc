@@ -134,3 +134,56 @@ TEST_CASE("llama.cpp flags as a placement: -ngl, --n-cpu-moe and -ot regexes; th
   CHECK(llama_cpp_flags(items, part, 1).find("--n-cpu-moe") == std::string::npos);
   CHECK(llama_cpp_flags(items, part, 1).find("-ot 'blk\\.(0|1)\\.ffn_down_exps=CPU'") != std::string::npos);
 }
+
+TEST_CASE("llama.cpp's op-offload rule: a host weight streams from 32 tokens a step, the CPU computes it below") {
+  System sys = test::round_system();
+  const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
+  OffloadSetup s;
+  s.model = &sm;
+  s.gpu = &sys.gpu;
+  s.host = desktop();
+  s.host.pcie_bw = GBps(0.5);  // a slow link: streaming is never the cheaper home
+  s.vram = GiB(4);
+  s.op_offload_min_batch = kLlamaCppOpOffloadMinBatch;
+  for (double n : {31.0, 32.0}) {
+    s.prefill_tokens = n;
+    const auto items = offload_items(s);
+    const Placement p = layer_placement(items, s, 0);
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (items[i].kv) continue;
+      INFO(items[i].name << " at " << n << " tokens");
+      REQUIRE(items[i].t_cpu[0] < items[i].t_stream[0]);
+      CHECK(p.home[0][i] == (n >= 32 ? Home::stream : Home::cpu));
+      CHECK(p.home[1][i] == Home::cpu);  // decode: one token
+    }
+  }
+  // The planner's default (0) takes the cheaper home instead: at 32 tokens over this link, the CPU.
+  s.op_offload_min_batch = 0;
+  const auto items = offload_items(s);
+  const Placement p = layer_placement(items, s, 0);
+  for (size_t i = 0; i < items.size(); ++i)
+    if (!items[i].kv) CHECK(p.home[0][i] == Home::cpu);
+}
+
+TEST_CASE("prefill attention covers the cache before the ubatch: prefill_keys") {
+  System sys = test::round_system();
+  const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
+  OffloadSetup s;
+  s.model = &sm;
+  s.gpu = &sys.gpu;
+  s.host = desktop();
+  s.vram = GiB(80);
+  s.prefill_tokens = 512;
+  s.context = 32768;
+  const auto empty = offload_items(s);  // prefill_keys 0: the ubatch's causal half
+  s.prefill_keys = 256;                 // the same, stated
+  const auto same = offload_items(s);
+  s.prefill_keys = 16384 + 256;         // 16k tokens already cached
+  const auto deep = offload_items(s);
+  for (size_t i = 0; i < empty.size(); ++i) {
+    if (!empty[i].kv) continue;
+    CHECK(same[i].t_gpu[0] == doctest::Approx(empty[i].t_gpu[0]));
+    CHECK(deep[i].t_gpu[0] > 10 * empty[i].t_gpu[0]);  // 64x the keys: compute-bound attention
+    CHECK(deep[i].t_gpu[1] == doctest::Approx(empty[i].t_gpu[1]));  // decode attends the whole cache either way
+  }
+}

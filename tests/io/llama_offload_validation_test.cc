@@ -1,0 +1,70 @@
+#include "modeler/io/llama_offload_validation.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "modeler/io/paths.h"
+
+using namespace shardplan;
+
+namespace {
+io::ServingRun shipped_row(const std::string& id) {
+  const auto runs = io::load_serving_runs(io::data_root() + "/tests/validation/serving/serving_runs.yaml");
+  for (const auto& r : runs)
+    if (r.id == id) return r;
+  FAIL("no row " << id);
+  return {};
+}
+io::ServeRowResult predict(const io::ServingRun& r) {
+  io::ServeRowResult out;
+  out.run = &r;
+  io::predict_llama_offload_row(r, io::load_gpu_profile(r.gpu), &out);
+  return out;
+}
+bool assumed(const io::ServeRowResult& out, const std::string& what) {
+  return std::any_of(out.assumed.begin(), out.assumed.end(),
+                     [&](const std::string& a) { return a.find(what) != std::string::npos; });
+}
+}  // namespace
+
+TEST_CASE("offload rows: the prompt runs in the row's ubatches; the host experts' copy is paid once per ubatch") {
+  // ik_llama.cpp PR #829: gpt-oss-120b with -ot exps=CPU, llama-sweep-bench -ub 4096 (PP = one ubatch).
+  io::ServingRun r = shipped_row("ikllama_pr829_rtx4080_gptoss120b_exps_cpu_kv0");
+  REQUIRE(r.offload->n_ubatch);
+  CHECK(*r.offload->n_ubatch == 4096);
+  const io::ServeRowResult big = predict(r);
+  REQUIRE_FALSE(big.skipped);
+  CHECK_FALSE(assumed(big, "n_ubatch"));
+  r.offload->n_ubatch.reset();
+  const io::ServeRowResult dflt = predict(r);
+  REQUIRE_FALSE(dflt.skipped);
+  CHECK(assumed(dflt, "n_ubatch 512 (llama.cpp default)"));
+  // ~61 GB of MXFP4 experts cross PCIe per ubatch whatever its size: 8x the tokens per copy is several times the
+  // rate (not 8x: the GPU's own work grows with the ubatch).
+  CHECK(*big.predicted[3] > 4.0 * *dflt.predicted[3]);
+  // Decode does not depend on the prefill step.
+  CHECK(*big.predicted[2] == doctest::Approx(*dflt.predicted[2]));
+}
+
+TEST_CASE("offload rows: a short prompt is one step of its own length, not a default ubatch") {
+  io::ServingRun r = shipped_row("ikllama_pr841_rtx4080_gptoss20b_cpumoe");
+  const io::ServeRowResult at2048 = predict(r);
+  r.offload->n_ubatch = 8192;  // larger than the prompt: the step is still the 2048-token prompt
+  const io::ServeRowResult at8192 = predict(r);
+  REQUIRE(at2048.predicted[3]);
+  CHECK(*at8192.predicted[3] == doctest::Approx(*at2048.predicted[3]));
+}
+
+TEST_CASE("offload rows: the host comes from the row, else from the CPU's platform table, else the row is skipped") {
+  const io::ServeRowResult stated = predict(shipped_row("llamacpp_llmfit774_rtx2080_qwen3_14b_ngl32"));
+  CHECK(assumed(stated, "host: 76 GB/s"));  // 0.75 x the row's 102 GB/s
+  CHECK(io::cpu_peak_memory_gbps("AMD Ryzen Threadripper PRO 5975WX") == doctest::Approx(204.8));
+  CHECK_FALSE(io::cpu_peak_memory_gbps("Some Unknown CPU"));
+  io::ServingRun r = shipped_row("ikllama_pr841_rtx4080_gptoss20b_cpumoe");
+  r.host->cpu = "Some Unknown CPU";
+  const io::ServeRowResult unknown = predict(r);
+  CHECK(unknown.skipped);
+  CHECK(unknown.skip_reason.find("Some Unknown CPU") != std::string::npos);
+}
