@@ -40,7 +40,8 @@ void print_report(const calibrate::RunsFit& fit) {
   for (const auto& n : fit.not_fitted) std::printf("  not fitted: %s\n", n.c_str());
   std::printf("\n%-52s %12s %12s %8s %12s %8s %8s\n", "run", "measured", "base", "error", "fitted", "error",
               "LOO err");
-  std::printf("%-52s %12s %12s %8s %12s %8s %8s\n", "", "(tok/s/GPU)", "(tok/s/GPU)", "(%)", "(tok/s/GPU)", "(%)", "(%)");
+  std::printf("%-52s %12s %12s %8s %12s %8s %8s\n", "", "(tok/s/GPU)", "(tok/s/GPU)", "(%)", "(tok/s/GPU)", "(%)",
+              "(%)");
   for (const auto& r : fit.rows) {
     char loo[16] = "-";
     if (const auto e = r.loo_error_pct()) std::snprintf(loo, sizeof loo, "%+.1f", *e);
@@ -104,7 +105,8 @@ int run_fit_runs(const FitRunsFlags& f) {
                       "\nif the runs are right (and not of another configuration), pass --accept-anyway (the "
                       "parameter is pinned at its range's end; recorded in the profile's provenance)");
   print_report(fit);
-  if (!fit.out_of_range.empty()) std::cerr << "warning: writing " << f.out << " despite (--accept-anyway):" << reasons << "\n";
+  if (!fit.out_of_range.empty())
+    std::cerr << "warning: writing " << f.out << " despite (--accept-anyway):" << reasons << "\n";
   calibrate::FitRunsProfileSpec spec;
   spec.name = fs::path(f.out).stem().string();
   spec.inherits = inherits_ref(f.base);

@@ -237,7 +237,9 @@ TEST_CASE("make_plan_space: dispatchers and node limits are axes of the ep > 1 l
   CHECK_THROWS_WITH_AS(make_plan_space(m, s, r), "--moe-max-nodes: '-1' is below 0 (0: no node limit)", ConfigError);
 }
 
-TEST_CASE("make_plan_space: a pp that does not divide the layers is an uneven layout, interleaved over the busiest rank's layers") {
+TEST_CASE(
+    "make_plan_space: a pp that does not divide the layers is an uneven layout, interleaved over the busiest rank's "
+    "layers") {
   ModelDesc m = test::tiny_model();
   m.layers = 3;
   const System s = test::synthetic_system(8);
