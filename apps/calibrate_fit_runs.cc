@@ -1,12 +1,12 @@
 #include "apps/calibrate_fit_runs.h"
 
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <map>
 
 
+#include "apps/text.h"
 #include "calibrate/fit_runs.h"
 #include "calibrate/fit_runs_profile.h"
 #include "modeler/io/atomic_write.h"
@@ -19,15 +19,6 @@ namespace shardplan::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string today() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%d", &tm);
-  return buf;
-}
 
 void print_report(const calibrate::RunsFit& fit) {
   std::printf("fitted parameters (prior -> fitted [95%% interval], share of the estimate from the runs):\n");
@@ -111,7 +102,7 @@ int run_fit_runs(const FitRunsFlags& f) {
   spec.name = fs::path(f.out).stem().string();
   spec.inherits = inherits_ref(f.base);
   spec.runs_file = f.runs;
-  spec.date = today();
+  spec.date = utc_date_today();
   spec.accepted_despite = fit.out_of_range;
   const std::string text = calibrate::emit_fit_runs_profile(spec, fit);
   try {
