@@ -132,7 +132,18 @@ TimeBreakdown step_time(const Context& ctx, const Sharding& sh, const Schedule& 
   Exposure fwd(sys), bwd(sys);
   fwd.add(comm.layer_forward);
   bwd.add(comm.layer_backward);
-  if (p.recompute == Recompute::full) bwd.add(comm.layer_forward, full_recompute_share(p, sh));
+  if (p.recompute == Recompute::full) {
+    // The re-run forward repeats the forward's TP, CP and EP collectives but not FSDP's parameter all-gather: it
+    // runs inside the layer's backward, on the parameters that backward gathered (FSDP's pre-backward unshard,
+    // which layer_backward counts when parameters are resharded after forward) or kept (not resharded). FSDP
+    // wraps the checkpointed block (torchtitan applies activation checkpointing, then fully_shard, per block), so
+    // the recomputation runs the inner module without re-entering FSDP's forward hook; DeepSpeed ZeRO-3's
+    // recomputation does fetch, and that fetch is the one its backward then uses: one gather per backward.
+    std::vector<CommOp> rerun;
+    for (const CommOp& op : comm.layer_forward)
+      if (!(op.kind == CommKind::dp && op.collective == Collective::all_gather)) rerun.push_back(op);
+    bwd.add(rerun, full_recompute_share(p, sh));
+  }
   const bool moe_recompute = p.recompute == Recompute::selective && (p.recompute_modules & kRecomputeMoe);
   if (moe_recompute && !ctx.framework.selective_is_op_sac) {
     // A recomputed MoE layer dispatches and combines its tokens again (Megatron-Core MoELayer checkpoints the

@@ -101,6 +101,25 @@ TEST_CASE("full recompute repeats the forward's collectives in backward") {
   CHECK(half.exposed_comm[kind(CommKind::tp)].v == doctest::Approx(3 * kAr * 16));
 }
 
+TEST_CASE("full recompute does not repeat FSDP's parameter all-gather: the backward's own gather serves it") {
+  test::Setup su(test::tiny_model(), test::plan_of(1, 1, 1, 1, 1, 8));
+  su.plan.recompute = Recompute::full;
+  CommPlan comm;
+  // FSDP with resharding after forward: one gather in forward, one in backward (data_parallel.cc), 1 MB each.
+  const CommOp gather{CommKind::dp, Collective::all_gather, Bytes(1e6), 8, 1, 1, Window::exposed};
+  comm.layer_forward.push_back(gather);
+  comm.layer_backward.push_back(gather);
+  comm.layer_forward.push_back(tp_ar(1, Window::exposed));
+  const TimeBreakdown t = step_time(su.ctx(), su.sharding(), eight(), comm, layer_1_2(), head_half_1());
+  su.plan.recompute = Recompute::none;
+  const TimeBreakdown none = step_time(su.ctx(), su.sharding(), eight(), comm, layer_1_2(), head_half_1());
+  REQUIRE(none.exposed_comm[kind(CommKind::dp)].v > 0);
+  CHECK(t.exposed_comm[kind(CommKind::dp)].v == doctest::Approx(none.exposed_comm[kind(CommKind::dp)].v));
+  // The tensor-parallel all-reduce is re-run: 1 call forward, 1 in the recomputed forward.
+  CHECK(t.exposed_comm[kind(CommKind::tp)].v == doctest::Approx(2 * kAr * 16));
+  CHECK(none.exposed_comm[kind(CommKind::tp)].v == doctest::Approx(kAr * 16));
+}
+
 TEST_CASE("a recomputed MoE layer dispatches and combines again; other modules repeat no collective") {
   test::Setup su(test::tiny_model(), test::plan_of(1, 1, 1, 1, 1, 8));
   su.plan.recompute = Recompute::selective;
