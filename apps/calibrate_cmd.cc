@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -12,6 +11,7 @@
 #include "apps/calibrate_fit_runs.h"
 #include "apps/calibrate_tables.h"
 #include "apps/command.h"
+#include "apps/text.h"
 #include "calibrate/fit.h"
 #include "calibrate/measurements.h"
 #include "calibrate/nccl_tests_log.h"
@@ -28,15 +28,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using calibrate::Measurement;
-
-std::string today() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%d", &tm);
-  return buf;
-}
 
 std::string percent(double v) {
   char buf[32];
@@ -94,7 +85,7 @@ void check_profile_out(const std::string& out, bool force) {
 int fit_and_write(const std::vector<Measurement>& rows, const std::vector<std::string>& contexts,
                   const std::string& what, const System& base, const std::string& base_name, const std::string& out,
                   bool force, std::vector<std::string> reasons, bool accept_anyway) {
-  const std::string source = "calibration " + today() + " (" + what + ")";
+  const std::string source = "calibration " + utc_date_today() + " (" + what + ")";
   const calibrate::Fit fit = calibrate::fit_all(rows, base, source);
   print_report(fit, base, std::cout);
   for (auto& r : calibrate::implausible_fit(fit, base)) reasons.push_back(std::move(r));
@@ -102,7 +93,7 @@ int fit_and_write(const std::vector<Measurement>& rows, const std::vector<std::s
   spec.name = fs::path(out).stem().string();
   spec.inherits = inherits_ref(base_name);
   spec.source = source;
-  spec.provenance = "calibrated " + today() + " from " + what + "; " + std::to_string(rows.size()) + " rows";
+  spec.provenance = "calibrated " + utc_date_today() + " from " + what + "; " + std::to_string(rows.size()) + " rows";
   for (const auto& c : contexts) spec.provenance += "; " + c;
   spec.provenance += "; residuals: " + residual_summary(fit, base);
   if (!reasons.empty()) {

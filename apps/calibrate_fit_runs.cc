@@ -1,12 +1,12 @@
 #include "apps/calibrate_fit_runs.h"
 
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <map>
 
 
+#include "apps/text.h"
 #include "calibrate/fit_runs.h"
 #include "calibrate/fit_runs_profile.h"
 #include "modeler/io/atomic_write.h"
@@ -20,15 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string today() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%d", &tm);
-  return buf;
-}
-
 void print_report(const calibrate::RunsFit& fit) {
   std::printf("fitted parameters (prior -> fitted [95%% interval], share of the estimate from the runs):\n");
   for (const auto& v : fit.params)
@@ -40,7 +31,8 @@ void print_report(const calibrate::RunsFit& fit) {
   for (const auto& n : fit.not_fitted) std::printf("  not fitted: %s\n", n.c_str());
   std::printf("\n%-52s %12s %12s %8s %12s %8s %8s\n", "run", "measured", "base", "error", "fitted", "error",
               "LOO err");
-  std::printf("%-52s %12s %12s %8s %12s %8s %8s\n", "", "(tok/s/GPU)", "(tok/s/GPU)", "(%)", "(tok/s/GPU)", "(%)", "(%)");
+  std::printf("%-52s %12s %12s %8s %12s %8s %8s\n", "", "(tok/s/GPU)", "(tok/s/GPU)", "(%)", "(tok/s/GPU)", "(%)",
+              "(%)");
   for (const auto& r : fit.rows) {
     char loo[16] = "-";
     if (const auto e = r.loo_error_pct()) std::snprintf(loo, sizeof loo, "%+.1f", *e);
@@ -104,12 +96,13 @@ int run_fit_runs(const FitRunsFlags& f) {
                       "\nif the runs are right (and not of another configuration), pass --accept-anyway (the "
                       "parameter is pinned at its range's end; recorded in the profile's provenance)");
   print_report(fit);
-  if (!fit.out_of_range.empty()) std::cerr << "warning: writing " << f.out << " despite (--accept-anyway):" << reasons << "\n";
+  if (!fit.out_of_range.empty())
+    std::cerr << "warning: writing " << f.out << " despite (--accept-anyway):" << reasons << "\n";
   calibrate::FitRunsProfileSpec spec;
   spec.name = fs::path(f.out).stem().string();
   spec.inherits = inherits_ref(f.base);
   spec.runs_file = f.runs;
-  spec.date = today();
+  spec.date = utc_date_today();
   spec.accepted_despite = fit.out_of_range;
   const std::string text = calibrate::emit_fit_runs_profile(spec, fit);
   try {

@@ -63,7 +63,8 @@ std::vector<std::string> apply_plan_file(const io::PlanFile& file, const CLI::Ap
     keep("--nic-gbps", &system->nic_gbps, in.nic_gbps);
     keep("--power-limit-w", &system->power_limit_w, in.power_limit_w);
   } else {
-    throw ConfigError(file.file + ": the " + file.kind + " names no system: give --system CLUSTER or --gpu GPU --gpus N");
+    throw ConfigError(file.file + ": the " + file.kind +
+                      " names no system: give --system CLUSTER or --gpu GPU --gpus N");
   }
   const std::optional<std::string> file_fw =
       file.inputs && !file.inputs->framework.empty() ? std::optional(file.inputs->framework) : file.framework;
@@ -83,7 +84,8 @@ std::vector<std::string> apply_plan_file(const io::PlanFile& file, const CLI::Ap
   // A file's ep 1 and etp = tp are the defaults: writing them would make them look given (MoE flags on dense
   // models are errors), so only other values are filled.
   if (pf.ep && *pf.ep != 1) fill("--ep", "ep", &plan->ep, pf.ep);
-  if (pf.etp && pf.tp && *pf.etp != *pf.tp && (!given("--tp") || given("--etp"))) fill("--etp", "etp", &plan->etp, pf.etp);
+  if (pf.etp && pf.tp && *pf.etp != *pf.tp && (!given("--tp") || given("--etp")))
+    fill("--etp", "etp", &plan->etp, pf.etp);
   fill("--zero", "zero", &plan->zero, pf.zero);
   if (pf.sequence_parallel) {
     if (given("--sp") || given("--no-sp")) {
@@ -196,11 +198,12 @@ std::string compare_with_file(const io::PredictedNumbers& file, const Estimate& 
                   signed_percent(step, file.step_s) + ")";
   if (file.tokens_per_s_per_gpu > 0)
     s += ", " + with_commas(now.tokens_per_s_per_gpu) + " tokens/s/GPU (file " +
-         with_commas(file.tokens_per_s_per_gpu) + ", " + signed_percent(now.tokens_per_s_per_gpu, file.tokens_per_s_per_gpu) +
-         ")";
+         with_commas(file.tokens_per_s_per_gpu) + ", " +
+         signed_percent(now.tokens_per_s_per_gpu, file.tokens_per_s_per_gpu) + ")";
   if (file.memory_bytes && *file.memory_bytes > 0)
-    s += ", " + fmt("%.2f GiB", to_GiB(now.memory.total())) + " (file " + fmt("%.2f GiB", to_GiB(Bytes(*file.memory_bytes))) +
-         ", " + signed_percent(now.memory.total().v, *file.memory_bytes) + ")";
+    s += ", " + fmt("%.2f GiB", to_GiB(now.memory.total())) + " (file " +
+         fmt("%.2f GiB", to_GiB(Bytes(*file.memory_bytes))) + ", " +
+         signed_percent(now.memory.total().v, *file.memory_bytes) + ")";
   return s;
 }
 
@@ -249,7 +252,8 @@ Comparison compare_plan(const io::PlanFile& file, const SearchFlags& f, const Mo
     mismatch("GPU count", std::to_string(*system.gpus), std::to_string(sys.gpus));
   if (flags.gbs && f.gbs && *flags.gbs != *f.gbs)
     mismatch("global batch", std::to_string(*flags.gbs), std::to_string(*f.gbs));
-  if (flags.seq && f.seq && *flags.seq != *f.seq) mismatch("sequence length", std::to_string(*flags.seq), std::to_string(*f.seq));
+  if (flags.seq && f.seq && *flags.seq != *f.seq)
+    mismatch("sequence length", std::to_string(*flags.seq), std::to_string(*f.seq));
   if (!flags.gbs) flags.gbs = f.gbs;
   if (!flags.seq) flags.seq = f.seq;
 
@@ -261,7 +265,8 @@ Comparison compare_plan(const io::PlanFile& file, const SearchFlags& f, const Mo
   const std::string file_system = !system.system.empty() ? system.system : system.gpu;
   const std::string search_system = !f.system.system.empty() ? f.system.system : f.system.gpu;
   if (file_system != search_system)
-    c.notes.push_back("the file was predicted on " + file_system + "; compared on " + search_system + ", this search's");
+    c.notes.push_back("the file was predicted on " + file_system + "; compared on " + search_system +
+                      ", this search's");
   const Plan plan = resolve_plan(flags, sys);
   check_flags_fit(flags, model, plan);
   c.estimate = evaluate(model, sys, plan, fw);

@@ -21,27 +21,35 @@ void add_search_flags(CLI::App* app, SearchFlags* f, bool gpus_required) {
   app->add_option("--gbs", f->gbs, "global batch size in sequences (required)")->check(positive_number());
   app->add_option("--seq", f->seq, "sequence length in tokens (required)")->check(positive_number());
   const char* axis = ": a value, a list a,b,c, a range a:b (default candidates within), or a:b:step";
-  app->add_option("--tp", f->tp, std::string("tensor-parallel degrees") + axis + " (default: powers of two up to --max-tp)");
-  app->add_option("--cp", f->cp, std::string("context-parallel degrees") + axis + " (default: powers of two up to --max-cp)");
-  app->add_option("--pp", f->pp, std::string("pipeline stages") + axis + " (default: divisors of the GPU count up to --max-pp)");
+  app->add_option("--tp", f->tp,
+                  std::string("tensor-parallel degrees") + axis + " (default: powers of two up to --max-tp)");
+  app->add_option("--cp", f->cp,
+                  std::string("context-parallel degrees") + axis + " (default: powers of two up to --max-cp)");
+  app->add_option("--pp", f->pp,
+                  std::string("pipeline stages") + axis + " (default: divisors of the GPU count up to --max-pp)");
   app->add_option("--vpp", f->vpp, std::string("virtual stages per pipeline rank") + axis +
                                       " (default: divisors of a stage's layers)");
   app->add_option("--zero", f->zero, std::string("ZeRO stages") + axis + " (default: the stages the framework offers)");
-  app->add_option("--mbs", f->mbs, std::string("micro-batch sizes") + axis + " (default: divisors of the per-replica batch)");
+  app->add_option("--mbs", f->mbs,
+                  std::string("micro-batch sizes") + axis + " (default: divisors of the per-replica batch)");
   app->add_option("--ep", f->ep, std::string("expert-parallel degrees, MoE models only") + axis +
                                     " (default: powers of two up to the experts)");
   app->add_option("--max-tp", f->max_tp, "largest tp (default: GPUs per NVLink domain)")->check(positive_number());
   app->add_option("--max-pp", f->max_pp, "largest pp (default: layers)")->check(positive_number());
   app->add_option("--max-cp", f->max_cp, "largest cp (default 32)")->check(positive_number());
-  f->sp_option = app->add_flag("--sp,!--no-sp", f->sp, "only plans with (or without) sequence parallelism (default: both)");
-  f->tp_overlap_option = app->add_flag("--tp-overlap,!--no-tp-overlap", f->tp_overlap, "only plans with (or without) TP overlap (default: both, where the framework offers it)");
-  f->ep_overlap_option =
-      app->add_flag("--ep-overlap,!--no-ep-overlap", f->ep_overlap,
-                    "only MoE plans with (or without) all-to-all overlap, Megatron-Core combined 1F1B (default: both, where the "
-                    "framework offers it)");
-  app->add_option("--moe-dispatcher", f->moe_dispatcher,
-                  "MoE token dispatchers to try, a list of alltoall, allgather, deepep, hybridep, each one the framework "
-                  "offers (`shardplan frameworks` lists them; default: the framework's default)");
+  f->sp_option =
+      app->add_flag("--sp,!--no-sp", f->sp, "only plans with (or without) sequence parallelism (default: both)");
+  f->tp_overlap_option =
+      app->add_flag("--tp-overlap,!--no-tp-overlap", f->tp_overlap,
+                    "only plans with (or without) TP overlap (default: both, where the framework offers it)");
+  f->ep_overlap_option = app->add_flag(
+      "--ep-overlap,!--no-ep-overlap", f->ep_overlap,
+      "only MoE plans with (or without) all-to-all overlap, Megatron-Core combined 1F1B (default: both, where the "
+      "framework offers it)");
+  app->add_option(
+      "--moe-dispatcher", f->moe_dispatcher,
+      "MoE token dispatchers to try, a list of alltoall, allgather, deepep, hybridep, each one the framework "
+      "offers (`shardplan frameworks` lists them; default: the framework's default)");
   app->add_option("--moe-max-nodes", f->moe_max_nodes,
                   "node limits of node-limited MoE routing to try, a list (0: no limit; default 0: a limit changes "
                   "what the router may pick; Megatron-Core only)");
@@ -52,16 +60,19 @@ void add_search_flags(CLI::App* app, SearchFlags* f, bool gpus_required) {
   app->add_option("--recompute-modules", f->recompute_modules,
                   "Megatron-Core module sets selective recompute tries (default core_attn): a list of sets, each "
                   "joined by + (core_attn, layernorm, mlp, moe, moe_act, shared_experts, mla_up_proj)");
-  app->add_option("--precision", f->precision, "GEMM precisions, a list of bf16, fp16, fp8 (the framework's recipe), fp8-delayed, fp8-tensorwise, "
+  app->add_option("--precision", f->precision,
+                  "GEMM precisions, a list of bf16, fp16, fp8 (the framework's recipe), fp8-delayed, fp8-tensorwise, "
                   "fp8-blockwise, mxfp8, nvfp4 (default bf16; one fp8 recipe per search)");
-  app->add_option("--framework", f->framework, "training software profile (default megatron-lm)")->check(CLI::IsMember(framework_names()));
+  app->add_option("--framework", f->framework, "training software profile (default megatron-lm)")
+      ->check(CLI::IsMember(framework_names()));
   app->add_option("--headroom", f->headroom_gib, "GiB of memory every plan must leave free (default 0)")
       ->check(CLI::NonNegativeNumber);
   app->add_option("--allow", f->allow,
                   "strategies outside the default search, a list of: tsp (folded tensor + sequence parallelism, "
                   "docs/techniques.md 1: no mainstream framework runs it), sdp (subnetwork data parallelism, "
                   "docs/techniques.md 2: changes what is trained); default: neither");
-  app->add_option("--tsp", f->tsp, std::string("TSP degrees, with --allow tsp") + axis + " (default: powers of two from 2 to --max-tp)");
+  app->add_option("--tsp", f->tsp,
+                  std::string("TSP degrees, with --allow tsp") + axis + " (default: powers of two from 2 to --max-tp)");
   app->add_option("--optimizer-offload", f->optimizer_offload,
                   "optimizer offload fractions in [0, 1] to try, a list (default 0: no offload): 0,1 or 0,0.5,1");
   add_search_sharding_flags(app, &f->sharding);
@@ -97,7 +108,8 @@ std::vector<int> resolve_gpu_counts(const std::string& text) {
   if (text.empty()) throw ConfigError("give the GPU count: --gpus N (or a list a,b or a range a:b)");
   const AxisSpec a = parse_axis("--gpus", text);
   std::vector<int> counts = a.range ? powers_of_two(a.lo, a.hi) : a.values;
-  if (counts.empty()) throw ConfigError("--gpus: '" + text + "' names no GPU count (a:b takes the powers of two in it)");
+  if (counts.empty())
+    throw ConfigError("--gpus: '" + text + "' names no GPU count (a:b takes the powers of two in it)");
   return counts;
 }
 

@@ -2,12 +2,22 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 
 namespace shardplan::cli {
 
 std::string fmt(const char* format, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string utc_date_today() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%d", &tm);
   return buf;
 }
 

@@ -12,6 +12,8 @@ namespace shardplan::cli {
 std::string fmt(const char* format, double v);
 /// "a,b,,c" -> {"a", "b", "c"}.
 std::vector<std::string> split_commas(const std::string& s);
+/// Today's date in UTC, YYYY-MM-DD: the day a calibrated profile records in its provenance.
+std::string utc_date_today();
 
 /// CLI11 check for flags that take a number > 0, with a short message ("must be a positive number, got '0'")
 /// instead of CLI::PositiveNumber's range text.

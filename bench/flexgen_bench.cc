@@ -1,9 +1,10 @@
-// One FlexGen block-schedule evaluation (modeler/serving/flexgen.h): OPT-175B, 512/32, the paper's fp16 policy
-// (32x8, weights 0/50/50, cache on disk, CPU attention) on its GCP T4 machine. It walks 194 sub-layers x 8 GPU
-// batches x 32 tokens.
+// One FlexGen block-schedule evaluation (modeler/serving/flexgen.h): OPT-175B (models/opt-175b.yaml), 512/32, the
+// paper's fp16 policy (32x8, weights 0/50/50, cache on disk, CPU attention) on its GCP T4 machine. It walks 194
+// sub-layers x 8 GPU batches x 32 tokens.
 #include <benchmark/benchmark.h>
 
 #include "modeler/io/flexgen_machine_io.h"
+#include "modeler/io/model_io.h"
 #include "modeler/serving/flexgen.h"
 
 using namespace shardplan;
@@ -11,15 +12,7 @@ using namespace shardplan;
 namespace {
 
 void BM_FlexgenOpt175b(benchmark::State& state) {
-  ModelDesc m;
-  m.name = "opt-175b";
-  m.layers = 96;
-  m.hidden = 12288;
-  m.ffn_hidden = 49152;
-  m.heads = m.kv_heads = 96;
-  m.head_dim = 128;
-  m.vocab = 50272;
-  m.position = PositionKind::learned;
+  const ModelDesc m = io::load_model("opt-175b");
   serving::FlexgenPolicy p;
   p.gpu_batch_size = 32;
   p.num_gpu_batches = 8;

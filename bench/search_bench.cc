@@ -45,7 +45,8 @@ void BM_EvaluateLlama405B(benchmark::State& state) {
     benchmark::DoNotOptimize(evaluate(in.model, in.system, in.valid[i], in.fw));
     i = (i + 1) % in.valid.size();
   }
-  state.counters["evals_per_s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["evals_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_EvaluateLlama405B);
 
@@ -62,7 +63,8 @@ void BM_EvaluateSpaceLlama405B(benchmark::State& state) {
       li = (li + 1) % in.space.layouts.size();
     }
   }
-  state.counters["evals_per_s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["evals_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_EvaluateSpaceLlama405B);
 

@@ -118,7 +118,8 @@ CrossValidation cross_validate_half(const std::vector<io::PublishedRun>& runs, u
   std::vector<size_t> fit, test;
   for (auto& [group, idx] : groups) {
     std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
-      const uint64_t ha = fnv1a(std::to_string(seed) + ":" + runs[a].id), hb = fnv1a(std::to_string(seed) + ":" + runs[b].id);
+      const uint64_t ha = fnv1a(std::to_string(seed) + ":" + runs[a].id),
+                     hb = fnv1a(std::to_string(seed) + ":" + runs[b].id);
       return ha != hb ? ha < hb : runs[a].id < runs[b].id;
     });
     const size_t half = (idx.size() + 1) / 2;

@@ -114,7 +114,9 @@ Solution solve(const Problem& pb, const std::vector<size_t>& rows, std::vector<d
     return z;
   };
   const double wy = 1.0 / (pb.sigma_y() * pb.sigma_y());
-  const auto cost = [&](const Eigen::VectorXd& r, const Eigen::VectorXd& z) { return r.squaredNorm() * wy + z.squaredNorm(); };
+  const auto cost = [&](const Eigen::VectorXd& r, const Eigen::VectorXd& z) {
+    return r.squaredNorm() * wy + z.squaredNorm();
+  };
 
   Solution s;
   Eigen::VectorXd r = residuals(u);

@@ -1,9 +1,9 @@
 // Fitting a few named, physical parameters to measured training steps (calibrate fit-runs, docs/fit-runs.md).
 //
 // Each run is predicted by the real modeler on its own system with the parameters applied (scales on the base
-// profile's GEMM, attention, HBM streaming and bus-bandwidth tables, the overlap efficiency, the per-kernel overhead; see
-// modeler/fit_parameters.h for each range and why). The fit minimises, over the parameters u (log of a scale,
-// or the value itself),
+// profile's GEMM, attention, HBM streaming and bus-bandwidth tables, the overlap efficiency, the per-kernel overhead;
+// see modeler/fit_parameters.h for each range and why). The fit minimises, over the parameters u (log of a scale, or
+// the value itself),
 //     sum_i (log predicted step_i(u) - log measured step_i)^2 / sigma_y^2 + sum_j ((u_j - prior_j) / sigma_j)^2,
 // a prior-centred (regularised) least squares solved by Levenberg-Marquardt with a forward-difference Jacobian
 // through evaluate(). The unknown plan fields of each run take the completion validate would choose (the fastest

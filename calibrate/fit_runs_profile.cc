@@ -93,7 +93,8 @@ std::string emit_fit_runs_profile(const FitRunsProfileSpec& spec, const RunsFit&
       if (v.ref.kind != kind) continue;
       if (!open) out << YAML::Key << fit_parameter_spec(kind).name << YAML::Value << YAML::Flow << YAML::BeginMap;
       open = true;
-      out << YAML::Key << (kind == FitParameter::gemm_scale ? kDtypeNames[static_cast<size_t>(v.ref.dtype)] : v.ref.tier)
+      out << YAML::Key
+          << (kind == FitParameter::gemm_scale ? kDtypeNames[static_cast<size_t>(v.ref.dtype)] : v.ref.tier)
           << YAML::Value << round4(v.value);
     }
     if (open) out << YAML::EndMap;

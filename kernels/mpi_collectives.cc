@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/coll_harness.h"
+#include "kernels/mpi_util.h"
 
 namespace shardplan::bench {
 namespace {
@@ -45,33 +46,20 @@ class MpiBackend final : public CollBackend {
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
     for (int i = 0; i < iters; ++i) launch(c, s);
-    double t = (MPI_Wtime() - t0) / iters, tmax = 0;
-    MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return tmax;
+    return mpi_max((MPI_Wtime() - t0) / iters);
   }
 
   long long check(Collective c, const CollShape& s) override {
     prepare(c, s);
     if (c != Collective::broadcast) std::fill(recv_.begin(), recv_.end(), -1.0f);
     launch(c, s);
-    long long wrong = 0, total = 0;
+    long long wrong = 0;
     for (std::size_t i = 0; i < s.recv_elems; ++i)
       if (recv_[i] != coll_expected(c, grank_, gsize_, i, s.per_rank)) ++wrong;
-    MPI_Allreduce(&wrong, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-    return total;
+    return mpi_sum(wrong);
   }
 
-  std::vector<std::string> hosts() override {
-    char name[MPI_MAX_PROCESSOR_NAME] = {};
-    int len = 0;
-    MPI_Get_processor_name(name, &len);
-    std::vector<char> all(static_cast<std::size_t>(size_) * MPI_MAX_PROCESSOR_NAME);
-    MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
-                  MPI_COMM_WORLD);
-    std::vector<std::string> out;
-    for (int r = 0; r < size_; ++r) out.emplace_back(&all[static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME]);
-    return out;
-  }
+  std::vector<std::string> hosts() override { return mpi_hosts(size_); }
 
  private:
   void launch(Collective c, const CollShape& s) {

@@ -10,6 +10,7 @@
 
 #include "kernels/coll_harness.h"
 #include "kernels/cuda_common.cuh"
+#include "kernels/mpi_util.h"
 
 namespace shardplan::bench {
 namespace {
@@ -93,9 +94,7 @@ class NcclBackend final : public CollBackend {
     CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
     CUDA_CHECK(cudaEventDestroy(a));
     CUDA_CHECK(cudaEventDestroy(b));
-    double t = ms * 1e-3 / iters, tmax = 0;
-    MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return tmax;
+    return mpi_max(ms * 1e-3 / iters);
   }
 
   long long check(Collective c, const CollShape& s) override {
@@ -105,23 +104,13 @@ class NcclBackend final : public CollBackend {
     CUDA_CHECK(cudaStreamSynchronize(stream_));
     std::vector<float> host(s.recv_elems);
     CUDA_CHECK(cudaMemcpy(host.data(), recv_, host.size() * sizeof(float), cudaMemcpyDeviceToHost));
-    long long wrong = 0, total = 0;
+    long long wrong = 0;
     for (size_t i = 0; i < host.size(); ++i)
       if (host[i] != coll_expected(c, grank_, gsize_, i, s.per_rank)) ++wrong;
-    MPI_Allreduce(&wrong, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-    return total;
+    return mpi_sum(wrong);
   }
 
-  std::vector<std::string> hosts() override {
-    char name[MPI_MAX_PROCESSOR_NAME] = {};
-    int len = 0;
-    MPI_Get_processor_name(name, &len);
-    std::vector<char> all(static_cast<size_t>(size_) * MPI_MAX_PROCESSOR_NAME);
-    MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD);
-    std::vector<std::string> out;
-    for (int r = 0; r < size_; ++r) out.emplace_back(&all[static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME]);
-    return out;
-  }
+  std::vector<std::string> hosts() override { return mpi_hosts(size_); }
 
  private:
   void launch(Collective c, const CollShape& s) {

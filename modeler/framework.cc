@@ -362,7 +362,9 @@ Framework hf_deepspeed() {
   f.state = {2, 2, 12};
   f.zero_stages = {0, 1, 2, 3};
   f.zero3_gather = Zero3Gather::deepspeed_modules;
-  f.fused_projections = false;  // q_proj, k_proj, v_proj, gate_proj, up_proj are separate nn.Linear modules
+  // transformers' modules (modeling_llama.py LlamaAttention, LlamaMLP): q_proj, k_proj, v_proj, gate_proj and up_proj
+  // are separate nn.Linear modules, under DeepSpeed and FSDP alike (hf_fsdp inherits this).
+  f.fused_projections = false;
   // DeepSpeed offload_optimizer / offload_param (cpu or nvme), set through the accelerate config.
   f.optimizer_offload = OptimizerOffloadKind::zero_offload;
   f.param_offload = ParamOffloadKind::zero_infinity;
@@ -401,7 +403,6 @@ Framework hf_fsdp() {
   f.fsdp_unsharded_param_bytes = 2.0;
   f.zero_stages = {0, 2, 3};
   f.zero3_gather = Zero3Gather::fsdp_units;
-  f.fused_projections = false;
   f.optimizer_offload = OptimizerOffloadKind::none;
   f.param_offload = ParamOffloadKind::fsdp_cpu;  // fsdp_offload_params: CPUOffload(offload_params=True)
   f.offers_nvme_offload = false;

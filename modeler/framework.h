@@ -204,7 +204,7 @@ struct Framework {
   /// The launcher whose argument checks a plan must pass (framework_rules.h).
   Launcher launcher = Launcher::none;
   /// What a plan gets when the user leaves a setting unset (predict; search varies them): the ZeRO stage without
-  /// and with pipeline parallelism, sequence parallelism when tp > 1 and recompute (the fp8 recipe is fp8_recipe above).
+  /// and with pipeline parallelism, sequence parallelism when tp > 1 and recompute (the fp8 recipe: fp8_recipe).
   int default_zero = 1;
   int default_zero_pp = 1;
   bool default_sp = true;

@@ -50,8 +50,9 @@ void apply_offload(const Context& ctx, const Sharding& sh, MemoryBreakdown* mem,
 
   out->device_to_host = Bytes(owned * fw.state.gradients);
   out->host_to_device = Bytes(owned * fw.state.weights);
-  out->cpu_step = Bytes(owned * step_bytes_per_param(ctx.plan.finetune.optimizer, trainable_groups(ctx.model, ctx.plan))) /
-                  sys.host_memory_bw_per_gpu;
+  out->cpu_step =
+      Bytes(owned * step_bytes_per_param(ctx.plan.finetune.optimizer, trainable_groups(ctx.model, ctx.plan))) /
+      sys.host_memory_bw_per_gpu;
   const Seconds d2h = out->device_to_host / sys.gpu.host_link_bw;
   const Seconds h2d = out->host_to_device / sys.gpu.host_link_bw;
   out->transfer = Seconds(std::max(d2h.v, h2d.v));

@@ -75,7 +75,8 @@ void run_layouts(const ModelDesc& model, const System& system, const Framework& 
     // Keep memory bounded: only the nearest misses are ever reported.
     const size_t keep = static_cast<size_t>(std::max(opt.nearest_misses, 0));
     if (out->misses.size() > 4096 + keep) {
-      std::nth_element(out->misses.begin(), out->misses.begin() + static_cast<long>(keep), out->misses.end(), miss_less);
+      std::nth_element(out->misses.begin(), out->misses.begin() + static_cast<long>(keep), out->misses.end(),
+                       miss_less);
       out->misses.resize(keep);
     }
   }

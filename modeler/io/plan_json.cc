@@ -107,7 +107,8 @@ class ObjectReader {
     std::string list;
     for (const std::string& c : choices) list += (list.empty() ? "" : ", ") + c;
     const std::string near = closest_match(*s, choices);
-    fail(key, "expected one of " + list + ", got \"" + *s + "\"" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
+    fail(key,
+         "expected one of " + list + ", got \"" + *s + "\"" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
   }
   ObjectReader object(const std::string& key) {
     const json* v = get(key);
@@ -181,7 +182,8 @@ PlanFields read_plan(ObjectReader r) {
   f.tp_comm_overlap = r.opt_bool("tp_comm_overlap");
   f.ep_comm_overlap = r.opt_bool("ep_comm_overlap");
   f.uneven_pipeline = r.opt_bool("uneven_pipeline");
-  if (const auto k = r.opt_choice("cp_kind", {"ring", "allgather"})) f.cp_kind = *k == "ring" ? CpKind::ring : CpKind::allgather;
+  if (const auto k = r.opt_choice("cp_kind", {"ring", "allgather"}))
+    f.cp_kind = *k == "ring" ? CpKind::ring : CpKind::allgather;
   f.micro_batch = r.opt_int("micro_batch", 1);
   f.global_batch = r.opt_int("global_batch", 1);
   f.seq_len = r.opt_int("seq_len", 1);

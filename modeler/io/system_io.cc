@@ -93,7 +93,8 @@ Tier read_tier(const YAML::Node& node, const std::string& file, const std::strin
   t.domain_gpus = r.opt_int("domain_gpus", 0, 1 << 30).value_or(0);
   t.bw_per_gpu = GBps(r.positive("bw_per_gpu_gbps"));
   const double latency = r.number("latency_us");
-  if (latency < 0) problems.push_back({"tier", at_key(node, r, "latency_us", "expected a number >= 0, got " + num(latency))});
+  if (latency < 0)
+    problems.push_back({"tier", at_key(node, r, "latency_us", "expected a number >= 0, got " + num(latency))});
   t.latency = us(latency);
   t.oversubscription = r.opt_number("oversubscription").value_or(1.0);
   if (t.oversubscription < 1)
@@ -124,7 +125,8 @@ void check_tiers(const std::vector<Tier>& tiers, const std::vector<YAML::Node>& 
       problems.push_back({"tier", here + std::to_string(d) + " GPUs is not larger than the inner tier '" +
                                       tiers[i - 1].name + "' (" + std::to_string(tiers[i - 1].domain_gpus) + ")"});
     if (d % gpus_per_node != 0 && gpus_per_node % d != 0)
-      problems.push_back({"tier", here + std::to_string(d) + " GPUs is neither a multiple nor a divisor of gpus_per_node (" +
+      problems.push_back({"tier", here + std::to_string(d) +
+                                      " GPUs is neither a multiple nor a divisor of gpus_per_node (" +
                                       std::to_string(gpus_per_node) + ")"});
   }
 }
@@ -198,7 +200,8 @@ GpuProfile read_gpu(const YAML::Node& doc, const std::string& file, const std::s
   for (int d = 0; d < kNumDtypes; ++d) {
     const std::string dtype = kDtypeNames[static_cast<size_t>(d)];
     // bf16's table is required: it is also the fallback for dtypes without their own (system.h).
-    auto c = dtype == "bf16" ? std::optional<Curve>(fraction(gemm, dtype, problems)) : opt_fraction(gemm, dtype, problems);
+    auto c =
+        dtype == "bf16" ? std::optional<Curve>(fraction(gemm, dtype, problems)) : opt_fraction(gemm, dtype, problems);
     if (!c) continue;
     if (dtype != "bf16" && g.peak[static_cast<size_t>(d)].v <= 0)
       problems.push_back({"gpu", at_key(gemm_node, gemm, dtype, "a table for a dtype without a peak (peak_tflops." +
@@ -226,7 +229,8 @@ GpuProfile read_gpu(const YAML::Node& doc, const std::string& file, const std::s
   g.eff.memory = fraction(eff, "memory", problems);
   const double overhead = eff.number("kernel_overhead_us");
   if (overhead < 0)
-    problems.push_back({"gpu", at_key(eff_node, eff, "kernel_overhead_us", "expected a number >= 0, got " + num(overhead))});
+    problems.push_back(
+        {"gpu", at_key(eff_node, eff, "kernel_overhead_us", "expected a number >= 0, got " + num(overhead))});
   g.eff.kernel_overhead = us(overhead);
   if (eff.string("kernel_overhead_source").empty())
     eff.fail("kernel_overhead_source", "every constant names its source");
@@ -412,7 +416,8 @@ System read_cluster(const YAML::Node& doc, const std::string& file, int gpus) {
   std::vector<std::string> tier_paths;
   const YAML::Node tiers = r.opt_node("tiers");
   if (tiers.IsDefined() && !tiers.IsNull()) {
-    if (!tiers.IsSequence() || tiers.size() == 0) r.fail("tiers", "expected a non-empty list of tiers, innermost first");
+    if (!tiers.IsSequence() || tiers.size() == 0)
+      r.fail("tiers", "expected a non-empty list of tiers, innermost first");
     for (size_t i = 0; i < tiers.size(); ++i) {
       tier_nodes.push_back(tiers[i]);
       tier_paths.push_back("tiers[" + std::to_string(i) + "]");
@@ -497,7 +502,8 @@ System standard_system(const GpuProfile& profile, const StandardSystemOptions& o
                       std::to_string(s.gpus_per_node) + ")");
   if (up.domain_gpus % s.gpus_per_node != 0 && s.gpus_per_node % up.domain_gpus != 0)
     throw ConfigError(what + "NVLink domain (" + std::to_string(up.domain_gpus) +
-                      ") is neither a multiple nor a divisor of gpus per node (" + std::to_string(s.gpus_per_node) + ")");
+                      ") is neither a multiple nor a divisor of gpus per node (" + std::to_string(s.gpus_per_node) +
+                      ")");
   return s;
 }
 

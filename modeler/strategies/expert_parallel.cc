@@ -122,7 +122,8 @@ class ExpertParallel final : public Strategy {
         problems->push_back({"ep_overlap_needs_vpp", "--ep-overlap with pp " + str(p.pp) +
                                                          " needs an interleaved schedule (vpp > 1)"});
       if (d == MoeDispatcher::allgather)
-        problems->push_back({"ep_overlap_dispatcher", "--ep-overlap needs the alltoall, deepep or hybridep dispatcher"});
+        problems->push_back(
+            {"ep_overlap_dispatcher", "--ep-overlap needs the alltoall, deepep or hybridep dispatcher"});
       if (p.recompute == Recompute::full)
         problems->push_back({"ep_overlap_full_recompute", "--ep-overlap cannot be combined with full recompute"});
       if (p.recompute == Recompute::selective && (p.recompute_modules & kRecomputeMoe))

@@ -24,20 +24,46 @@ struct Applied {
   Plan resolved;
 };
 
-Applied apply(const io::PlanFile& file, std::vector<std::string> args, int gpus = 64) {
+/// `args` parsed by `app` as a command line.
+void parse(CLI::App* app, const std::vector<std::string>& args) {
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes arguments in reverse order
+  app->parse(reversed);
+}
+
+/// The flags a bare plan file needs beside it, then `more`.
+std::vector<std::string> model_system(std::vector<std::string> more = {}) {
+  std::vector<std::string> args{"--model", "m", "--system", "s"};
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+Applied apply_flags(const io::PlanFile& file, std::vector<std::string> args, int gpus = 64) {
   CLI::App app;
   Applied a;
   app.add_option("--model", a.model);
   add_system_flags(&app, &a.system, false);
   add_plan_flags(&app, &a.plan);
-  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes arguments in reverse order
-  app.parse(reversed);
+  parse(&app, args);
   a.overridden = apply_plan_file(file, app, &a.model, &a.system, &a.plan);
   System sys;
   sys.gpus = a.system.gpus.value_or(gpus);
   a.resolved = resolve_plan(a.plan, sys);
   a.plan.app = nullptr;  // `app` ends here; what the file filled stays in from_file
   return a;
+}
+
+/// A bare plan file holding `p` (only the plan keys), read back as predict --plan reads it.
+io::PlanFile bare_file(const Plan& p, const std::string& name = "plan.json") {
+  return io::parse_plan_json(io::plan_json(p).dump(2), name);
+}
+
+/// An emitted plan file (kind shardplan-plan): `p` with the model, framework and system it was planned for on
+/// 64 GPUs.
+io::PlanFile emitted_file(const Plan& p, const std::string& model, const std::string& framework,
+                          const std::string& name = "plan.json") {
+  nlohmann::json j{{"schema_version", 1}, {"kind", "shardplan-plan"}, {"model", model}, {"plan", io::plan_json(p)}};
+  j["inputs"] = io::inputs_json(io::PlanInputs{model, framework, "dgx-h100", "", 64, 0, 0, 0, 0});
+  return io::parse_plan_json(j.dump(2), name);
 }
 
 /// An emitted-plan file for tp8 pp4 dp2 on 64 GPUs of dgx-h100.
@@ -48,12 +74,8 @@ io::PlanFile emitted() {
   p.tp_comm_overlap = true;
   p.zero = 1;
   p.recompute = Recompute::selective;
-  nlohmann::json j{{"schema_version", 1}, {"kind", "shardplan-plan"}, {"model", "llama-3-70b"}};
-  j["plan"] = io::plan_json(p);
-  j["inputs"] = io::inputs_json(io::PlanInputs{"llama-3-70b", "torchtitan", "dgx-h100", "", 64, 0, 0, 0, 0});
-  return io::parse_plan_json(j.dump(), "plan.json");
+  return emitted_file(p, "llama-3-70b", "torchtitan");
 }
-
 
 /// Every Plan field (and those of its member structs), in declaration order. A structured binding must name
 /// every member, so this stops compiling when Plan gains a field: add the field here and to kPlanFieldNames, give
@@ -148,25 +170,18 @@ TEST_CASE("every Plan field survives a plan file: written, read, applied to pred
   REQUIRE(fields_where(p, Plan{}, /*differ=*/false) == "");  // each field is off its default, so a loss shows
   for (const bool emitted_form : {false, true}) {
     CAPTURE(emitted_form);
-    nlohmann::json j = io::plan_json(p);
-    if (emitted_form) {  // inside an emitted plan, with the inputs predict needs
-      j = nlohmann::json{{"schema_version", 1}, {"kind", "shardplan-plan"}, {"plan", j}};
-      j["inputs"] = io::inputs_json(io::PlanInputs{"m", "megatron-lm", "dgx-h100", "", 64, 0, 0, 0, 0});
-    }
-    const io::PlanFile file = io::parse_plan_json(j.dump(2), "all.json");
-    const Applied a = apply(file, emitted_form ? std::vector<std::string>{}
-                                               : std::vector<std::string>{"--model", "m", "--system", "s"});
+    // Inside an emitted plan the file carries the inputs predict needs; a bare one needs them from flags.
+    const Applied a = emitted_form ? apply_flags(emitted_file(p, "m", "megatron-lm", "all.json"), {})
+                                   : apply_flags(bare_file(p, "all.json"), model_system());
     CHECK(a.overridden.empty());
     CHECK(fields_where(a.resolved, p, /*differ=*/true) == "");
     // And again from what it resolved to: a plan file of a plan file is the same plan.
-    const io::PlanFile again = io::parse_plan_json(io::plan_json(a.resolved).dump(), "again.json");
-    CHECK(fields_where(apply(again, {"--model", "m", "--system", "s"}).resolved, p, true) == "");
+    CHECK(fields_where(apply_flags(bare_file(a.resolved, "again.json"), model_system()).resolved, p, true) == "");
   }
 }
 
 TEST_CASE("plan files: unset choices stay the framework's; fp4 GEMMs' nvfp4 recipe is their default") {
-  const Applied a =
-      apply(io::parse_plan_json(io::plan_json(Plan{}).dump(), "d.json"), {"--model", "m", "--system", "s"});
+  const Applied a = apply_flags(bare_file(Plan{}, "d.json"), model_system());
   CHECK_FALSE(a.resolved.moe_dispatcher);
   CHECK_FALSE(a.resolved.fp8_recipe);
   CHECK_FALSE(a.resolved.fp8_param_gather);
@@ -174,20 +189,19 @@ TEST_CASE("plan files: unset choices stay the framework's; fp4 GEMMs' nvfp4 reci
   Plan fp4;
   fp4.precision = Dtype::fp4;
   fp4.fp8_recipe = Fp8Recipe::nvfp4;
-  const Applied b = apply(io::parse_plan_json(io::plan_json(fp4).dump(), "f.json"), {"--model", "m", "--system", "s"});
+  const Applied b = apply_flags(bare_file(fp4, "f.json"), model_system());
   CHECK(b.resolved.precision == Dtype::fp4);
   CHECK_FALSE(b.resolved.fp8_recipe);  // effective_fp8_recipe: nvfp4 for fp4 GEMMs, the same recipe
   // A flag beside the file replaces the file's fp8 parameter gather and is listed.
   Plan gather;
   gather.fp8_param_gather = true;
-  const Applied c = apply(io::parse_plan_json(io::plan_json(gather).dump(), "g.json"),
-                          {"--model", "m", "--system", "s", "--no-fp8-param-gather"});
+  const Applied c = apply_flags(bare_file(gather, "g.json"), model_system({"--no-fp8-param-gather"}));
   CHECK(c.overridden == std::vector<std::string>{"--no-fp8-param-gather"});
   CHECK(c.resolved.fp8_param_gather == false);
 }
 
 TEST_CASE("apply_plan_file: without flags the file's model, system, framework and plan come back") {
-  const Applied a = apply(emitted(), {});
+  const Applied a = apply_flags(emitted(), {});
   CHECK(a.model == "llama-3-70b");
   CHECK(a.system.system == "dgx-h100");
   CHECK(a.system.gpus == 64);
@@ -206,7 +220,7 @@ TEST_CASE("apply_plan_file: without flags the file's model, system, framework an
 }
 
 TEST_CASE("apply_plan_file: a flag replaces its field and is listed; derived fields follow what they derive from") {
-  const Applied a = apply(emitted(), {"--mbs", "2", "--tp", "4", "--no-tp-overlap"});
+  const Applied a = apply_flags(emitted(), {"--mbs", "2", "--tp", "4", "--no-tp-overlap"});
   std::string replaced;
   for (const std::string& o : a.overridden) replaced += o + " ";
   CHECK(replaced == "--tp --no-tp-overlap --mbs ");
@@ -218,7 +232,7 @@ TEST_CASE("apply_plan_file: a flag replaces its field and is listed; derived fie
   CHECK_FALSE(a.resolved.tp_comm_overlap);
   CHECK(a.resolved.sequence_parallel);  // the default at tp 4
   // Another system keeps the file's GPU count.
-  const Applied b = apply(emitted(), {"--system", "dgx-b200"});
+  const Applied b = apply_flags(emitted(), {"--system", "dgx-b200"});
   CHECK(b.system.system == "dgx-b200");
   CHECK(b.system.gpus == 64);
   CHECK(b.overridden == std::vector<std::string>{"--system"});
@@ -227,10 +241,10 @@ TEST_CASE("apply_plan_file: a flag replaces its field and is listed; derived fie
 
 TEST_CASE("apply_plan_file: a bare plan needs the model and system from flags") {
   const io::PlanFile bare = io::parse_plan_json("{\"tp\": 2}", "p.json");
-  CHECK_THROWS_WITH_AS(apply(bare, {}), "p.json: the plan names no model: give --model", ConfigError);
-  CHECK_THROWS_WITH_AS(apply(bare, {"--model", "m"}),
+  CHECK_THROWS_WITH_AS(apply_flags(bare, {}), "p.json: the plan names no model: give --model", ConfigError);
+  CHECK_THROWS_WITH_AS(apply_flags(bare, {"--model", "m"}),
                        "p.json: the plan names no system: give --system CLUSTER or --gpu GPU --gpus N", ConfigError);
-  const Applied a = apply(bare, {"--model", "m", "--system", "dgx-h100", "--gpus", "8"});
+  const Applied a = apply_flags(bare, {"--model", "m", "--system", "dgx-h100", "--gpus", "8"});
   CHECK(a.resolved.tp == 2);
   CHECK(a.resolved.dp == 4);
 }
@@ -241,8 +255,7 @@ TEST_CASE("check_flags_fit: flags that do not apply to the model or plan are err
     CLI::App app;
     PlanFlags f;
     add_plan_flags(&app, &f);
-    std::vector<std::string> reversed(args.rbegin(), args.rend());
-    app.parse(reversed);
+    parse(&app, args);
     System sys;
     sys.gpus = 8;
     check_flags_fit(f, m, resolve_plan(f, sys));
@@ -275,7 +288,7 @@ TEST_CASE("check_flags_fit names the plan file's key when the value came from --
   const io::PlanFile f = io::parse_plan_json("{\"tp\": 1, \"tp_comm_overlap\": true}", "p.json");
   CHECK_THROWS_WITH_AS(
       [&] {
-        const Applied a = apply(f, {"--model", "m", "--system", "s", "--gpus", "8"});
+        const Applied a = apply_flags(f, model_system({"--gpus", "8"}));
         check_flags_fit(a.plan, test::tiny_model(), a.resolved);
       }(),
       "'tp_comm_overlap' of p.json needs tp > 1: with tp 1 there are no tensor-parallel collectives to overlap",

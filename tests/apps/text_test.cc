@@ -2,6 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <cstdio>
+#include <string>
+
 using namespace shardplan::cli;
 
 TEST_CASE("fmt formats one number") {
@@ -23,4 +27,21 @@ TEST_CASE("positive_number accepts numbers above zero and names the bad value") 
   CHECK(v(zero) == "must be a positive number, got '0'");
   CHECK(v(word) == "must be a positive number, got 'x'");
   CHECK(v(neg) == "must be a positive number, got '-1'");
+}
+
+TEST_CASE("utc_date_today is the UTC calendar day as YYYY-MM-DD") {
+  // The day by another route (the C++20 calendar over system_clock), before and after, so a call that straddles
+  // midnight still matches one of them.
+  const auto day = [] {
+    const std::chrono::year_month_day d{std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now())};
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%04d-%02u-%02u", static_cast<int>(d.year()), static_cast<unsigned>(d.month()),
+                  static_cast<unsigned>(d.day()));
+    return std::string(buf);
+  };
+  const std::string before = day();
+  const std::string today = utc_date_today();
+  const std::string after = day();
+  CHECK(today.size() == 10);
+  CHECK((today == before || today == after));
 }

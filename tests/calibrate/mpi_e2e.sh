@@ -43,7 +43,8 @@ test ! -e "$work/p.yaml"
 grep -q '^inherits: dgx-h100' "$work/p.yaml"
 grep -q 'ACCEPTED WITH --accept-anyway DESPITE' "$work/p.yaml"
 # A second fit to the same file must refuse to overwrite it (exit 2) and leave it intact.
-if "$shardplan" calibrate fit "$work/raw.jsonl" --base dgx-h100 --out "$work/p.yaml" --accept-anyway 2> "$work/err.txt"; then
+if "$shardplan" calibrate fit "$work/raw.jsonl" --base dgx-h100 --out "$work/p.yaml" \
+  --accept-anyway 2> "$work/err.txt"; then
   echo "overwrote without --force" >&2
   exit 1
 fi

@@ -29,7 +29,8 @@ grep -q '"basis": "validation_record"' <<<"$out" && ok "JSON uncertainty from th
 # A fitted profile as --base, runs of another GPU, an unreadable runs file: exit 2 with the cause.
 expect 2 "was itself written by calibrate fit-runs" -- "$BIN" calibrate fit-runs "$tmp/mine.yaml" --base "$tmp/p.yaml" \
   --out "$tmp/q.yaml"
-expect 2 "mine.yaml:1: run mcore080_h100_weak_1.7b ran on h100-sxm5-80gb" -- "$BIN" calibrate fit-runs "$tmp/mine.yaml" \
+expect 2 "mine.yaml:1: run mcore080_h100_weak_1.7b ran on h100-sxm5-80gb" \
+  -- "$BIN" calibrate fit-runs "$tmp/mine.yaml" \
   --base dgx-a100 --out "$tmp/q.yaml"
 expect 2 "" -- "$BIN" calibrate fit-runs "$tmp/missing.yaml" --base dgx-h100 --out "$tmp/q.yaml"
 
@@ -39,7 +40,8 @@ awk '{ if ($1 == "tokens_per_s_per_gpu:") { $2 = $2 * 3; print "    " $1 " " $2 
 expect 2 "outside its physical range" -- "$BIN" calibrate fit-runs "$tmp/fast.yaml" --base dgx-h100 --out "$tmp/f.yaml"
 expect 2 "(line " -- "$BIN" calibrate fit-runs "$tmp/fast.yaml" --base dgx-h100 --out "$tmp/f.yaml"
 [ ! -e "$tmp/f.yaml" ] && ok "nothing written on refusal" || bad "a refused profile was written"
-expect 0 "AT ITS BOUND" -- "$BIN" calibrate fit-runs "$tmp/fast.yaml" --base dgx-h100 --out "$tmp/f.yaml" --accept-anyway
+expect 0 "AT ITS BOUND" -- "$BIN" calibrate fit-runs "$tmp/fast.yaml" --base dgx-h100 --out "$tmp/f.yaml" \
+  --accept-anyway
 grep -q "ACCEPTED WITH --accept-anyway DESPITE" "$tmp/f.yaml" && ok "provenance records --accept-anyway" \
   || bad "provenance lacks --accept-anyway"
 

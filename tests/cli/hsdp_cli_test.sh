@@ -6,7 +6,8 @@ H=(--model llama-3-8b --gpu h100-sxm5-80gb --gpus 16 --gbs 32 --seq 4096)
 expect 0 "optimizer states" -- "$BIN" predict "${H[@]}" --tp 2 --zero 1 --dp-shard 4
 expect 2 "hybrid sharding in megatron-lm runs at zero 1" -- "$BIN" predict "${H[@]}" --zero 3 --dp-shard 8
 expect 2 "must divide dp (16)" -- "$BIN" predict "${H[@]}" --zero 1 --dp-shard 3
-expect 2 "megatron-lm-legacy does not shard hybrid" -- "$BIN" predict "${H[@]}" --zero 1 --dp-shard 8 --framework megatron-lm-legacy
+expect 2 "megatron-lm-legacy does not shard hybrid" -- "$BIN" predict "${H[@]}" --zero 1 --dp-shard 8 \
+  --framework megatron-lm-legacy
 expect 0 "hsdp8" -- "$BIN" search "${H[@]}" --framework torchtitan --dp-shard 0,8 --top 40 --quiet --tp 1 --pp 1 --cp 1
 expect 2 "--dp-shard: 'x' is not an integer" -- "$BIN" search "${H[@]}" --dp-shard 0,x --quiet
 "$BIN" search "${H[@]}" --framework torchtitan --dp-shard 8 --zero 3 --tp 1 --pp 1 --cp 1 --quiet --top 1 \
@@ -30,13 +31,15 @@ expect 0 '"zero_hpz_partition_size": 8' -- cat "$tmp/zpp.sh"
 expect 0 '"zero_quantized_gradients": true' -- cat "$tmp/zpp.sh"
 
 # Parameter offload, NVMe, activation offload.
-expect 0 "offload (optimizer 1, parameters): host memory" -- "$BIN" predict "${D[@]}" --optimizer-offload 1 --param-offload
+expect 0 "offload (optimizer 1, parameters): host memory" -- "$BIN" predict "${D[@]}" --optimizer-offload 1 \
+  --param-offload
 expect 2 "modelled with DeepSpeed's optimizer offload" -- "$BIN" predict "${D[@]}" --param-offload
 expect 0 "NVMe" -- "$BIN" predict "${D[@]}" --optimizer-offload 1 --param-offload --offload-device nvme
 expect 2 "does not state them" -- "$BIN" predict --model llama-3-8b --gpu b200 --gpus 8 --gbs 8 --seq 2048 \
   --framework megatron-deepspeed --zero 3 --optimizer-offload 1 --offload-device nvme
 expect 0 "offload (parameters)" -- "$BIN" predict "${H[@]}" --framework torchtitan --zero 3 --param-offload
-expect 0 "offload (activations of 8 layers)" -- "$BIN" predict "${H[@]}" --zero 1 --recompute none --activation-offload-layers 8
+expect 0 "offload (activations of 8 layers)" -- "$BIN" predict "${H[@]}" --zero 1 --recompute none \
+  --activation-offload-layers 8
 expect 2 "refuses CPU offloading with activation recompute" -- "$BIN" predict "${H[@]}" --zero 1 --recompute full \
   --activation-offload-layers 8
 "$BIN" predict "${D[@]}" --optimizer-offload 1 --param-offload --offload-device nvme --json >"$tmp/p.json"
@@ -50,7 +53,8 @@ for j in (a, b):
     assert j["offload"]["layer_transfer_bytes"] > 0 and "host_transfer_s" in j["time"]
 assert abs(a["time"]["step_s"] - b["time"]["step_s"]) < 1e-9  # the plan file round-trips
 PY
-then echo "ok: offload JSON and plan round trip"; else echo "FAIL: offload JSON and plan round trip"; fails=$((fails + 1)); fi
+then echo "ok: offload JSON and plan round trip"
+else echo "FAIL: offload JSON and plan round trip"; fails=$((fails + 1)); fi
 "$BIN" search "${D[@]}" --optimizer-offload 1 --param-offload on --tp 1 --pp 1 --cp 1 --quiet --top 1 \
   --emit deepspeed --out "$tmp/off.sh" >/dev/null 2>&1
 expect 0 '"offload_param"' -- cat "$tmp/off.sh"

@@ -22,12 +22,15 @@ unit() {
 
 H100=(--system dgx-h100)
 unit l70-nosp.sh megatron 80 64 --model llama-3-70b "${H100[@]}" --gbs 512 --seq 8192 --no-sp
-unit l405-uneven.sh megatron 126 2048 --model llama-3.1-405b "${H100[@]}" --gbs 2048 --seq 8192 --tp 8 --cp 2 --pp 8 --vpp 8
-unit l405-uneven.yaml nemo 126 2048 --model llama-3.1-405b "${H100[@]}" --gbs 2048 --seq 8192 --tp 8 --cp 2 --pp 8 --vpp 8
+unit l405-uneven.sh megatron 126 2048 --model llama-3.1-405b "${H100[@]}" --gbs 2048 --seq 8192 --tp 8 --cp 2 --pp 8 \
+  --vpp 8
+unit l405-uneven.yaml nemo 126 2048 --model llama-3.1-405b "${H100[@]}" --gbs 2048 --seq 8192 --tp 8 --cp 2 --pp 8 \
+  --vpp 8
 unit l405-titan.toml torchtitan-toml 126 512 --model llama-3.1-405b "${H100[@]}" --gbs 512 --seq 8192 --pp 8 --vpp 2
 unit l70-titan.py torchtitan 80 64 --model llama-3-70b "${H100[@]}" --gbs 512 --seq 8192
 unit l70-titan.toml torchtitan-toml 80 64 --model llama-3-70b "${H100[@]}" --gbs 512 --seq 8192
-unit l8-titan-pp.toml torchtitan-toml 32 16 --model llama-3-8b --system dgx-a100 --gbs 128 --seq 4096 --pp 2 --recompute selective
+unit l8-titan-pp.toml torchtitan-toml 32 16 --model llama-3-8b --system dgx-a100 --gbs 128 --seq 4096 --pp 2 \
+  --recompute selective
 unit dsv3.sh megatron 61 2048 --model deepseek-v3 --system hgx-h800 --gbs 4096 --seq 4096 --tp 2 --pp 16 --ep 64
 unit dsv3.yaml nemo 61 2048 --model deepseek-v3 --system hgx-h800 --gbs 4096 --seq 4096 --tp 2 --pp 16 --ep 64
 unit mixtral.sh megatron 32 64 --model mixtral-8x7b "${H100[@]}" --gbs 256 --seq 4096
@@ -39,13 +42,16 @@ unit l8-mxfp8.sh megatron 32 16 --model llama-3-8b --system dgx-b200 --gbs 128 -
 unit l8-nvfp4.py torchtitan 32 16 --model llama-3-8b --system dgx-b200 --gbs 128 --seq 4096 --precision nvfp4
 unit l8-mxfp8.toml torchtitan-toml 32 16 --model llama-3-8b --system dgx-b200 --gbs 128 --seq 4096 --precision mxfp8
 unit l8-fp8.yaml nemo 32 16 --model llama-3-8b "${H100[@]}" --gbs 128 --seq 4096 --precision fp8-blockwise
-[ "$units" -ge 15 ] && echo "ok: $units launch units checked" || { echo "FAIL: only $units units"; fails=$((fails + 1)); }
+[ "$units" -ge 15 ] && echo "ok: $units launch units checked" || { echo "FAIL: only $units units"; \
+  fails=$((fails + 1)); }
 
 # The same file that fails the checker when a rule is broken (the checker can fail).
 sed 's/^    --sequence-parallel$//' "$tmp/l405-uneven.sh" >"$tmp/broken.sh"
-expect 1 "--tp-comm-overlap without --sequence-parallel" -- python3 "$CHECK" megatron "$tmp/broken.sh" --gpus 2048 --layers 126
+expect 1 "--tp-comm-overlap without --sequence-parallel" -- python3 "$CHECK" megatron "$tmp/broken.sh" --gpus 2048 \
+  --layers 126
 expect 1 "layout holds 126 layers of 120" -- python3 "$CHECK" megatron "$tmp/l405-uneven.sh" --gpus 2048 --layers 120
-sed 's/data_parallel_shard_degree = [0-9]*/data_parallel_shard_degree = 1/; s/data_parallel_replicate_degree = 1/data_parallel_replicate_degree = 2/' \
+sed -e 's/data_parallel_shard_degree = [0-9]*/data_parallel_shard_degree = 1/' \
+  -e 's/data_parallel_replicate_degree = 1/data_parallel_replicate_degree = 2/' \
   "$tmp/l70-titan.toml" >"$tmp/broken.toml"
 expect 1 "" -- python3 "$CHECK" torchtitan-toml "$tmp/broken.toml" --gpus 64 --layers 80
 
@@ -74,7 +80,8 @@ expect 2 "DDP has not supported > 1D parallelism" -- "$BIN" predict --model llam
   --tp 8 --pp 4 --zero 0 --gbs 512 --seq 8192 --framework torchtitan
 # Bad case 5: mxfp8 is its own recipe, Blackwell only; nvfp4 in torchtitan's current converter, refused by v0.2.2;
 # DeepSpeed keeps tp and pp (checked above) and refuses fp8; torchtitan selective AC names its option.
-expect 2 "the mxfp8 recipe runs on Blackwell GPUs only" -- "$BIN" predict --model llama-3-8b "${H100[@]}" --precision mxfp8
+expect 2 "the mxfp8 recipe runs on Blackwell GPUs only" -- "$BIN" predict --model llama-3-8b "${H100[@]}" \
+  --precision mxfp8
 expect 0 '--fp8-recipe "mxfp8"' -- cat "$tmp/l8-mxfp8.sh"
 expect 0 'converters = ["quantize.linear.mx"]' -- cat "$tmp/l8-mxfp8.toml"
 expect 0 "NVFP4LinearConverter.Config(" -- cat "$tmp/l8-nvfp4.py"

@@ -15,11 +15,13 @@ for out in "" "--out -"; do
   "$BIN" "${S[@]}" --emit megatron $out > "$tmp/stdout.sh" 2> "$tmp/stderr.txt"
   rc=$?
   [ $rc -eq 0 ] && ok "--emit megatron ${out:-(no --out)}: exit 0" || bad "--emit megatron $out: exit $rc"
-  cmp -s "$tmp/stdout.sh" "$tmp/file.sh" && ok "stdout holds only the emitted file" || bad "stdout is not the file alone"
+  cmp -s "$tmp/stdout.sh" "$tmp/file.sh" && ok "stdout holds only the emitted file" \
+    || bad "stdout is not the file alone"
   grep -q "searched" "$tmp/stderr.txt" && ok "the report went to stderr" || bad "report missing on stderr"
 done
 [ ! -e ./- ] && [ ! -e "$tmp/-" ] && ok "no file named '-'" || bad "a file named '-' was created"
-"$BIN" "${S[@]}" --emit json 2>/dev/null | python3 -c "import json,sys; json.load(sys.stdin)" && ok "--emit json pipes into a parser" \
+"$BIN" "${S[@]}" --emit json 2>/dev/null | python3 -c "import json,sys; json.load(sys.stdin)" \
+  && ok "--emit json pipes into a parser" \
   || bad "--emit json to stdout does not parse"
 expect 2 "would both write to standard output" -- "$BIN" "${S[@]}" --emit json --json
 
@@ -49,7 +51,8 @@ expect 2 "which does not exist" -- "$BIN" "${S[@]}" --emit json --out "$tmp/dang
 
 # Devices: /dev/stdout is the open descriptor (even as root with --force it is not replaced), /dev/null a sink.
 before=$(stat -c %F /dev/stdout 2>/dev/null; stat -L -c %F /dev/null)
-"$BIN" "${S[@]}" --emit json --out /dev/stdout --force 2>/dev/null | python3 -c "import json,sys; json.load(sys.stdin)" \
+"$BIN" "${S[@]}" --emit json --out /dev/stdout --force 2>/dev/null \
+  | python3 -c "import json,sys; json.load(sys.stdin)" \
   && ok "--out /dev/stdout --force writes to the pipe" || bad "--out /dev/stdout"
 "$BIN" "${S[@]}" --emit json --out /dev/stdout --force > "$tmp/redirected.json" 2>/dev/null
 python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/redirected.json" && ok "--out /dev/stdout > file" \
@@ -67,7 +70,8 @@ wait
 
 # predict --trace -: the trace on stdout, the report on stderr; checked before work.
 P=(predict --model llama-3-8b --system dgx-h100 --gpus 8 --tp 8 --pp 1 --dp 1 --mbs 1 --gbs 8 --seq 4096)
-"$BIN" "${P[@]}" --trace - 2> "$tmp/p_err.txt" | python3 -c "import json,sys; j=json.load(sys.stdin); assert j['traceEvents']" \
+"$BIN" "${P[@]}" --trace - 2> "$tmp/p_err.txt" | python3 -c \
+  "import json,sys; j=json.load(sys.stdin); assert j['traceEvents']" \
   && grep -q "shardplan predict" "$tmp/p_err.txt" && ok "predict --trace - pipes the trace" || bad "predict --trace -"
 expect 2 "would both write to standard output" -- "$BIN" "${P[@]}" --trace - --json
 out=$("$BIN" "${P[@]}" --trace "$tmp/exists.sh" 2>&1)
@@ -75,11 +79,13 @@ out=$("$BIN" "${P[@]}" --trace "$tmp/exists.sh" 2>&1)
   || bad "predict --trace existing: $out"
 
 # sweep --out - (CSV, or --format json) and --svg -.
-W=(sweep --model llama-3-8b --gpu h100-sxm5-80gb --gbs 64 --seq 4096 --quiet --tp 1,2 --recompute none --vary gpus --values 8)
+W=(sweep --model llama-3-8b --gpu h100-sxm5-80gb --gbs 64 --seq 4096 --quiet --tp 1,2 --recompute none --vary gpus \
+  --values 8)
 "$BIN" "${W[@]}" --out - 2> "$tmp/w_err.txt" > "$tmp/w.csv"
 head -1 "$tmp/w.csv" | grep -q "^varied_gpus,gpus,fits" && [ "$(wc -l < "$tmp/w.csv")" -eq 2 ] \
   && grep -q "best plan" "$tmp/w_err.txt" && ok "sweep --out - is CSV on stdout" || bad "sweep --out -"
-"$BIN" "${W[@]}" --out - --format json 2>/dev/null | python3 -c "import json,sys; assert json.load(sys.stdin)['vary']=='gpus'" \
+"$BIN" "${W[@]}" --out - --format json 2>/dev/null | python3 -c \
+  "import json,sys; assert json.load(sys.stdin)['vary']=='gpus'" \
   && ok "sweep --out - --format json" || bad "sweep --format json"
 "$BIN" "${W[@]}" --svg - 2>/dev/null | python3 -c "import sys, xml.dom.minidom as m; m.parse(sys.stdin)" \
   && ok "sweep --svg - is SVG on stdout" || bad "sweep --svg -"

@@ -6,7 +6,8 @@ source "$(dirname "$0")/lib.sh"
 num() { grep -o "\"$2\": *[-0-9.e+]*" "$1" | head -1 | sed 's/.*: *//'; }
 # same A B WHAT: the two values are identical text.
 same() {
-  if [ -n "$1" ] && [ "$1" = "$2" ]; then echo "ok: $3 ($1)"; else echo "FAIL: $3: '$1' vs '$2'"; fails=$((fails + 1)); fi
+  if [ -n "$1" ] && [ "$1" = "$2" ]; then echo "ok: $3 ($1)"
+  else echo "FAIL: $3: '$1' vs '$2'"; fails=$((fails + 1)); fi
 }
 
 # 1. predict --plan reproduces the numbers of the plan it was emitted from: dense (interleaved pipeline, from a
@@ -86,7 +87,9 @@ expect 0 "(default bf16)" -- "$BIN" predict --help
 expect 0 "(default megatron-lm)" -- "$BIN" predict --help
 expect 0 "default: tp" -- "$BIN" predict --help
 # every flag of predict's plan table says its default (or why it has none)
-if "$BIN" predict --help | awk '/^  --(tp|pp|vpp|dp|cp|ep|etp|tsp|zero|mbs|gbs|seq|recompute|precision|framework|cp-kind|sdp-keep|sdp-mask|sdp-granularity|moe-imbalance|capacity-factor|tp-overlap|ep-overlap|uneven-pp|recompute-layers)[ ,]/{getline nxt; print $0 nxt}' | grep -v default; then
+plan_flags="tp|pp|vpp|dp|cp|ep|etp|tsp|zero|mbs|gbs|seq|recompute|precision|framework|cp-kind|sdp-keep|sdp-mask"
+plan_flags+="|sdp-granularity|moe-imbalance|capacity-factor|tp-overlap|ep-overlap|uneven-pp|recompute-layers"
+if "$BIN" predict --help | awk '/^  --('"$plan_flags"')[ ,]/{getline nxt; print $0 nxt}' | grep -v default; then
   echo "FAIL: a predict plan flag's help states no default"; fails=$((fails + 1))
 else
   echo "ok: every predict plan flag states its default"

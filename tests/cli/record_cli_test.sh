@@ -37,7 +37,8 @@ ln -s "$SRC/models" "$tmp/home/models"
 for f in "$SRC"/hwprofiles/*; do
   [ "$(basename "$f")" = validation_record.yaml ] || ln -s "$f" "$tmp/home/hwprofiles/$(basename "$f")"
 done
-expect 0 "trust: not validated: no validation record shipped" -- env SHARDPLAN_HOME="$tmp/home" "$BIN" predict "${args[@]}"
+expect 0 "trust: not validated: no validation record shipped" \
+  -- env SHARDPLAN_HOME="$tmp/home" "$BIN" predict "${args[@]}"
 
 # --write-record: the record of the runs given; an existing file needs --force.
 awk '/^- id:/ {n++} n <= 3' "$SRC/tests/validation/published_runs.yaml" >"$tmp/few.yaml"

@@ -8,9 +8,11 @@ P=(predict --model llama-3-8b --system dgx-h100)
 expect 2 "tp x pp x cp (4294967296) must be at most 2^24 GPUs" -- "$BIN" "${P[@]}" --tp 65536 --pp 65536
 expect 2 "micro_batch x dp (65536 x 65536) does not divide global_batch (4)" -- \
   "$BIN" "${P[@]}" --gpus 65536 --mbs 65536 --gbs 4
-expect 2 "plan: pp x vpp (65536 x 65536) must be at most 2^24" -- "$BIN" validate --runs "$F/published_runs/finding_pp_vpp_65536.yaml"
+expect 2 "plan: pp x vpp (65536 x 65536) must be at most 2^24" -- "$BIN" validate \
+  --runs "$F/published_runs/finding_pp_vpp_65536.yaml"
 # V100 (no bf16 peak) is evaluated at its fp16 peak since the measured-tables merge; its search used to abort.
-expect 0 "mbs1 none fp16" -- "$BIN" search --model llama-3-8b --gpu v100-sxm3-32gb --gpus 8 --gbs 64 --seq 2048 --precision fp16
+expect 0 "mbs1 none fp16" -- "$BIN" search --model llama-3-8b --gpu v100-sxm3-32gb --gpus 8 --gbs 64 --seq 2048 \
+  --precision fp16
 expect 2 "out of memory" -- "$BIN" predict --model llama-3-8b --gpu v100-sxm3-32gb --gpus 8 --precision fp16
 
 # "internal error" before: yaml-cpp conversions, nlohmann out_of_range and type errors, an invariant.
@@ -82,7 +84,8 @@ PY
 S=(search --model llama-3-8b --system dgx-h100 --gpus 8 --gbs 64 --seq 4096)
 expect 0 "rc 0 stderr ''" -- closed_stdout "$BIN" "${S[@]}" --quiet
 expect 0 "rc 0 stderr ''" -- closed_stdout "$BIN" --help
-expect 0 "rc 2 stderr \"error: --gpus: '0x' is not a positive integer" -- closed_stdout "$BIN" search --model llama-3-8b --system dgx-h100 --gpus 0x
+expect 0 "rc 2 stderr \"error: --gpus: '0x' is not a positive integer" -- closed_stdout "$BIN" search \
+  --model llama-3-8b --system dgx-h100 --gpus 0x
 out=$("$BIN" "${S[@]}" 2>"$tmp/pipe.err" | head -1; echo "status ${PIPESTATUS[0]}")
 grep -q "status 0" <<<"$out" && [ ! -s "$tmp/pipe.err" ] && echo "ok: search | head -1" \
   || { echo "FAIL: search | head -1: $out $(cat "$tmp/pipe.err")"; fails=$((fails + 1)); }

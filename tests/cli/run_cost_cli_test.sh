@@ -29,17 +29,22 @@ then echo "ok: predict --json run object"; else echo "FAIL: predict --json run o
   && echo "ok: no run without --train-tokens" || { echo "FAIL: run without tokens"; fails=$((fails + 1)); }
 
 # Bad run input: exit 2 with the flag named.
-expect 2 "--gpu-hour-price describes a run: give --train-tokens or --steps" -- "$BIN" predict "${P[@]}" --gpu-hour-price 2
+expect 2 "--gpu-hour-price describes a run: give --train-tokens or --steps" -- "$BIN" predict "${P[@]}" \
+  --gpu-hour-price 2
 expect 2 "--train-tokens and --steps are exclusive" -- "$BIN" predict "${P[@]}" --train-tokens 1T --steps 5
-expect 2 "--train-tokens: expected a positive token count such as 15.6T or 2e12, got '12X'" -- "$BIN" predict "${P[@]}" --train-tokens 12X
-expect 2 "--mtbf-hours: expected a positive number of hours or 'llama3', got 'often'" -- "$BIN" predict "${P[@]}" --steps 5 --mtbf-hours often
+expect 2 "--train-tokens: expected a positive token count such as 15.6T or 2e12, got '12X'" \
+  -- "$BIN" predict "${P[@]}" --train-tokens 12X
+expect 2 "--mtbf-hours: expected a positive number of hours or 'llama3', got 'often'" -- "$BIN" predict "${P[@]}" \
+  --steps 5 --mtbf-hours often
 expect 2 "--pue must be at least 1" -- "$BIN" predict "${P[@]}" --steps 5 --pue 0.5
 
 # search objectives across GPU counts.
 S=(--model llama-3-8b --gpu h100-sxm5-80gb --gpus 8,16,32 --gbs 256 --seq 4096 --top 1 --quiet --tp 1,2 --pp 1)
 expect 0 "recommended (--objective gpus): 8 GPUs" -- "$BIN" search "${S[@]}" --objective gpus
-expect 0 "recommended (--objective time, --max-gpus 16): 16 GPUs" -- "$BIN" search "${S[@]}" --train-tokens 100B --objective time --max-gpus 16
-expect 0 "run of each GPU count's fastest plan" -- "$BIN" search "${S[@]}" --train-tokens 100B --gpu-hour-price 2 --objective cost
+expect 0 "recommended (--objective time, --max-gpus 16): 16 GPUs" -- "$BIN" search "${S[@]}" --train-tokens 100B \
+  --objective time --max-gpus 16
+expect 0 "run of each GPU count's fastest plan" -- "$BIN" search "${S[@]}" --train-tokens 100B --gpu-hour-price 2 \
+  --objective cost
 expect 2 "--objective cost ranks whole runs: give --train-tokens or --steps" -- "$BIN" search "${S[@]}" --objective cost
 expect 2 "no plan within --max-gpus 4" -- "$BIN" search "${S[@]}" --max-gpus 4
 expect 2 "--max-cost needs --gpu-hour-price" -- "$BIN" search "${S[@]}" --train-tokens 1B --max-cost 10

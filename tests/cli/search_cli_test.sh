@@ -5,7 +5,8 @@ S=(search --model llama-3-8b --system dgx-h100 --gpus 8 --gbs 64 --seq 4096 --qu
 expect 0 "shardplan predict --model llama-3-8b --system dgx-h100 --gpus 8" -- "$BIN" "${S[@]}" --top 3
 expect 0 "rejected:" -- "$BIN" "${S[@]}" --top 3
 expect 0 "nearest misses" -- "$BIN" "${S[@]}" --top 1 --explain
-expect 0 "best plan per GPU count" -- "$BIN" search --model llama-3-8b --system dgx-h100 --gpus 8:16 --gbs 64 --seq 4096 --top 1 --quiet
+expect 0 "best plan per GPU count" -- "$BIN" search --model llama-3-8b --system dgx-h100 --gpus 8:16 --gbs 64 \
+  --seq 4096 --top 1 --quiet
 
 # The first row's command reproduces the row.
 cmd=$("$BIN" "${S[@]}" --top 1 | grep -m1 "shardplan predict" | sed 's/^ *shardplan //')
@@ -52,7 +53,8 @@ expect 2 "--tsp 4 needs --allow tsp" -- "$BIN" "${S[@]}" --tsp 4
 # Opt-in strategies: TSP layouts and SDP settings join the ranking; their plans go to JSON, not to a launcher.
 expect 0 " tsp4 pp1 " -- "$BIN" "${S[@]}" --allow tsp --tsp 4 --tp 1 --cp 1 --pp 1 --top 50
 expect 0 "sdp0.5/forward" -- "$BIN" "${S[@]}" --allow sdp --pp 1 --tp 1 --top 50
-expect 2 "no supported framework implements" -- "$BIN" "${S[@]}" --allow sdp --pp 1 --tp 1 --top 1 --emit megatron --out "$tmp/sdp.sh"
+expect 2 "no supported framework implements" -- "$BIN" "${S[@]}" --allow sdp --pp 1 --tp 1 --top 1 --emit megatron \
+  --out "$tmp/sdp.sh"
 expect 0 "wrote json plan" -- "$BIN" "${S[@]}" --allow sdp --pp 1 --tp 1 --top 1 --emit json --out "$tmp/sdp.json"
 expect 2 "did you mean 'megatron'" -- "$BIN" "${S[@]}" --emit megatorn --out "$tmp/x"
 expect 0 '"schema_version"' -- "$BIN" "${S[@]}" --emit json  # no --out: standard output (tests/cli/output_cli_test.sh)
@@ -62,5 +64,6 @@ expect 2 "--recompute-modules needs selective among the --recompute options" -- 
   --recompute-modules mlp
 expect 2 "--recompute-modules: unknown module 'mpl'" -- "$BIN" "${S[@]}" --recompute-modules mpl
 expect 2 "--recompute-modules: no module set given" -- "$BIN" "${S[@]}" --recompute-modules ,,
-expect 2 "infeasible: no plan fits" -- "$BIN" search --model llama-3-70b --system dgx-h100 --gpus 8 --gbs 8 --seq 8192 --quiet
+expect 2 "infeasible: no plan fits" -- "$BIN" search --model llama-3-70b --system dgx-h100 --gpus 8 --gbs 8 --seq 8192 \
+  --quiet
 finish

@@ -7,7 +7,8 @@ for m in "$SRC"/models/*.yaml; do
   # under the distributed optimizer: Megatron-LM refuses FSDP2 (ZeRO-3) with expert parallelism.
   ep=() zero=3
   if grep -q '^moe:' "$m"; then ep=(--ep 8); zero=1; fi
-  out=$("$BIN" predict --model "$name" --system dgx-h100 --gpus 8 --zero $zero --recompute full --seq 2048 "${ep[@]}" 2>&1)
+  out=$("$BIN" predict --model "$name" --system dgx-h100 --gpus 8 --zero $zero --recompute full --seq 2048 "${ep[@]}" \
+    2>&1)
   rc=$?
   if [ $rc -ne 0 ] && [ $rc -ne 2 ]; then echo "FAIL: $name exit $rc"; echo "$out" | tail -3; fails=$((fails + 1)); fi
   if [ ${#ep[@]} -gt 0 ] && ! grep -q "memory per GPU" <<<"$out"; then
@@ -16,6 +17,7 @@ for m in "$SRC"/models/*.yaml; do
 done
 for c in "$SRC"/hwprofiles/clusters/*.yaml; do
   name=$(basename "$c" .yaml)
-  expect 0 "throughput:" -- "$BIN" predict --model llama-2-7b --system "$name" --zero 1 --recompute full --seq 2048 --gbs 576
+  expect 0 "throughput:" -- "$BIN" predict --model llama-2-7b --system "$name" --zero 1 --recompute full --seq 2048 \
+    --gbs 576
 done
 finish

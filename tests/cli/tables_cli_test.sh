@@ -20,7 +20,8 @@ done
 [ "$(ls "$tmp/tables" | wc -l)" = "$(ls "$SRC"/hwprofiles/tables/*.yaml | wc -l)" ] || {
   echo "FAIL: make_tables.sh writes files that are not shipped"; fails=$((fails + 1)); }
 
-expect 2 "file exists; pass --force" -- "$BIN" calibrate import-aic hwprofiles/measured --gpu b200 --out "$tmp/raw/b200.jsonl"
+expect 2 "file exists; pass --force" -- "$BIN" calibrate import-aic hwprofiles/measured --gpu b200 \
+  --out "$tmp/raw/b200.jsonl"
 expect 2 "AIConfigurator has no measurements of 'v100-sxm3-32gb'" -- \
   "$BIN" calibrate import-aic hwprofiles/measured --gpu v100-sxm3-32gb --out "$tmp/v.jsonl"
 expect 2 "not a directory" -- "$BIN" calibrate import-aic "$tmp/none" --gpu b200 --out "$tmp/x.jsonl"
@@ -66,5 +67,6 @@ assert len(runs) == 1 and runs[0]['predicted_tokens_per_s_per_gpu'] > 0, r['runs
 done
 expect 2 "precision bf16 is not supported by v100-sxm3-32gb" -- \
   "$BIN" predict --model mcore-gpt-1.7b --gpu v100-sxm3-32gb --gpus 16 --precision bf16 --gbs 64 --seq 2048
-expect 2 "precision fp4 is not supported by h100-sxm5-80gb" -- "$BIN" predict --model llama-3-8b --gpu h100-sxm5-80gb --gpus 8 --precision nvfp4 --gbs 64 --seq 2048
+expect 2 "precision fp4 is not supported by h100-sxm5-80gb" -- "$BIN" predict --model llama-3-8b --gpu h100-sxm5-80gb \
+  --gpus 8 --precision nvfp4 --gbs 64 --seq 2048
 finish

@@ -10,7 +10,8 @@ else
   echo "FAIL: last line: $last"; fails=$((fails + 1))
 fi
 expect 0 "mcore080_h100_weak_1.7b" -- "$BIN" validate --runs "$tmp/few.yaml"
-"$BIN" validate --runs "$tmp/few.yaml" --json | python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["summary"]["throughput"]["runs"] >= 1' \
+"$BIN" validate --runs "$tmp/few.yaml" --json | python3 -c \
+  'import json,sys; j=json.load(sys.stdin); assert j["summary"]["throughput"]["runs"] >= 1' \
   && echo "ok: validate --json" || { echo "FAIL: validate --json"; fails=$((fails + 1)); }
 
 # --framework-defaults: torchtitan's 405B pipeline row takes its pp micro-batches (mbs 32 / 8 = 4), not mbs 1.
@@ -28,14 +29,17 @@ assert why["mbs"] == ("1", "fastest that fits"), why
 assert why["fp8_recipe"] == ("tensorwise", "recipe default"), why
 b = row["bracket"]
 assert b["settings"] > 1 and b["worst_error_pct"] <= row["error_pct"] <= b["best_error_pct"], b
-' && echo "ok: validate --json carries unstated fields and the bracket" || { echo "FAIL: unstated/bracket JSON"; fails=$((fails + 1)); }
+' && echo "ok: validate --json carries unstated fields and the bracket" \
+  || { echo "FAIL: unstated/bracket JSON"; fails=$((fails + 1)); }
 expect 0 "mbs=4 (pp micro-batches)" -- "$BIN" validate --runs "$tmp/titan_pp.yaml" --framework-defaults
 "$BIN" validate --runs "$tmp/titan_pp.yaml" --framework-defaults --json |
   python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["context"]["framework_defaults"] is True' \
-  && echo "ok: validate --framework-defaults --json" || { echo "FAIL: framework_defaults in JSON"; fails=$((fails + 1)); }
+  && echo "ok: validate --framework-defaults --json" \
+  || { echo "FAIL: framework_defaults in JSON"; fails=$((fails + 1)); }
 
 sed 's/  trust: high/  trusst: high/' "$tmp/few.yaml" >"$tmp/typo.yaml"
-expect 2 "unknown key 'mcore080_h100_weak_1.7b.trusst', did you mean 'trust'?" -- "$BIN" validate --runs "$tmp/typo.yaml"
+expect 2 "unknown key 'mcore080_h100_weak_1.7b.trusst', did you mean 'trust'?" -- "$BIN" validate \
+  --runs "$tmp/typo.yaml"
 expect 2 "cannot open" -- "$BIN" validate --runs "$tmp/none.yaml"
 # --system: a calibrated profile's tables apply to the runs on its GPU (here a deliberately slow NVLink, so the
 # tensor-parallel runs predict lower and the error changes).
@@ -53,6 +57,7 @@ tiers:
 Y
 base=$("$BIN" validate --runs "$tmp/few.yaml" | tail -n 1)
 slow=$("$BIN" validate --runs "$tmp/few.yaml" --system "$tmp/slow.yaml" | tail -n 1)
-if [ "$base" != "$slow" ]; then echo "ok: --system changes the prediction ($slow)"; else echo "FAIL: --system ignored"; fails=$((fails + 1)); fi
+if [ "$base" != "$slow" ]; then echo "ok: --system changes the prediction ($slow)"
+else echo "FAIL: --system ignored"; fails=$((fails + 1)); fi
 expect 2 "unknown cluster" -- "$BIN" validate --runs "$tmp/few.yaml" --system no-such-cluster
 finish

@@ -142,6 +142,30 @@ TEST_CASE("exact parameter counts of well-known models") {
   CHECK(total_params(load_model("llama-3.1-405b")) == 405853388800.0);
 }
 
+TEST_CASE("the FlexGen paper's OPT models: Table 1 shapes of Zhang et al. 2022 and their hand-counted totals") {
+  struct Opt {
+    const char* name;
+    int layers, hidden, heads;
+  };
+  for (const Opt& o : {Opt{"opt-6.7b", 32, 4096, 32}, Opt{"opt-30b", 48, 7168, 56}, Opt{"opt-175b", 96, 12288, 96}}) {
+    CAPTURE(o.name);
+    const ModelDesc m = load_model(o.name);
+    CHECK(m.layers == o.layers);
+    CHECK(m.hidden == o.hidden);
+    CHECK(m.heads == o.heads);
+    CHECK(m.kv_heads == o.heads);
+    CHECK(m.head_dim == 128);
+    CHECK(m.ffn_hidden == 4 * o.hidden);
+    CHECK(m.vocab == 50272);
+    CHECK(m.max_position == 2048);
+    // Per block: q, k, v, o with biases, fc1 and fc2 with biases, two LayerNorms (scale + bias); then the tied
+    // token embedding, 2048 learned positions and the final LayerNorm.
+    const double h = o.hidden, f = 4 * h;
+    const double block = 4 * h * h + 4 * h + 2 * h * f + f + h + 4 * h;
+    CHECK(total_params(m) == o.layers * block + (50272 + 2048) * h + 2 * h);
+  }
+}
+
 TEST_CASE("Hugging Face config.json: Llama, Mistral, Qwen2, Qwen3") {
   const ModelDesc llama = load_model(kHf + "llama-3-8b.json");
   CHECK(llama.name == "llama-3-8b");

@@ -32,8 +32,10 @@ efficiency:
   kernel_overhead_source: "t"
 node:
   gpus_per_node: 8
-  scale_up: {name: nvlink, domain_gpus: 8, bw_per_gpu_gbps: 450, latency_us: 3.4, busbw_eff: {points: [[1, 0.8]], source: "t"}, sources: ["t"]}
-scale_out: {name: ib, bw_per_gpu_gbps: 50, latency_us: 14, busbw_eff: {points: [[1, 0.86]], source: "t"}, sources: ["t"]}
+  scale_up: {name: nvlink, domain_gpus: 8, bw_per_gpu_gbps: 450, latency_us: 3.4,
+             busbw_eff: {points: [[1, 0.8]], source: "t"}, sources: ["t"]}
+scale_out: {name: ib, bw_per_gpu_gbps: 50, latency_us: 14,
+            busbw_eff: {points: [[1, 0.86]], source: "t"}, sources: ["t"]}
 host_memory_gib_per_gpu: 256
 )";
 
@@ -188,9 +190,10 @@ tiers:
 provenance: "test"
 sources: ["test"]
 )";
-    CHECK_THROWS_WITH_AS(parse_cluster(text, "x.yaml", 0),
-                         "x.yaml:6: tiers[0].domain_gpus: only the outermost tier may be unbounded (0); 'nvlink' is inside 'ib'",
-                         ConfigError);
+    CHECK_THROWS_WITH_AS(
+        parse_cluster(text, "x.yaml", 0),
+        "x.yaml:6: tiers[0].domain_gpus: only the outermost tier may be unbounded (0); 'nvlink' is inside 'ib'",
+        ConfigError);
   }
   SUBCASE("inherits names an unknown cluster") {
     CHECK_THROWS_WITH_AS(parse_cluster("schema_version: 1\nkind: cluster\nname: x\ninherits: dgx-h10\n", "x.yaml", 0),
@@ -283,9 +286,10 @@ TEST_CASE("fitted: scales apply to the inherited tables, ranges and names are ch
                        doctest::Contains("fitted.alltoall_scale.infiniband: 3 is outside the physical range"),
                        ConfigError);
 
-  CHECK_THROWS_WITH_AS(parse_cluster(base + "fitted:\n  overlap_efficiency: 2\n", "c.yaml", 0),
-                       doctest::Contains("c.yaml:7: fitted.overlap_efficiency: 2 is outside the physical range [0.25, 1.25]"),
-                       ConfigError);
+  CHECK_THROWS_WITH_AS(
+      parse_cluster(base + "fitted:\n  overlap_efficiency: 2\n", "c.yaml", 0),
+      doctest::Contains("c.yaml:7: fitted.overlap_efficiency: 2 is outside the physical range [0.25, 1.25]"),
+      ConfigError);
   CHECK_THROWS_WITH_AS(parse_cluster(base + "fitted:\n  busbw_scale: {ib: 0.9}\n", "c.yaml", 0),
                        doctest::Contains("ib"), ConfigError);
   CHECK_THROWS_WITH_AS(parse_cluster(base + "fitted:\n  gemm_scale: {fp4: 0.9}\n", "c.yaml", 0),

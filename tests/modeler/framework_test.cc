@@ -143,6 +143,7 @@ TEST_CASE("framework_traits lists every trait once, with its value as text") {
   CHECK(value(hff, "state_bytes (weights, gradients, optimizer)") == "4, 4, 8");
   CHECK(value(hff, "zero3_gather") == "fsdp_units");
   CHECK(value(hff, "zero_stages") == "0,2,3");
+  CHECK(value(hff, "fused_projections") == "no");  // inherited from hf-deepspeed: the same transformers modules
 }
 
 TEST_CASE("select_framework: profiles keyed by the stated release, else the date, else the current one") {

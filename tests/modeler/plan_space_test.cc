@@ -22,6 +22,17 @@ SpaceRequest tiny_request(std::vector<int> tp = {}, std::vector<int> cp = {}, st
   r.pp.values = std::move(pp);
   return r;
 }
+
+/// The tiny model with 4 routed experts of width 32, top-2, in every layer: ep can be 1, 2 or 4.
+ModelDesc tiny_four_experts() {
+  ModelDesc m = test::tiny_model();
+  MoeDesc moe;
+  moe.experts = 4;
+  moe.top_k = 2;
+  moe.expert_ffn_hidden = 32;
+  m.moe = moe;
+  return m;
+}
 }  // namespace
 
 TEST_CASE("parse_axis: values, lists, ranges and stepped ranges") {
@@ -180,19 +191,14 @@ TEST_CASE("make_plan_space: TSP layouts and SDP settings only when asked for") {
 }
 
 TEST_CASE("make_plan_space: MoE models get expert-parallel layouts that divide experts and dp x cp") {
-  ModelDesc m = test::tiny_model();
-  MoeDesc moe;
-  moe.experts = 4;
-  moe.top_k = 2;
-  moe.expert_ffn_hidden = 32;
-  m.moe = moe;
+  const ModelDesc m = tiny_four_experts();
   const System s = test::synthetic_system(8);
   const SpaceRequest r = tiny_request({1}, {1}, {1});
   const PlanSpace space = make_plan_space(m, s, r);
   std::set<int> eps;
   for (const Layout& l : space.layouts) {
     CHECK((l.dp * l.cp) % l.ep == 0);
-    CHECK(moe.experts % l.ep == 0);
+    CHECK(m.moe->experts % l.ep == 0);
     eps.insert(l.ep);
   }
   CHECK(eps == std::set<int>{1, 2, 4});  // 8 would exceed the 4 experts
@@ -206,12 +212,7 @@ TEST_CASE("make_plan_space: MoE models get expert-parallel layouts that divide e
 }
 
 TEST_CASE("make_plan_space: dispatchers and node limits are axes of the ep > 1 layouts only") {
-  ModelDesc m = test::tiny_model();
-  MoeDesc moe;
-  moe.experts = 4;
-  moe.top_k = 2;
-  moe.expert_ffn_hidden = 32;
-  m.moe = moe;
+  const ModelDesc m = tiny_four_experts();
   const System s = test::synthetic_system(8);
   SpaceRequest r = tiny_request({1}, {1}, {1});
   const PlanSpace plain = make_plan_space(m, s, r);
@@ -237,7 +238,9 @@ TEST_CASE("make_plan_space: dispatchers and node limits are axes of the ep > 1 l
   CHECK_THROWS_WITH_AS(make_plan_space(m, s, r), "--moe-max-nodes: '-1' is below 0 (0: no node limit)", ConfigError);
 }
 
-TEST_CASE("make_plan_space: a pp that does not divide the layers is an uneven layout, interleaved over the busiest rank's layers") {
+TEST_CASE(
+    "make_plan_space: a pp that does not divide the layers is an uneven layout, interleaved over the busiest rank's "
+    "layers") {
   ModelDesc m = test::tiny_model();
   m.layers = 3;
   const System s = test::synthetic_system(8);

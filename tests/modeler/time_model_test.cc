@@ -168,8 +168,9 @@ TEST_CASE("per-micro-batch communication repeats for every micro-batch") {
   CHECK(t.shape.microbatch_comm.v == doctest::Approx(0.2));
   // Behind the micro-batch's compute (Window::layer = t_f + t_b = 7.5 ms) 192.5 ms stay exposed.
   comm.microbatch[0].window = Window::layer;
-  CHECK(step_time(su.ctx(), su.sharding(), eight(), comm, layer_1_2(), head_half_1()).exposed_comm[kind(CommKind::pp)].v ==
-        doctest::Approx((0.2 - 0.0075) * 8));
+  CHECK(step_time(su.ctx(), su.sharding(), eight(), comm, layer_1_2(), head_half_1())
+            .exposed_comm[kind(CommKind::pp)]
+            .v == doctest::Approx((0.2 - 0.0075) * 8));
 }
 
 TEST_CASE("gradient buckets: max(40M, 1M x dp) elements; the last bucket is always exposed") {

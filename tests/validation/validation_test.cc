@@ -52,7 +52,9 @@ io::GroupStats group(bool (*pick)(const io::PublishedRun&)) {
 }
 
 bool korthikanti(const io::PublishedRun& r) { return r.source.rfind("Korthikanti", 0) == 0; }
-bool megatron_based(const io::PublishedRun& r) { return !r.moe && (r.framework == "megatron-lm" || r.framework == "nemo"); }
+bool megatron_based(const io::PublishedRun& r) {
+  return !r.moe && (r.framework == "megatron-lm" || r.framework == "nemo");
+}
 bool dense(const io::PublishedRun& r) { return !r.moe; }
 bool moe(const io::PublishedRun& r) { return r.moe; }
 

@@ -8,7 +8,9 @@ using namespace shardplan;
 using namespace shardplan::serving;
 
 namespace {
-// OPT-30B's shape (facebook/opt-30b config.json): 48 layers, hidden 7168, ffn 28672, 56 heads, vocab 50272.
+// OPT-30B (facebook/opt-30b config.json): 48 layers, hidden 7168, ffn 28672, 56 heads, vocab 50272, 2048 learned
+// positions, tied, biases, LayerNorm. Built in code as models/opt-30b.yaml states it (tests/io/model_io_test.cc
+// checks that file against the OPT paper's Table 1).
 ModelDesc opt30b() {
   ModelDesc m;
   m.name = "opt-30b";
@@ -18,7 +20,12 @@ ModelDesc opt30b() {
   m.heads = m.kv_heads = 56;
   m.head_dim = 128;
   m.vocab = 50272;
+  m.gated_mlp = false;
+  m.tied_embeddings = true;
+  m.linear_bias = true;
+  m.norm = NormKind::layernorm;
   m.position = PositionKind::learned;
+  m.max_position = 2048;
   return m;
 }
 
