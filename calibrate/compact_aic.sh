@@ -16,12 +16,16 @@ mkdir -p "$dst"
 zcat "$src/gemm.csv.gz" | awk -F, -v gpus="$gpus" '
   NR == 1 { print; next }
   BEGIN { split("128 256 512 1024 2048 4096 8192 16384 32768", a, " "); for (i in a) M[a[i]] = 1
-          split("128 256 512 1024 1536 2048 3072 4096 6144 8192 12288 16384 51200 65536", b, " "); for (i in b) NK[b[i]] = 1 }
-  $1 ~ gpus && ($2 == "bf16" || $2 == "fp8" || $2 == "fp8_block" || $2 == "nvfp4") && ($3 in M) && ($4 in NK) && ($5 in NK)' > "$dst/gemm.csv.tmp"
+          split("128 256 512 1024 1536 2048 3072 4096 6144 8192 12288 16384 51200 65536", b, " ")
+          for (i in b) NK[b[i]] = 1 }
+  $1 ~ gpus && ($2 == "bf16" || $2 == "fp8" || $2 == "fp8_block" || $2 == "nvfp4") &&
+    ($3 in M) && ($4 in NK) && ($5 in NK)' > "$dst/gemm.csv.tmp"
 mv "$dst/gemm.csv.tmp" "$dst/gemm.csv"
 zcat "$src/attention_prefill.csv.gz" | awk -F, -v gpus="$gpus" '
   NR == 1 { print; next }
-  $1 ~ gpus && $2 == "kernel" && $3 == "bf16" && $4 == "bf16" && $9 == 128 && $6 >= 512' > "$dst/attention_prefill.csv.tmp"
+  $1 ~ gpus && $2 == "kernel" && $3 == "bf16" && $4 == "bf16" && $9 == 128 && $6 >= 512' \
+  > "$dst/attention_prefill.csv.tmp"
 mv "$dst/attention_prefill.csv.tmp" "$dst/attention_prefill.csv"
-awk -F, -v gpus="$gpus" 'NR == 1 { print; next } $1 == "nccl" && $2 ~ gpus && $7 == "fp16"' "$src/nccl.csv" > "$dst/nccl.csv.tmp"
+awk -F, -v gpus="$gpus" 'NR == 1 { print; next } $1 == "nccl" && $2 ~ gpus && $7 == "fp16"' "$src/nccl.csv" \
+  > "$dst/nccl.csv.tmp"
 mv "$dst/nccl.csv.tmp" "$dst/nccl.csv"
