@@ -18,6 +18,15 @@ Host desktop() {
   h.pcie_bw = GBps(25);
   return h;
 }
+/// The setup every case starts from: `sm` on `sys`'s GPU beside the desktop host, with `vram` of it for weights.
+OffloadSetup setup(const ServingModel& sm, const System& sys, Bytes vram = Bytes(0)) {
+  OffloadSetup s;
+  s.model = &sm;
+  s.gpu = &sys.gpu;
+  s.host = desktop();
+  s.vram = vram;
+  return s;
+}
 ModelDesc small_moe() {
   ModelDesc m = test::llama3_8b();
   m.moe = MoeDesc{32, 4, 2048, 0, 0, 0, false, false};
@@ -33,11 +42,7 @@ TEST_CASE("tensor placement is never slower than the best -ngl split at equal VR
       p.weights = p.moe_weights = f;
       const ServingModel sm = make_serving_model(m, p);
       for (double gib : {2.0, 4.0, 8.0, 12.0}) {
-        OffloadSetup s;
-        s.model = &sm;
-        s.gpu = &sys.gpu;
-        s.host = desktop();
-        s.vram = GiB(gib);
+        OffloadSetup s = setup(sm, sys, GiB(gib));
         const auto items = offload_items(s);
         const Placement layer = best_layer_placement(items, s);
         const Placement tensor = tensor_placement(items, s);
@@ -54,11 +59,7 @@ TEST_CASE("tensor placement is never slower than the best -ngl split at equal VR
 TEST_CASE("decode computes host tensors on the CPU, prefill streams them") {
   System sys = test::round_system();
   const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
-  OffloadSetup s;
-  s.model = &sm;
-  s.gpu = &sys.gpu;
-  s.host = desktop();
-  s.vram = GiB(4);
+  OffloadSetup s = setup(sm, sys, GiB(4));
   const auto items = offload_items(s);
   const Placement p = layer_placement(items, s, 0);  // nothing on the GPU
   int cpu_decode = 0, stream_prefill = 0;
@@ -74,10 +75,7 @@ TEST_CASE("decode computes host tensors on the CPU, prefill streams them") {
 TEST_CASE("-ngl counts the output layer: blocks + 1 puts everything on the GPU") {
   System sys = test::round_system();
   const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
-  OffloadSetup s;
-  s.model = &sm;
-  s.gpu = &sys.gpu;
-  s.host = desktop();
+  OffloadSetup s = setup(sm, sys);
   const auto items = offload_items(s);
   const Placement all = layer_placement(items, s, 33), one = layer_placement(items, s, 1);
   for (size_t i = 0; i < items.size(); ++i) {
@@ -90,10 +88,7 @@ TEST_CASE("-ngl counts the output layer: blocks + 1 puts everything on the GPU")
 TEST_CASE("experts of the first N blocks on the host read as --n-cpu-moe N") {
   System sys = test::round_system();
   const ServingModel sm = make_serving_model(small_moe(), Precision{});
-  OffloadSetup s;
-  s.model = &sm;
-  s.gpu = &sys.gpu;
-  s.host = desktop();
+  OffloadSetup s = setup(sm, sys);
   const auto items = offload_items(s);
   Placement p = layer_placement(items, s, 33);
   for (size_t i = 0; i < items.size(); ++i)
@@ -106,10 +101,7 @@ TEST_CASE("experts of the first N blocks on the host read as --n-cpu-moe N") {
 TEST_CASE("llama.cpp flags as a placement: -ngl, --n-cpu-moe and -ot regexes; the flags round-trip") {
   System sys = test::round_system();
   const ServingModel sm = make_serving_model(small_moe(), Precision{});
-  OffloadSetup s;
-  s.model = &sm;
-  s.gpu = &sys.gpu;
-  s.host = desktop();
+  OffloadSetup s = setup(sm, sys);
   const auto items = offload_items(s);
   // -ngl alone is the layer placement.
   const Placement ngl = flags_placement(items, s, 20, 0, {});
@@ -138,10 +130,7 @@ TEST_CASE("llama.cpp flags as a placement: -ngl, --n-cpu-moe and -ot regexes; th
 TEST_CASE("llama.cpp's op-offload rule: a host weight streams from 32 tokens a step, the CPU computes it below") {
   System sys = test::round_system();
   const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
-  OffloadSetup s;
-  s.model = &sm;
-  s.gpu = &sys.gpu;
-  s.host = desktop();
+  OffloadSetup s = setup(sm, sys);
   s.host.pcie_bw = GBps(0.5);  // a slow link: streaming is never the cheaper home
   s.vram = GiB(4);
   s.op_offload_min_batch = kLlamaCppOpOffloadMinBatch;
@@ -168,11 +157,7 @@ TEST_CASE("llama.cpp's op-offload rule: a host weight streams from 32 tokens a s
 TEST_CASE("prefill attention covers the cache before the ubatch: prefill_keys") {
   System sys = test::round_system();
   const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
-  OffloadSetup s;
-  s.model = &sm;
-  s.gpu = &sys.gpu;
-  s.host = desktop();
-  s.vram = GiB(80);
+  OffloadSetup s = setup(sm, sys, GiB(80));
   s.prefill_tokens = 512;
   s.context = 32768;
   const auto empty = offload_items(s);  // prefill_keys 0: the ubatch's causal half
