@@ -98,7 +98,7 @@ class PredictCommand final : public Command {
                   << (replaced.empty() ? "" : "; replaced by flags: " + replaced) << "\n";
       }
       std::cout << format_model(model) << "\n"
-                << format_plan(plan, model.moe.has_value()) << format_finetune(plan, model);
+                << format_plan(plan, model.moe.has_value(), &fw) << format_finetune(plan, model);
       if (!invalid) {
         std::cout << "\n" << format_memory(e.memory) << "\n" << format_time(e.time) << "\n" << format_throughput(e)
                   << "trust: " << record.text << "\n";

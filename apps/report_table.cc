@@ -1,6 +1,7 @@
 #include "apps/report_table.h"
 
 #include "apps/text.h"
+#include "modeler/precision_recipe.h"
 
 #include <cmath>
 #include <cstdio>
@@ -39,19 +40,21 @@ std::string format_model(const ModelDesc& m) {
   return s;
 }
 
-std::string format_plan(const Plan& p, bool moe_model) {
+std::string format_plan(const Plan& p, bool moe_model, const Framework* fw) {
   char buf[400];
   const std::string block =
       p.recompute_layers > 0 ? " (" + std::to_string(p.recompute_layers) + " layers per chunk)"
       : p.recompute == Recompute::selective && p.recompute_modules != kRecomputeCoreAttn
           ? " (" + recompute_modules_string(p.recompute_modules) + ")"
           : "";
+  std::string precision = to_string(p.precision);
+  if (fw && p.precision == Dtype::fp8) precision += std::string(" (") + to_string(effective_fp8_recipe(p, *fw)) + ")";
   std::snprintf(buf, sizeof buf,
                 "plan: tp %d  pp %d  vpp %d  cp %d  dp %d  | zero %d  sp %s%s | mbs %d  gbs %d  seq %d  "
                 "(%d micro-batches/step) | recompute %s%s | %s\n",
                 p.tp, p.pp, p.vpp, p.cp, p.dp, p.zero, p.sequence_parallel ? "on" : "off",
                 p.tp_comm_overlap ? "  tp-overlap" : "", p.micro_batch, p.global_batch, p.seq_len,
-                p.num_microbatches(), to_string(p.recompute), block.c_str(), to_string(p.precision));
+                p.num_microbatches(), to_string(p.recompute), block.c_str(), precision.c_str());
   std::string s = buf;
   if (p.tsp > 1) s += "      tsp " + std::to_string(p.tsp) + " (folded tensor + sequence parallel)\n";
   if (moe_model)

@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include "modeler/framework.h"
 #include "tests/modeler/test_fixtures.h"
 
 using namespace shardplan;
@@ -25,6 +26,18 @@ TEST_CASE("format_plan shows expert parallelism only for a mixture-of-experts mo
   p.recompute = Recompute::full;
   p.recompute_layers = 4;
   CHECK(format_plan(p, false).find("recompute full (4 layers per chunk)") != std::string::npos);
+}
+
+TEST_CASE("format_plan names the fp8 recipe a plan runs: its own, else the framework's") {
+  Plan p;
+  p.precision = Dtype::fp8;
+  const Framework& megatron = *find_framework("megatron-lm");  // Megatron-Core's default: delayed scaling
+  CHECK(format_plan(p, false).find("| fp8\n") != std::string::npos);  // no framework given: the precision alone
+  CHECK(format_plan(p, false, &megatron).find("| fp8 (delayed)\n") != std::string::npos);
+  p.fp8_recipe = Fp8Recipe::blockwise;
+  CHECK(format_plan(p, false, &megatron).find("| fp8 (blockwise)\n") != std::string::npos);
+  p.precision = Dtype::bf16;
+  CHECK(format_plan(p, false, &megatron).find("| bf16\n") != std::string::npos);
 }
 
 TEST_CASE("format_time lists the parts and the step they add up to") {
