@@ -9,19 +9,8 @@ using namespace shardplan;
 namespace {
 // 2 layers, h 4, f 8, 2 heads of 2, V 10, GELU MLP, untied, biases, LayerNorm, 16 learned positions.
 ModelDesc tiny() {
-  ModelDesc m;
-  m.name = "tiny";
-  m.layers = 2;
-  m.hidden = 4;
-  m.ffn_hidden = 8;
-  m.heads = 2;
-  m.kv_heads = 2;
-  m.head_dim = 2;
-  m.vocab = 10;
-  m.gated_mlp = false;
-  m.tied_embeddings = false;
+  ModelDesc m = test::plain_model("tiny", 2, 4, 8, 2, 2, 2, 10);
   m.linear_bias = true;
-  m.norm = NormKind::layernorm;
   m.position = PositionKind::learned;
   m.max_position = 16;
   return m;

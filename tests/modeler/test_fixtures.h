@@ -17,25 +17,25 @@
 
 namespace shardplan::test {
 
-/// 2 layers, h 64, f 4h (plain GELU MLP), 4 heads of 16 (MHA), V 128, LayerNorm, RoPE, no biases, untied.
-/// The shape of Korthikanti et al.'s activation derivation (f = 4h, a x d = h).
-inline ModelDesc tiny_model() {
+/// A model of the given shape with every ModelDesc default (plain GELU MLP, untied, no biases, LayerNorm, RoPE):
+/// the common start of the tests' hand-counted models, which then set what differs.
+inline ModelDesc plain_model(std::string name, int layers, int hidden, int ffn_hidden, int heads, int kv_heads,
+                             int head_dim, int vocab) {
   ModelDesc m;
-  m.name = "tiny";
-  m.layers = 2;
-  m.hidden = 64;
-  m.ffn_hidden = 256;
-  m.heads = 4;
-  m.kv_heads = 4;
-  m.head_dim = 16;
-  m.vocab = 128;
-  m.gated_mlp = false;
-  m.tied_embeddings = false;
-  m.linear_bias = false;
-  m.norm = NormKind::layernorm;
-  m.position = PositionKind::rope;
+  m.name = std::move(name);
+  m.layers = layers;
+  m.hidden = hidden;
+  m.ffn_hidden = ffn_hidden;
+  m.heads = heads;
+  m.kv_heads = kv_heads;
+  m.head_dim = head_dim;
+  m.vocab = vocab;
   return m;
 }
+
+/// 2 layers, h 64, f 4h (plain GELU MLP), 4 heads of 16 (MHA), V 128, LayerNorm, RoPE, no biases, untied.
+/// The shape of Korthikanti et al.'s activation derivation (f = 4h, a x d = h).
+inline ModelDesc tiny_model() { return plain_model("tiny", 2, 64, 256, 4, 4, 16, 128); }
 
 /// The tiny model with grouped-query attention (2 K/V heads) and a SwiGLU MLP of width 96 per projection.
 inline ModelDesc tiny_gqa_gated() {
@@ -66,14 +66,7 @@ inline ModelDesc tiny_moe() {
 /// GPT-3 175B as Megatron-LM trains it (Narayanan et al. 2021, Table 1): 96 layers, h 12288, 96 heads, V 51200,
 /// tied embeddings, learned positions (2048), biases, LayerNorm.
 inline ModelDesc gpt3_175b() {
-  ModelDesc m;
-  m.name = "gpt3-175b";
-  m.layers = 96;
-  m.hidden = 12288;
-  m.ffn_hidden = 4 * 12288;
-  m.heads = m.kv_heads = 96;
-  m.head_dim = 128;
-  m.vocab = 51200;
+  ModelDesc m = plain_model("gpt3-175b", 96, 12288, 4 * 12288, 96, 96, 128, 51200);
   m.tied_embeddings = true;
   m.linear_bias = true;
   m.norm = NormKind::layernorm;
@@ -85,19 +78,9 @@ inline ModelDesc gpt3_175b() {
 /// Llama-2-7B (meta-llama/Llama-2-7b-hf config.json): 32 layers, h 4096, SwiGLU 11008, 32 heads (MHA), V 32000,
 /// untied, RMSNorm, RoPE, no biases. 6,738,415,616 parameters.
 inline ModelDesc llama2_7b() {
-  ModelDesc m;
-  m.name = "llama-2-7b";
-  m.layers = 32;
-  m.hidden = 4096;
-  m.ffn_hidden = 11008;
-  m.heads = m.kv_heads = 32;
-  m.head_dim = 128;
-  m.vocab = 32000;
+  ModelDesc m = plain_model("llama-2-7b", 32, 4096, 11008, 32, 32, 128, 32000);
   m.gated_mlp = true;
-  m.tied_embeddings = false;
-  m.linear_bias = false;
   m.norm = NormKind::rmsnorm;
-  m.position = PositionKind::rope;
   return m;
 }
 

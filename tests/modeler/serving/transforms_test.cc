@@ -15,36 +15,12 @@ using namespace shardplan::serving;
 namespace {
 
 // One block, hidden 64, plain (non-gated) MLP of 128, 4 heads of 16, vocab 100: every tensor's bytes by hand.
-ModelDesc tiny() {
-  ModelDesc m;
-  m.name = "tiny";
-  m.layers = 1;
-  m.hidden = 64;
-  m.ffn_hidden = 128;
-  m.heads = 4;
-  m.kv_heads = 4;
-  m.head_dim = 16;
-  m.vocab = 100;
-  m.gated_mlp = false;
-  return m;
-}
+ModelDesc tiny() { return test::plain_model("tiny", 1, 64, 128, 4, 4, 16, 100); }
 
 // Two blocks, hidden 1024, plain MLP of 4096, 8 heads of 128, vocab 1000: big enough that the block linears are
 // most of a step, small enough to count by hand. A block's linears hold 4 x 1024 x 1024 (q, k, v, o) +
 // 2 x 4096 x 1024 (up, down) = 12 Mi weights.
-ModelDesc small() {
-  ModelDesc m;
-  m.name = "small";
-  m.layers = 2;
-  m.hidden = 1024;
-  m.ffn_hidden = 4096;
-  m.heads = 8;
-  m.kv_heads = 8;
-  m.head_dim = 128;
-  m.vocab = 1000;
-  m.gated_mlp = false;
-  return m;
-}
+ModelDesc small() { return test::plain_model("small", 2, 1024, 4096, 8, 8, 128, 1000); }
 
 const WeightTensor& find(const std::vector<WeightTensor>& ts, const std::string& name) {
   for (const auto& t : ts)
@@ -268,14 +244,7 @@ TEST_CASE("techniques.md 8 (b): a 4096 x 14336 layer at 95% block sparsity, bloc
 
 TEST_CASE("techniques.md 8 (a): Llama-3.2-1B with 95% MLP sparsity stores 2.5-3x fewer weight bytes") {
   // Llama-3.2-1B config.json: 16 layers, hidden 2048, MLP 8192, 32 heads of 64, 8 KV heads, vocab 128256, tied.
-  ModelDesc m;
-  m.layers = 16;
-  m.hidden = 2048;
-  m.ffn_hidden = 8192;
-  m.heads = 32;
-  m.kv_heads = 8;
-  m.head_dim = 64;
-  m.vocab = 128256;
+  ModelDesc m = test::plain_model("llama-3.2-1b", 16, 2048, 8192, 32, 8, 64, 128256);
   m.gated_mlp = true;
   m.tied_embeddings = true;
   std::vector<WeightTensor> ts = model_tensors(m, Precision{});
