@@ -47,7 +47,7 @@ struct HostSpec {
   double memory_gib = 64;
   double dram_peak_gbps = 0;  // channels x 8 B x MT/s, or a figure the source states
   int memory_channels = 2;
-  int cores = 0;  // physical cores: llama.cpp's default thread count (cpu_get_num_math)
+  int cores = 0;  // physical cores: llama.cpp's default threads (common.cpp postprocess_cpu_params: cpu_get_num_math)
   CpuIsa isa = CpuIsa::avx2;
   int pcie_gen = 4;
   double pcie_link_gbps = 31.5;  // per direction: pcie_link_gbps(gen, lanes), or the GPU profile's host link
