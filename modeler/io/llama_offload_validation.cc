@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "modeler/problems.h"
+#include "modeler/serving/host_rates.h"
 #include "modeler/serving/offload.h"
 
 namespace shardplan::io {
@@ -14,17 +15,26 @@ serving::WeightFormat fmt_of(const std::string& s) { return *serving::parse_weig
 
 }  // namespace
 
-// Channels x data rate x 8 bytes of each platform's specification (recalled, not re-checked here) [U].
-std::optional<double> cpu_peak_memory_gbps(const std::string& cpu) {
-  if (cpu.find("i7-10700") != std::string::npos) return 45.8;  // Intel ARK: 2 x DDR4-2933 [U]
-  if (cpu.find("5975WX") != std::string::npos) return 204.8;    // AMD: 8 x DDR4-3200 [U]
-  if (cpu.find("7950X") != std::string::npos) return 83.2;      // AMD: 2 x DDR5-5200 [U]
+// The platforms of the CPUs the offload rows name: memory channels x the vendor's rated DDR data rate (the peak
+// by serving::dram_peak_gbps; recalled specifications [U]) and the ISA class of the host rule's per-core matmul
+// rate: avx512 for Zen 4, where it was measured; the Intel parts' AVX-512 (Cascade Lake-X) is not that
+// measurement, so they take the AVX2 rate.
+std::optional<CpuPlatform> cpu_platform(const std::string& cpu) {
+  using serving::CpuIsa;
+  if (cpu.find("i7-10700") != std::string::npos) return CpuPlatform{2, 2933, CpuIsa::avx2};    // Intel ARK [U]
+  if (cpu.find("i9-10900X") != std::string::npos) return CpuPlatform{4, 2933, CpuIsa::avx2};   // Intel ARK [U]
+  if (cpu.find("5975WX") != std::string::npos) return CpuPlatform{8, 3200, CpuIsa::avx2};      // AMD, Zen 3 [U]
+  if (cpu.find("7950X") != std::string::npos) return CpuPlatform{2, 5200, CpuIsa::avx512};     // AMD, Zen 4 [U]
   return std::nullopt;
 }
 
-// Host rules, the same as hwprofiles/hosts/desktop-ddr5-5600-2ch-pcie4: sustained memory bandwidth 0.75 x peak,
-// 62.5 GFLOP/s per core (that profile's 1.0 TFLOP/s over 16 Zen 4 cores), pinned copies at 26/31.5 of the PCIe
-// link rate; every one of them [U].
+std::optional<double> cpu_peak_memory_gbps(const std::string& cpu) {
+  const auto p = cpu_platform(cpu);
+  if (!p) return std::nullopt;
+  return serving::dram_peak_gbps(p->channels, p->mega_transfers_per_s);
+}
+
+// The host is the host rule (modeler/serving/host_rates.h) on what the row and the CPU table state.
 void predict_llama_offload_row(const ServingRun& r, const GpuProfile& gpu, ServeRowResult* out) {
   auto skip = [&](std::string why) {
     out->skipped = true;
@@ -32,23 +42,31 @@ void predict_llama_offload_row(const ServingRun& r, const GpuProfile& gpu, Serve
   };
   if (!r.host) return skip("offload row without a host");
   const ServingHost& h = *r.host;
+  const std::optional<CpuPlatform> plat = cpu_platform(h.cpu);
   std::optional<double> peak = h.memory_bw_gbps;
   if (!peak) peak = cpu_peak_memory_gbps(h.cpu);
   if (!peak) return skip("host memory bandwidth not stated and CPU '" + h.cpu + "' not in the table");
   if (!h.cores) return skip("host core count not stated");
-  serving::Host host;
-  host.name = h.cpu;
-  host.memory = GiB(h.memory_gib.value_or(64));
-  host.memory_bw = GBps(0.75 * *peak);
-  host.cpu_flops = TFlops(0.0625 * *h.cores);
-  double link = gpu.gpu.host_link_bw.v / 1e9;
+  serving::HostSpec spec;
+  spec.name = h.cpu;
+  spec.memory_gib = h.memory_gib.value_or(64);
+  spec.dram_peak_gbps = *peak;
+  spec.memory_channels = plat ? plat->channels : 2;
+  if (!plat) out->assumed.push_back("CPU not in the table: 2 memory channels, AVX2");
+  spec.isa = plat ? plat->isa : serving::CpuIsa::avx2;
+  spec.cores = *h.cores;
   if (h.pcie_gen && h.pcie_lanes) {
-    const double lane = *h.pcie_gen <= 3 ? 0.985 : *h.pcie_gen == 4 ? 1.969 : 3.938;  // GB/s per lane, per direction
-    link = lane * *h.pcie_lanes;
+    spec.pcie_gen = *h.pcie_gen;
+    spec.pcie_link_gbps = serving::pcie_link_gbps(*h.pcie_gen, *h.pcie_lanes);
+  } else {
+    // The GPU's own link (its profile's host_link_gbps); above 3 GB/s per lane of x16 it is Gen 5.
+    spec.pcie_link_gbps = gpu.gpu.host_link_bw.v / 1e9;
+    spec.pcie_gen = spec.pcie_link_gbps / 16 > 3.0 ? 5 : 4;
   }
-  host.pcie_bw = GBps(link * 26.0 / 31.5);
-  out->assumed.push_back("host: " + num(0.75 * *peak, "%.0f") + " GB/s, " + num(0.0625 * *h.cores, "%.2f") +
-                         " TFLOP/s, PCIe " + num(link * 26.0 / 31.5, "%.1f") + " GB/s");
+  const serving::Host host = serving::llama_host(spec);
+  out->assumed.push_back("host: " + num(host.memory_bw.v / 1e9, "%.0f") + " GB/s, " +
+                         num(host.cpu_flops.v / 1e12, "%.2f") + " TFLOP/s, PCIe " +
+                         num(host.pcie_bw.v / 1e9, "%.1f") + " GB/s (host rule)");
   serving::Precision prec;
   prec.weights = fmt_of(r.weights_precision);
   prec.moe_weights = fmt_of(r.moe_weights_precision);

@@ -7,11 +7,20 @@
 
 #include "modeler/io/serving_validation.h"
 #include "modeler/io/system_io.h"
+#include "modeler/serving/host_rates.h"
 
 namespace shardplan::io {
 
-/// Peak memory bandwidth (GB/s) of a CPU the offload rows name without a figure: channels x data rate x 8 bytes
-/// of the platform's specification; nullopt for a CPU not in the table.
+/// A CPU's memory platform and ISA, for the host rule (modeler/serving/host_rates.h).
+struct CpuPlatform {
+  int channels = 2;
+  double mega_transfers_per_s = 0;  // the vendor's rated DDR data rate
+  serving::CpuIsa isa = serving::CpuIsa::avx2;
+};
+/// The platform of a CPU the offload rows name; nullopt for a CPU not in the table.
+std::optional<CpuPlatform> cpu_platform(const std::string& cpu);
+
+/// Peak memory bandwidth (GB/s) of a CPU in the table: serving::dram_peak_gbps of its channels and data rate.
 std::optional<double> cpu_peak_memory_gbps(const std::string& cpu);
 
 /// llama.cpp's default physical micro-batch (common/common.h: n_ubatch = 512): the prefill step size when a

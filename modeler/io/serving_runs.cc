@@ -50,7 +50,7 @@ ModelDesc read_inline_model(MapReader& r) {
 const std::vector<std::string> kPolicyKeys = {
     "gpu_batch_size",    "num_gpu_batches", "w_gpu_percent",   "w_cpu_percent",     "cache_gpu_percent",
     "cache_cpu_percent", "act_gpu_percent", "act_cpu_percent", "cpu_cache_compute", "compress_weight",
-    "compress_cache",    "overlap",         "pin_weight"};
+    "compress_cache",    "overlap",         "pin_weight",      "debug_mode"};
 
 // A percentage key of a FlexGen policy: required, in [0, 100].
 double policy_percent(MapReader& r, const std::string& key) {
@@ -74,6 +74,11 @@ serving::FlexgenPolicy read_flexgen_policy(MapReader& f, const ServingOffload& o
   p.compress_cache = f.boolean("compress_cache");
   p.overlap = f.opt_boolean("overlap").value_or(true);        // flex_opt.py --overlap default
   p.pin_weight = f.opt_boolean("pin_weight").value_or(true);  // flex_opt.py --pin-weight default
+  // flex_opt.py --debug (default none); "breakdown" times a no-overlap loop that is not modelled.
+  if (const auto d = f.opt_string("debug_mode")) {
+    if (*d != "fewer_batch") f.fail("debug_mode", "'" + *d + "' is not modelled (only fewer_batch, or null)");
+    p.debug_fewer_batch = true;
+  }
   if (p.w_gpu_percent + p.w_cpu_percent > 100) f.fail("w_cpu_percent", "w_gpu_percent + w_cpu_percent exceeds 100");
   if (p.cache_gpu_percent + p.cache_cpu_percent > 100)
     f.fail("cache_cpu_percent", "cache_gpu_percent + cache_cpu_percent exceeds 100");

@@ -183,26 +183,48 @@ Busy weight_load(const Ctx& c, const SubLayer& l) {
 // step of (layer j, batch k) runs batch k's work while the next sub-layer's weights (at k == 0) and the next
 // step's inputs load and the previous step's outputs store; each step ends in a sync, so it lasts as long as its
 // busiest resource. Without overlap (generation_loop_normal) everything adds up.
-double token_time(const Ctx& c, const std::vector<SubLayer>& ls, int i) {
+std::vector<double> layer_times(const Ctx& c, const std::vector<SubLayer>& ls, int i) {
   const int nb = c.p.num_gpu_batches;
   const int n = static_cast<int>(ls.size());
   std::vector<Busy> own(n), wl(n);
   for (int j = 0; j < n; ++j) own[j] = own_work(c, ls[j], i), wl[j] = weight_load(c, ls[j]);
-  double total = 0;
+  std::vector<double> t(n, 0.0);
   for (int j = 0; j < n; ++j) {
     for (int k = 0; k < nb; ++k) {
       if (!c.p.overlap) {
-        total += own[j].sum() + (k == 0 ? wl[j].sum() : 0);
+        t[j] += own[j].sum() + (k == 0 ? wl[j].sum() : 0);
         continue;
       }
       // Compute of this step; loads (h2d, disk reads) belong to the next step's batch, stores to the previous
       // one's: in the steady state each step carries one batch's worth of each, plus the next layer's weights.
       Busy step = own[j];
       if (k == 0) step += wl[(j + 1) % n];
-      total += step.longest();
+      t[j] += step.longest();
     }
   }
+  return t;
+}
+
+double token_time(const Ctx& c, const std::vector<SubLayer>& ls, int i) {
+  double total = 0;
+  for (double t : layer_times(c, ls, i)) total += t;
   return total;
+}
+
+// FlexGen's --debug fewer_batch decode (flex_opt.py generation_loop_debug_multi_batch and _single_batch): from
+// token 1 on, 20 sub-layer steps run (each timed over all GPU batches, "decoding_gpu_batch"), the mean of the
+// last ten (costs[10:]) times num_layers (the 2 L + 2 sub-layers) is every decode token's time.
+double fewer_batch_decode_time(const Ctx& c, const std::vector<SubLayer>& ls, int gen_len) {
+  constexpr int kRun = 20, kSkip = 10;
+  const int n = static_cast<int>(ls.size());
+  std::vector<double> steps;
+  for (int i = 1; static_cast<int>(steps.size()) < kRun; ++i) {
+    const std::vector<double> t = layer_times(c, ls, i);
+    for (int j = 0; j < n && static_cast<int>(steps.size()) < kRun; ++j) steps.push_back(t[j]);
+  }
+  double mean = 0;
+  for (int s = kSkip; s < kRun; ++s) mean += steps[s] / (kRun - kSkip);
+  return (gen_len - 1) * n * mean;
 }
 
 // Decode tokens 1..gen_len-1. A token's time is a maximum of terms linear in its context, so it is convex and
@@ -233,7 +255,9 @@ double decode_time(const Ctx& c, const std::vector<SubLayer>& ls, int gen_len) {
 FlexgenPrediction flexgen_predict(const ModelDesc& model, const FlexgenPolicy& policy, const FlexgenMachine& hw,
                                   const FlexgenWorkload& work) {
   validate(policy, work);
-  Ctx c{model, policy, hw};
+  FlexgenPolicy run = policy;
+  if (run.debug_fewer_batch) run.overlap = true;  // the debug loops are the overlapped ones
+  Ctx c{model, run, hw};
   c.prompt = work.prompt_len;
   c.w_bytes = policy.compress_weight ? kCompressed : kFp16;
   c.c_bytes = policy.compress_cache ? kCompressed : kFp16;
@@ -274,7 +298,8 @@ FlexgenPrediction flexgen_predict(const ModelDesc& model, const FlexgenPolicy& p
                      num(to_GiB(hw.disk), "%.1f"));
 
   out.prefill = Seconds(token_time(c, ls, 0));
-  out.decode = Seconds(decode_time(c, ls, work.gen_len));
+  out.decode = Seconds(policy.debug_fewer_batch && work.gen_len > 1 ? fewer_batch_decode_time(c, ls, work.gen_len)
+                                                                    : decode_time(c, ls, work.gen_len));
   const double total = out.prefill.v + out.decode.v;
   out.throughput_tokens_per_s = block * work.gen_len / total;
   out.decode_tokens_per_s = work.gen_len > 1 ? block * (work.gen_len - 1) / out.decode.v : 0;

@@ -30,6 +30,10 @@ struct FlexgenPolicy {
   bool compress_cache = false;     // the same for the KV cache
   bool overlap = true;             // FlexGen's --overlap (default true): I/O overlaps compute
   bool pin_weight = true;          // FlexGen's --pin-weight (default true): CPU weights in pinned memory
+  /// FlexGen's --debug fewer_batch, which benchmark/flexgen/bench_suite.py passes for its offloaded cases: the
+  /// decode is projected from ten sub-layer steps of the first decode token, and the overlapped loops run
+  /// whatever --overlap says (flex_opt.py generate, generation_loop_debug_{single,multi}_batch).
+  bool debug_fewer_batch = false;
   int block_size() const { return gpu_batch_size * num_gpu_batches; }
 };
 

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "modeler/problems.h"
+#include "modeler/serving/host_rates.h"
 
 using namespace shardplan;
 
@@ -43,4 +44,15 @@ sources: ["x"]
   std::string nosrc = ok;
   nosrc.replace(nosrc.find("sources: [\"x\"]"), 14, "sources: []");
   CHECK_THROWS_AS(io::parse_flexgen_machine(nosrc, "m.yaml"), ConfigError);
+}
+
+TEST_CASE("the T4 machine's DRAM and PCIe rates are the host rule's") {
+  // Skylake-SP, 6 x DDR4-2666, STREAM-class traffic on a many-channel part; PCIe 3.0 x16 pinned copies.
+  const io::FlexgenMachineProfile p = io::load_flexgen_machine("gcp-n1-highmem-32-t4");
+  const double dram =
+      serving::dram_peak_gbps(6, 2666) * serving::stream_fraction(serving::MemoryPlatform::many_channel);
+  CHECK(to_GBps(p.machine.host_memory_bw) == doctest::Approx(dram).epsilon(1e-3));
+  const double pcie = serving::pcie_link_gbps(3, 16) * serving::pinned_h2d_fraction(3);
+  CHECK(to_GBps(p.machine.pcie_h2d) == doctest::Approx(pcie).epsilon(1e-3));
+  CHECK(to_GBps(p.machine.pcie_d2h) == doctest::Approx(pcie).epsilon(1e-3));
 }

@@ -107,6 +107,11 @@ TEST_CASE("a FlexGen row reads its policy, with FlexGen's defaults for overlap a
   const auto off = io::parse_serving_runs(flexgen_row(", overlap: false, pin_weight: false"), "runs.yaml");
   CHECK_FALSE(off[0].offload->flexgen_policy->overlap);
   CHECK_FALSE(off[0].offload->flexgen_policy->pin_weight);
+  CHECK_FALSE(p.debug_fewer_batch);
+  const auto dbg = io::parse_serving_runs(flexgen_row(", debug_mode: fewer_batch"), "runs.yaml");
+  CHECK(dbg[0].offload->flexgen_policy->debug_fewer_batch);
+  CHECK_THROWS_WITH_AS(io::parse_serving_runs(flexgen_row(", debug_mode: breakdown"), "runs.yaml"),
+                       doctest::Contains("flexgen_policy.debug_mode"), ConfigError);
 }
 
 TEST_CASE("FlexGen policy errors name the file, line and key") {

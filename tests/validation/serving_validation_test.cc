@@ -35,7 +35,8 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // (moe_table.cc), disaggregated runs on whole nodes, aggregated rows run on concurrency / max_batch workers and
   // the generator-deployed rows with AIConfigurator's token budgets (serving_validation.cc), and the llama.cpp
   // offload rows evaluated from their flags: TPOT 21.8% over 1299, TTFT 58.9% over 1305 (135.2% before the
-  // worker count), decode 38.0% over 16 (llama.cpp full-GPU 14.4% over 9, offload 68.3% over 7).
+  // worker count), decode 38.0% over 16 (llama.cpp full-GPU 14.4% over 9, offload 68.3% over 7; 69.9% with
+  // the host rule, below).
   CHECK(o[1].runs >= 1290);
   CHECK(o[1].mape <= 22.0);
   CHECK(o[0].runs >= 1300);
@@ -46,13 +47,19 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   CHECK(full[2].runs >= 9);
   CHECK(full[2].mape <= 14.6);
   const auto& off = rep.by_family.at("llama.cpp offload");
+  // Offload decode 68.3% -> 69.9% over 7 with the host rule (modeler/serving/host_rates.cc) in place of the
+  // unsourced 0.75 x peak: llama.cpp's measured CPU decode reads 0.82 of the peak on two-channel desktops (the
+  // i7-10700 and 7950X rows get faster, further from their measurements) and 0.73 on many-channel parts (the
+  // 5975WX and i9-10900X rows get slightly slower). A sourced correction that moves away from the target.
   CHECK(off[2].runs >= 7);
-  CHECK(off[2].mape <= 69.0);
+  CHECK(off[2].mape <= 70.5);
   // Offload prefill: 58.5% over 4 before the prompt ran in the rows' ubatches (plan.offload.n_ubatch,
   // llama-sweep-bench's PP = one ubatch) with ggml-cuda's 32-token op-offload rule, 37.2% after, 24.5% once
-  // prefill attention covered the cache before each ubatch (OffloadSetup::prefill_keys).
+  // prefill attention covered the cache before each ubatch (OffloadSetup::prefill_keys), 25.0% with the host
+  // rule's measured pinned PCIe fraction (0.831 of Gen4 x16, nvbandwidth; was 26/31.5 = 0.825 [U]): the expert
+  // copies of the over-predicted gpt-oss rows run 0.7% faster.
   CHECK(off[3].runs >= 4);
-  CHECK(off[3].mape <= 25.0);
+  CHECK(off[3].mape <= 25.1);
   // The TRT-LLM dense aggregated rows, the best-covered family, stay within their measured error.
   const auto& trt = rep.by_engine.at("trtllm");
   CHECK(trt[1].mape <= 18.2);
@@ -133,10 +140,12 @@ TEST_CASE("serve validate, FlexGen rows: throughput and decode errors at or belo
   const auto runs = io::load_serving_runs(runs_path());
   const io::ServeValidationReport rep = io::run_serve_validation(runs);
   // Measured at commit time (modeler/serving/flexgen.cc on hwprofiles/machines/gcp-n1-highmem-32-t4.yaml):
-  // throughput 31.4% over 6 rows, decode 20.0% over 3; the RTX 3090 row states no policy and is skipped.
+  // throughput 31.4% over 6 rows, decode 20.0% over 3; 30.7% / 18.6% with the machine's DRAM and PCIe from the
+  // host rule (92.2 and 13.1 GB/s, was 96 and 13.0 [U]); 30.6% / 18.8% with the five bench_suite.py rows'
+  // --debug fewer_batch decode projection. The RTX 3090 row states no policy and is skipped.
   const auto& fg = rep.by_family.at("flexgen");
   CHECK(fg[4].runs == 6);
-  CHECK(fg[4].mape <= 32.0);
+  CHECK(fg[4].mape <= 31.0);
   CHECK(fg[2].runs == 3);
-  CHECK(fg[2].mape <= 20.5);
+  CHECK(fg[2].mape <= 19.3);
 }

@@ -196,3 +196,25 @@ TEST_CASE("flexgen: long generations are summed from samples, consistently with 
   CHECK(big.decode_tokens_per_s > 0);
   CHECK(big.decode_tokens_per_s < flexgen_predict(m, p, round_machine(), {512, 64}).decode_tokens_per_s);
 }
+
+TEST_CASE("flexgen --debug fewer_batch: decode projected from sub-layer steps 10..19 of token 1") {
+  // flex_opt.py generation_loop_debug_*_batch: steps 10..19 of token 1 are 5 MLP and 5 attention sub-layers, so
+  // their mean is half a layer; times num_layers = 2 L + 2 = 98 sub-layers, that is 49 layers per decode token,
+  // every token at token 1's context (513). All on the GPU at batch 1 a layer reads its weights and its cache.
+  const ModelDesc m = opt30b();
+  FlexgenPolicy p = all_gpu(1, 1);
+  p.overlap = false;  // ignored: the debug loops are the overlapped ones (and nothing moves here)
+  p.debug_fewer_batch = true;
+  const double h = m.hidden;
+  const double layer = (2 * (4 * h * h + 2 * h * m.ffn_hidden) + 2.0 * 513 * h * 2) / 100e9;
+  const FlexgenPrediction two = flexgen_predict(m, p, round_machine(), FlexgenWorkload{512, 2});
+  CHECK(two.decode.v == doctest::Approx(49 * layer).epsilon(1e-3));
+  // The projection does not grow with the context: 32 decode tokens cost 32 x one.
+  const FlexgenPrediction many = flexgen_predict(m, p, round_machine(), FlexgenWorkload{512, 33});
+  CHECK(many.decode.v == doctest::Approx(32 * two.decode.v));
+  // The full loop's token 1 has 48 layers and the output embedding (vocab x h weights) instead of 49 layers.
+  p.debug_fewer_batch = false;
+  const FlexgenPrediction full = flexgen_predict(m, p, round_machine(), FlexgenWorkload{512, 2});
+  CHECK(full.decode.v == doctest::Approx(48 * layer + 2 * m.vocab * h / 100e9).epsilon(1e-3));
+  CHECK(full.prefill.v == doctest::Approx(two.prefill.v));
+}

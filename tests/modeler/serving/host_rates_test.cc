@@ -1,0 +1,72 @@
+#include "modeler/serving/host_rates.h"
+
+#include <doctest/doctest.h>
+
+#include "modeler/problems.h"
+
+using namespace shardplan;
+using namespace shardplan::serving;
+
+TEST_CASE("DRAM peak is channels x 8 bytes x data rate") {
+  CHECK(dram_peak_gbps(2, 5600) == doctest::Approx(89.6));
+  CHECK(dram_peak_gbps(8, 3200) == doctest::Approx(204.8));
+  CHECK(dram_peak_gbps(2, 3600) == doctest::Approx(57.6));
+  CHECK(memory_platform(1) == MemoryPlatform::client);
+  CHECK(memory_platform(2) == MemoryPlatform::client);
+  CHECK(memory_platform(4) == MemoryPlatform::many_channel);
+}
+
+TEST_CASE("llama.cpp's CPU decode fraction reproduces the measurements it is taken from") {
+  // llama.cpp issue #4716: Mixtral-8x7B Q8_0, 12.748e9 weights read per token x 34/32 bytes.
+  const double mixtral_gb = 12.748e9 * 34.0 / 32.0 / 1e9;
+  CHECK(mixtral_gb == doctest::Approx(13.545).epsilon(1e-3));
+  const double r5900x = 3.58 * mixtral_gb / dram_peak_gbps(2, 3600);
+  const double r7950x = 3.37 * mixtral_gb / dram_peak_gbps(2, 3600);
+  CHECK(r5900x == doctest::Approx(0.842).epsilon(2e-3));
+  CHECK(r7950x == doctest::Approx(0.793).epsilon(2e-3));
+  CHECK(llama_cpu_decode_fraction(MemoryPlatform::client) == doctest::Approx((r5900x + r7950x) / 2).epsilon(0.01));
+  // llama.cpp issue #11744: Llama-3.1-70B f16, 69.5e9 weights x 2 bytes at 4.31 tok/s on 16 x DDR5-6400.
+  const double server = 4.31 * 69.5e9 * 2 / 1e9 / dram_peak_gbps(16, 6400);
+  CHECK(llama_cpu_decode_fraction(MemoryPlatform::many_channel) == doctest::Approx(server).epsilon(0.01));
+  // A client part sustains more of its peak than a many-channel one, and llama.cpp less than STREAM-class reads.
+  CHECK(llama_cpu_decode_fraction(MemoryPlatform::client) > llama_cpu_decode_fraction(MemoryPlatform::many_channel));
+  CHECK(llama_cpu_decode_fraction(MemoryPlatform::client) < stream_fraction(MemoryPlatform::client));
+  CHECK(stream_fraction(MemoryPlatform::many_channel) == doctest::Approx(73876.7 / 102400.0).epsilon(0.01));
+}
+
+TEST_CASE("per-core matmul rates are the PP-512 measurements over their threads") {
+  const double flop_per_token = 2 * (8.03e9 - 128256.0 * 4096);  // LLaMA-3.1-8B less its input embedding
+  CHECK(llama_cpu_gflops_per_core(CpuIsa::avx512) == doctest::Approx(157.46 * flop_per_token / 16 / 1e9).epsilon(1e-3));
+  CHECK(llama_cpu_gflops_per_core(CpuIsa::avx2) == doctest::Approx(171.99 * flop_per_token / 32 / 1e9).epsilon(1e-3));
+}
+
+TEST_CASE("PCIe link rates and the pinned fraction") {
+  CHECK(pcie_link_gbps(3, 16) == doctest::Approx(15.754).epsilon(1e-3));
+  CHECK(pcie_link_gbps(4, 16) == doctest::Approx(31.508).epsilon(1e-3));
+  CHECK(pcie_link_gbps(5, 16) == doctest::Approx(63.015).epsilon(1e-3));
+  CHECK(pcie_link_gbps(2, 16) == doctest::Approx(8.0));
+  CHECK_THROWS_AS(pcie_link_gbps(6, 16), ConfigError);
+  // nvbandwidth host_to_device_memcpy_ce medians: 26.19 GB/s (8 x RTX 4090), 56.34 (8 x RTX 5090).
+  CHECK(pinned_h2d_fraction(4) * pcie_link_gbps(4, 16) == doctest::Approx(26.19).epsilon(0.002));
+  CHECK(pinned_h2d_fraction(5) * pcie_link_gbps(5, 16) == doctest::Approx(56.34).epsilon(0.002));
+  CHECK(pinned_h2d_fraction(3) == pinned_h2d_fraction(4));
+}
+
+TEST_CASE("llama_host applies the rule to a host's spec") {
+  HostSpec s;
+  s.name = "desktop";
+  s.dram_peak_gbps = dram_peak_gbps(2, 5600);
+  s.memory_channels = 2;
+  s.cores = 16;
+  s.isa = CpuIsa::avx512;
+  s.pcie_gen = 4;
+  s.pcie_link_gbps = pcie_link_gbps(4, 16);
+  const Host h = llama_host(s);
+  CHECK(h.memory_bw.v == doctest::Approx(0.82 * 89.6e9));
+  CHECK(h.cpu_flops.v == doctest::Approx(16 * 147.7e9));
+  CHECK(h.pcie_bw.v == doctest::Approx(0.831 * 31.508e9).epsilon(1e-4));
+  s.memory_channels = 8;  // the same peak on a many-channel part: a lower fraction
+  CHECK(llama_host(s).memory_bw.v == doctest::Approx(0.73 * 89.6e9));
+  s.cores = 0;
+  CHECK_THROWS_WITH_AS(llama_host(s), doctest::Contains("core count"), ConfigError);
+}
