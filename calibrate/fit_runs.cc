@@ -1,12 +1,11 @@
 #include "calibrate/fit_runs.h"
 
-#include <Eigen/Dense>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
 
+#include "calibrate/lm_solver.h"
 #include "modeler/evaluate.h"
 #include "modeler/io/validation_run.h"
 #include "modeler/problems.h"
@@ -18,9 +17,9 @@ namespace {
 // Memory reserve: a prior of 0 +- 2 GiB around the base's, against a per-run scatter of 2 GiB (validate's memory
 // MAPE of ~7% on 60-80 GiB peaks is 4-5 GiB of absolute error before calibration; half of it after).
 constexpr double kMemoryPriorSigmaGiB = 2.0, kMemorySigmaGiB = 2.0;
-// Forward-difference step in prior-sigma units, and the sensitivity below which a parameter is left at its prior:
-// a 1-sigma change moving no run's log step time by 0.1%.
-constexpr double kStepZ = 0.02, kMinSensitivity = 1e-3;
+// The sensitivity below which a parameter is left at its prior: a 1-sigma change moving no run's log step time by
+// 0.1%.
+constexpr double kMinSensitivity = 1e-3;
 constexpr double kZ95 = 1.959964;
 
 const FitParameterSpec& spec(const ParamRef& p) { return fit_parameter_spec(p.kind); }
@@ -77,6 +76,10 @@ class Problem {
   double residual(size_t i, const std::vector<double>& u) const {
     return std::log(runs_[i].run->measured_tokens_per_s_per_gpu / predict(i, u));
   }
+  /// The least-squares problem the solver sees (calibrate/lm_solver.h): rows are runs.
+  LmProblem lm() const {
+    return {prior_u_, sigma_, sigma_y_, [this](size_t i, const std::vector<double>& u) { return residual(i, u); }};
+  }
 
  private:
   const std::vector<RunCase>& runs_;
@@ -85,91 +88,6 @@ class Problem {
   double sigma_y_;
   std::vector<Completion> comp_;
 };
-
-struct Solution {
-  std::vector<double> u;
-  Eigen::MatrixXd jacobian;  // rows x free parameters, d residual / d z (z = (u - prior) / sigma)
-  Eigen::VectorXd residuals;
-  int iterations = 0;
-};
-
-/// Levenberg-Marquardt on the rows `rows` over the parameters not in `fixed` (whose u stays as given).
-Solution solve(const Problem& pb, const std::vector<size_t>& rows, std::vector<double> u,
-               const std::vector<bool>& fixed) {
-  std::vector<size_t> free;
-  for (size_t j = 0; j < pb.size(); ++j)
-    if (!fixed[j]) free.push_back(j);
-  const Eigen::Index n = static_cast<Eigen::Index>(rows.size()), p = static_cast<Eigen::Index>(free.size());
-  const auto residuals = [&](const std::vector<double>& at) {
-    Eigen::VectorXd r(n);
-    for (Eigen::Index i = 0; i < n; ++i) r[i] = pb.residual(rows[static_cast<size_t>(i)], at);
-    return r;
-  };
-  const auto prior_z = [&](const std::vector<double>& at) {
-    Eigen::VectorXd z(p);
-    for (Eigen::Index k = 0; k < p; ++k) {
-      const size_t j = free[static_cast<size_t>(k)];
-      z[k] = (at[j] - pb.prior_u(j)) / pb.sigma(j);
-    }
-    return z;
-  };
-  const double wy = 1.0 / (pb.sigma_y() * pb.sigma_y());
-  const auto cost = [&](const Eigen::VectorXd& r, const Eigen::VectorXd& z) {
-    return r.squaredNorm() * wy + z.squaredNorm();
-  };
-
-  Solution s;
-  Eigen::VectorXd r = residuals(u);
-  Eigen::VectorXd z = prior_z(u);
-  double c = cost(r, z), lambda = 1e-3;
-  Eigen::MatrixXd J(n, p);
-  for (int it = 0; it < 60; ++it) {
-    s.iterations = it + 1;
-    for (Eigen::Index k = 0; k < p; ++k) {
-      const size_t j = free[static_cast<size_t>(k)];
-      std::vector<double> up = u;
-      up[j] += kStepZ * pb.sigma(j);
-      J.col(k) = (residuals(up) - r) / kStepZ;
-    }
-    if (p == 0) break;
-    const Eigen::MatrixXd A = J.transpose() * J * wy + Eigen::MatrixXd::Identity(p, p);
-    const Eigen::VectorXd g = J.transpose() * r * wy + z;
-    bool improved = false;
-    for (int tries = 0; tries < 12 && !improved; ++tries) {
-      Eigen::MatrixXd damped = A;
-      damped.diagonal() += lambda * A.diagonal();
-      const Eigen::VectorXd dz = damped.ldlt().solve(-g);
-      std::vector<double> trial = u;
-      for (Eigen::Index k = 0; k < p; ++k) {
-        const size_t j = free[static_cast<size_t>(k)];
-        trial[j] += dz[k] * pb.sigma(j);
-      }
-      const Eigen::VectorXd rt = residuals(trial), zt = prior_z(trial);
-      const double ct = cost(rt, zt);
-      if (ct < c) {
-        const bool converged = dz.lpNorm<Eigen::Infinity>() < 1e-4 || c - ct < 1e-10;
-        u = trial, r = rt, z = zt, c = ct;
-        lambda = std::max(1e-7, lambda / 3);
-        improved = true;
-        if (converged) it = 1 << 20;  // leave after the Jacobian at the solution is taken below
-      } else {
-        lambda *= 4;
-      }
-    }
-    if (!improved || it >= (1 << 20)) break;
-  }
-  // The Jacobian at the solution, for the covariance and the row attribution.
-  for (Eigen::Index k = 0; k < p; ++k) {
-    const size_t j = free[static_cast<size_t>(k)];
-    std::vector<double> up = u;
-    up[j] += kStepZ * pb.sigma(j);
-    J.col(k) = (residuals(up) - r) / kStepZ;
-  }
-  s.u = std::move(u);
-  s.jacobian = std::move(J);
-  s.residuals = std::move(r);
-  return s;
-}
 
 /// Resolves the runs' unknown plan fields on the system with parameters `u` as validate does, returning the
 /// validation results (one per run, in order).
@@ -214,7 +132,7 @@ bool same_completions(const std::vector<Completion>& a, const std::vector<Comple
 
 /// The rows that push parameter k (a column of the solution's Jacobian) beyond `upper` or below the range: those
 /// whose share of the data gradient points outwards, largest first.
-std::string pushing_rows(const std::vector<RunCase>& runs, const std::vector<size_t>& rows, const Solution& s,
+std::string pushing_rows(const std::vector<RunCase>& runs, const std::vector<size_t>& rows, const LmSolution& s,
                          Eigen::Index k, bool upper) {
   std::vector<std::pair<double, size_t>> push;
   for (Eigen::Index i = 0; i < s.jacobian.rows(); ++i) {
@@ -244,76 +162,9 @@ double mean_abs(const std::vector<double>& v) {
 
 }  // namespace
 
-std::string ParamRef::label() const {
-  std::string s = fit_parameter_spec(kind).name;
-  if (kind == FitParameter::gemm_scale) s += std::string(".") + kDtypeNames[static_cast<size_t>(dtype)];
-  if (kind == FitParameter::busbw_scale || kind == FitParameter::alltoall_scale) s += "." + tier;
-  return s;
-}
-
 std::optional<double> RunFitRow::loo_error_pct() const {
   if (!loo_predicted) return std::nullopt;
   return 100.0 * (*loo_predicted - measured) / measured;
-}
-
-void apply_param(System* s, const ParamRef& p, double value) {
-  switch (p.kind) {
-    case FitParameter::gemm_scale: scale_gemm_efficiency(&s->gpu, p.dtype, value); break;
-    case FitParameter::attention_scale: scale_attention_efficiency(&s->gpu, value); break;
-    case FitParameter::memory_bw_scale: scale_memory_efficiency(&s->gpu, value); break;
-    case FitParameter::busbw_scale:
-      for (Tier& t : s->tiers)
-        if (t.name == p.tier) {
-          scale_busbw(&t, value);
-          if (p.alltoall_apart) scale_alltoall_busbw(&t, 1.0 / value);  // all-to-all is alltoall_scale's
-        }
-      break;
-    case FitParameter::alltoall_scale:
-      for (Tier& t : s->tiers)
-        if (t.name == p.tier) scale_alltoall_busbw(&t, value);
-      break;
-    case FitParameter::overlap_efficiency: s->overlap_efficiency = value; break;
-    case FitParameter::kernel_overhead_us: s->gpu.eff.kernel_overhead = us(value); break;
-  }
-}
-
-double base_value(const System& s, const ParamRef& p) {
-  switch (p.kind) {
-    case FitParameter::overlap_efficiency: return s.overlap_efficiency;
-    case FitParameter::kernel_overhead_us: return s.gpu.eff.kernel_overhead.v * 1e6;
-    default: return 1.0;
-  }
-}
-
-std::vector<ParamRef> candidate_params(const std::vector<RunCase>& runs) {
-  std::vector<ParamRef> out;
-  if (runs.empty()) return out;
-  const System& s = runs.front().base;
-  std::vector<Dtype> dtypes = {Dtype::bf16};
-  for (const RunCase& c : runs) {
-    const Dtype d = c.run->plan.plan.precision;
-    if (std::find(dtypes.begin(), dtypes.end(), d) == dtypes.end() && s.gpu.peak_for(d).v > 0) dtypes.push_back(d);
-  }
-  // bf16 last: a dtype without tables of its own takes a copy of bf16's before either is scaled (system.h), so
-  // applying the parameters in this order keeps each scale its own.
-  std::rotate(dtypes.begin(), dtypes.begin() + 1, dtypes.end());
-  for (Dtype d : dtypes) out.push_back({FitParameter::gemm_scale, d, ""});
-  out.push_back({FitParameter::attention_scale, Dtype::bf16, ""});
-  out.push_back({FitParameter::memory_bw_scale, Dtype::bf16, ""});
-  std::vector<std::string> tiers;
-  for (const RunCase& c : runs)
-    for (const Tier& t : c.base.tiers)
-      if (std::find(tiers.begin(), tiers.end(), t.name) == tiers.end()) tiers.push_back(t.name);
-  // Expert-parallel MoE runs dispatch and combine their tokens with all-to-alls, whose achieved bandwidth is not
-  // the ring collectives' (fit_parameters.h): each tier's all-to-all then has a scale of its own.
-  bool all_to_all = false;
-  for (const RunCase& c : runs) all_to_all = all_to_all || (c.run->moe && c.run->plan.plan.ep > 1);
-  for (const std::string& t : tiers) out.push_back({FitParameter::busbw_scale, Dtype::bf16, t, all_to_all});
-  if (all_to_all)
-    for (const std::string& t : tiers) out.push_back({FitParameter::alltoall_scale, Dtype::bf16, t, false});
-  out.push_back({FitParameter::overlap_efficiency, Dtype::bf16, ""});
-  out.push_back({FitParameter::kernel_overhead_us, Dtype::bf16, ""});
-  return out;
 }
 
 System run_case_system(const io::PublishedRun& run, const io::GpuProfile& gpu, const System* profile) {
@@ -361,12 +212,12 @@ RunsFit fit_runs(const std::vector<RunCase>& runs, const FitOptions& opt) {
   double reserve = reserve0;
   std::vector<Completion> comp = completions(runs, base_rep);
   io::ValidationReport rep = base_rep;
-  Solution sol;
+  LmSolution sol;
   for (int round = 0; round < std::max(1, opt.resolution_rounds); ++round) {
     pb.set_completions(comp);
     // Fit, pinning a parameter that leaves its range at that end when accepted anyway, else stopping there.
     for (;;) {
-      sol = solve(pb, rows, u, fixed);
+      sol = lm_solve(pb.lm(), rows, u, fixed);
       fit.iterations += sol.iterations;
       bool pinned = false;
       Eigen::Index k = 0;
@@ -435,10 +286,7 @@ RunsFit fit_runs(const std::vector<RunCase>& runs, const FitOptions& opt) {
   const Eigen::Index n = sol.residuals.size();
   const double rms = n ? std::sqrt(sol.residuals.squaredNorm() / static_cast<double>(n)) : 0;
   const double s_y = std::max(opt.sigma_log, rms);
-  const Eigen::Index p = sol.jacobian.cols();
-  Eigen::MatrixXd cov = Eigen::MatrixXd::Identity(p, p);
-  if (p > 0)
-    cov = (sol.jacobian.transpose() * sol.jacobian / (s_y * s_y) + Eigen::MatrixXd::Identity(p, p)).inverse();
+  const Eigen::MatrixXd cov = lm_covariance(sol.jacobian, s_y);
   Eigen::Index k = 0;
   for (size_t j = 0; j < pb.size(); ++j) {
     ParamValue v;
@@ -477,7 +325,7 @@ RunsFit fit_runs(const std::vector<RunCase>& runs, const FitOptions& opt) {
       std::vector<size_t> others;
       for (size_t q : rows)
         if (q != i) others.push_back(q);
-      const Solution s = solve(pb, others, u, fixed);
+      const LmSolution s = lm_solve(pb.lm(), others, u, fixed);
       std::vector<double> uu = s.u;
       for (size_t j = 0; j < pb.size(); ++j) {  // a value the others push out of range stays at the range's end
         const FitParameterSpec& sp = spec(pb.param(j));
