@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 
 #include "calibrate/lm_solver.h"
@@ -20,6 +21,12 @@ constexpr double kMemoryPriorSigmaGiB = 2.0, kMemorySigmaGiB = 2.0;
 // The sensitivity below which a parameter is left at its prior: a 1-sigma change moving no run's log step time by
 // 0.1%.
 constexpr double kMinSensitivity = 1e-3;
+// The eager-dispatch prior width of kernel_overhead_us: in eager PyTorch each op's host dispatch is ~10-20 us
+// (PyTorch performance tuning guide, "CUDA graphs"; fit_parameters.h), above the GPU-side launch of ~2-5 us the
+// base's +-4 us states; a GPU that waits on the host pays the larger of the two per kernel. Chosen only where the
+// runs' inner leave-one-out prefers it, and only with enough runs for that to mean something.
+constexpr double kEagerDispatchSigmaUs = 15.0;
+constexpr size_t kMinRunsToChoosePrior = 6;
 constexpr double kZ95 = 1.959964;
 
 const FitParameterSpec& spec(const ParamRef& p) { return fit_parameter_spec(p.kind); }
@@ -57,6 +64,9 @@ class Problem {
   double sigma(size_t j) const { return sigma_[j]; }
   double sigma_y() const { return sigma_y_; }
   void set_completions(std::vector<Completion> c) { comp_ = std::move(c); }
+  /// A prior width other than the parameter's spec (the eager-dispatch width of kernel_overhead_us, chosen by
+  /// choose_overhead_prior).
+  void set_sigma(size_t j, double sigma) { sigma_[j] = sigma; }
 
   System system(size_t i, const std::vector<double>& u, double reserve_gib) const {
     System s = runs_[i].base;
@@ -153,6 +163,41 @@ std::string pushing_rows(const std::vector<RunCase>& runs, const std::vector<siz
   return out.empty() ? "no single row (the priors of the other parameters)" : out;
 }
 
+/// Inner leave-one-out score of fitting `params` (parameter `widened`, if < params.size(), with prior width
+/// `wide_sigma`) to the runs with their completions fixed: the mean absolute log
+/// error of each run predicted by the fit to the others (each value clipped to its range). Only the runs fitted
+/// on enter it, so choosing parameters by it never looks at a run held out of the fit.
+double inner_loo_score(const std::vector<RunCase>& runs, const std::vector<ParamRef>& params,
+                       const std::vector<Completion>& comp, double sigma_y, size_t widened, double wide_sigma) {
+  Problem pb(runs, params, sigma_y);
+  pb.set_completions(comp);
+  if (widened < pb.size()) pb.set_sigma(widened, wide_sigma);
+  std::vector<double> u;
+  for (size_t j = 0; j < pb.size(); ++j) u.push_back(pb.prior_u(j));
+  const std::vector<bool> fixed(pb.size(), false);
+  std::vector<size_t> rows(runs.size());
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+  const LmSolution whole = lm_solve(pb.lm(), rows, u, fixed);
+  for (size_t j = 0; j < pb.size(); ++j) {  // a model that needs a value out of range is not a candidate
+    const FitParameterSpec& sp = spec(pb.param(j));
+    const double v = from_u(pb.param(j), whole.u[j]);
+    if (v < sp.lo || v > sp.hi) return std::numeric_limits<double>::infinity();
+  }
+  double sum = 0;
+  for (size_t i : rows) {
+    std::vector<size_t> others;
+    for (size_t q : rows)
+      if (q != i) others.push_back(q);
+    std::vector<double> uu = lm_solve(pb.lm(), others, whole.u, fixed).u;
+    for (size_t j = 0; j < pb.size(); ++j) {
+      const FitParameterSpec& sp = spec(pb.param(j));
+      uu[j] = to_u(pb.param(j), std::clamp(from_u(pb.param(j), uu[j]), sp.lo, sp.hi));
+    }
+    sum += std::fabs(pb.residual(i, uu));
+  }
+  return sum / static_cast<double>(rows.size());
+}
+
 double mean_abs(const std::vector<double>& v) {
   if (v.empty()) return 0;
   double s = 0;
@@ -205,7 +250,36 @@ RunsFit fit_runs(const std::vector<RunCase>& runs, const FitOptions& opt) {
         fit.not_fitted.push_back(all.param(j).label() + " (no run's step time depends on it)");
     }
   }
+  // The prior width of kernel_overhead_us, chosen by the runs fitted on (docs/fit-runs.md): the base's launch
+  // width, or the eager-dispatch width where that lowers their inner leave-one-out error.
+  size_t overhead = kept.size();
+  for (size_t j = 0; j < kept.size(); ++j)
+    if (kept[j].kind == FitParameter::kernel_overhead_us) overhead = j;
+  bool wide_overhead = false;
+  if (opt.choose_overhead_prior && overhead < kept.size() && runs.size() >= kMinRunsToChoosePrior) {
+    const std::vector<Completion> comp0 = completions(runs, base_rep);
+    const double narrow = inner_loo_score(runs, kept, comp0, opt.sigma_log, kept.size(), 0);
+    const double wide = inner_loo_score(runs, kept, comp0, opt.sigma_log, overhead, kEagerDispatchSigmaUs);
+    wide_overhead = wide < narrow;
+    // "kernel_overhead_us prior +-15 us (eager dispatch): inner leave-one-out 5.80% with it, 6.31% with +-4 us".
+    const auto pct_or_range = [](double loo) {
+      char b[64];
+      if (std::isinf(loo)) return std::string("a value outside the range");
+      std::snprintf(b, sizeof b, "%.2f%%", 100 * (std::exp(loo) - 1));
+      return std::string(b);
+    };
+    const double launch = spec(kept[overhead]).prior_sigma;
+    char buf[300];
+    const std::string with = pct_or_range(wide_overhead ? wide : narrow),
+                      without = pct_or_range(wide_overhead ? narrow : wide);
+    std::snprintf(buf, sizeof buf, "kernel_overhead_us prior +-%g us (%s): inner leave-one-out %s with it, %s with "
+                  "+-%g us", wide_overhead ? kEagerDispatchSigmaUs : launch,
+                  wide_overhead ? "eager dispatch" : "launch", with.c_str(), without.c_str(),
+                  wide_overhead ? launch : kEagerDispatchSigmaUs);
+    fit.prior_choices.push_back(buf);
+  }
   Problem pb(runs, kept, opt.sigma_log);
+  if (wide_overhead) pb.set_sigma(overhead, kEagerDispatchSigmaUs);
   std::vector<double> u;
   for (size_t j = 0; j < pb.size(); ++j) u.push_back(pb.prior_u(j));
   std::vector<bool> fixed(pb.size(), false);

@@ -39,6 +39,10 @@ struct FitOptions {
   bool leave_one_out = true;
   /// Re-resolve the runs' unknown plan fields with the fitted parameters and refit, at most this many times.
   int resolution_rounds = 3;
+  /// Choose kernel_overhead_us's prior width by the runs' inner leave-one-out error: the base's launch width
+  /// (+-4 us) or an eager host-dispatch width (+-15 us), whichever predicts each run from the others better
+  /// (docs/fit-runs.md). Needs 6 runs or more; the choice is recorded in RunsFit::prior_choices.
+  bool choose_overhead_prior = true;
 };
 
 /// One run's outcome: predictions on the base system and with the fitted parameters, and the leave-one-out
@@ -56,6 +60,7 @@ struct RunFitRow {
 struct RunsFit {
   std::vector<ParamValue> params;
   std::vector<std::string> not_fitted;  // parameters no run is sensitive to (left at the base's value), with why
+  std::vector<std::string> prior_choices;  // priors chosen by the runs (choose_overhead_prior), with the scores
   std::vector<RunFitRow> rows;
   double base_mape = 0, fit_mape = 0, loo_mape = 0;  // throughput, percent
   /// Memory reserve fitted from the runs with a measured peak: value, 95% interval, runs used.
