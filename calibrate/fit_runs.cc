@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 
+#include "calibrate/fit_problem.h"
 #include "calibrate/lm_solver.h"
 #include "modeler/evaluate.h"
 #include "modeler/io/validation_run.h"
@@ -29,115 +30,10 @@ constexpr double kEagerDispatchSigmaUs = 15.0;
 constexpr size_t kMinRunsToChoosePrior = 6;
 constexpr double kZ95 = 1.959964;
 
-const FitParameterSpec& spec(const ParamRef& p) { return fit_parameter_spec(p.kind); }
-
-double to_u(const ParamRef& p, double value) { return spec(p).log ? std::log(value) : value; }
-double from_u(const ParamRef& p, double u) { return spec(p).log ? std::exp(u) : u; }
-
 std::string pct(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%+.1f%%", v);
   return buf;
-}
-
-/// A run's resolved plan and the framework it runs under: what the fit evaluates while the parameters move.
-struct Completion {
-  Plan plan;
-  Framework fw;
-  std::vector<std::string> chosen;
-};
-
-/// The fit's state: runs, their completions, the parameters and priors.
-class Problem {
- public:
-  Problem(const std::vector<RunCase>& runs, std::vector<ParamRef> params, double sigma_y)
-      : runs_(runs), params_(std::move(params)), sigma_y_(sigma_y) {
-    for (const ParamRef& p : params_) {
-      prior_u_.push_back(to_u(p, base_value(runs_.front().base, p)));
-      sigma_.push_back(spec(p).prior_sigma);
-    }
-  }
-
-  size_t size() const { return params_.size(); }
-  const ParamRef& param(size_t j) const { return params_[j]; }
-  double prior_u(size_t j) const { return prior_u_[j]; }
-  double sigma(size_t j) const { return sigma_[j]; }
-  double sigma_y() const { return sigma_y_; }
-  void set_completions(std::vector<Completion> c) { comp_ = std::move(c); }
-  /// A prior width other than the parameter's spec (the eager-dispatch width of kernel_overhead_us, chosen by
-  /// choose_overhead_prior).
-  void set_sigma(size_t j, double sigma) { sigma_[j] = sigma; }
-
-  System system(size_t i, const std::vector<double>& u, double reserve_gib) const {
-    System s = runs_[i].base;
-    for (size_t j = 0; j < params_.size(); ++j) apply_param(&s, params_[j], from_u(params_[j], u[j]));
-    s.memory_reserve = GiB(reserve_gib);
-    return s;
-  }
-  /// Predicted tokens/s/GPU of run i with its completion fixed.
-  double predict(size_t i, const std::vector<double>& u) const {
-    const Estimate e = evaluate(runs_[i].run->model, system(i, u, 0), comp_[i].plan, comp_[i].fw);
-    if (e.time.compute.v <= 0 || !(e.tokens_per_s_per_gpu > 0))
-      throw ConfigError("run " + runs_[i].run->id + ": its plan does not evaluate with the parameters (" +
-                        join_problems(e.problems) + ")");
-    return e.tokens_per_s_per_gpu;
-  }
-  /// log predicted step time - log measured step time (= log measured / predicted throughput).
-  double residual(size_t i, const std::vector<double>& u) const {
-    return std::log(runs_[i].run->measured_tokens_per_s_per_gpu / predict(i, u));
-  }
-  /// The least-squares problem the solver sees (calibrate/lm_solver.h): rows are runs.
-  LmProblem lm() const {
-    return {prior_u_, sigma_, sigma_y_, [this](size_t i, const std::vector<double>& u) { return residual(i, u); }};
-  }
-
- private:
-  const std::vector<RunCase>& runs_;
-  std::vector<ParamRef> params_;
-  std::vector<double> prior_u_, sigma_;
-  double sigma_y_;
-  std::vector<Completion> comp_;
-};
-
-/// Resolves the runs' unknown plan fields on the system with parameters `u` as validate does, returning the
-/// validation results (one per run, in order).
-io::ValidationReport resolve(const std::vector<RunCase>& runs, const Problem& pb, const std::vector<double>& u,
-                             double reserve_gib) {
-  std::vector<io::PublishedRun> copies;
-  for (const RunCase& c : runs) copies.push_back(*c.run);
-  const System calibrated = pb.system(0, u, reserve_gib);
-  io::ValidationReport rep = io::run_validation(copies, &calibrated);
-  for (size_t i = 0; i < rep.results.size(); ++i) {
-    if (rep.results[i].skipped)
-      throw ConfigError("run " + runs[i].run->id + " (line " + std::to_string(runs[i].run->line) +
-                        "): " + rep.results[i].skip_reason);
-    rep.results[i].run = runs[i].run;  // the copies die here
-  }
-  return rep;
-}
-
-std::vector<Completion> completions(const std::vector<RunCase>& runs, const io::ValidationReport& rep) {
-  std::vector<Completion> out;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const io::RunResult& r = rep.results[i];
-    const Framework* fw = find_framework(r.framework);
-    SHARDPLAN_CHECK(fw != nullptr);
-    // Whether the chosen completion ran compiled: the run's own statement, else the resolution's choice, else
-    // the framework's default (fastest_fitting's candidates start from it, validation.cc).
-    bool is_compiled = fw->compiled_by_default;
-    if (runs[i].run->plan.compiled) is_compiled = *runs[i].run->plan.compiled;
-    for (const Choice& c : r.resolution.choices)
-      if (c.field == "compiled") is_compiled = c.value == "yes";
-    out.push_back({r.resolution.estimate.plan, is_compiled ? compiled(*fw) : *fw, r.resolution.chosen});
-  }
-  return out;
-}
-
-bool same_completions(const std::vector<Completion>& a, const std::vector<Completion>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i].chosen != b[i].chosen) return false;
-  return true;
 }
 
 /// The rows that push parameter k (a column of the solution's Jacobian) beyond `upper` or below the range: those
@@ -169,7 +65,7 @@ std::string pushing_rows(const std::vector<RunCase>& runs, const std::vector<siz
 /// on enter it, so choosing parameters by it never looks at a run held out of the fit.
 double inner_loo_score(const std::vector<RunCase>& runs, const std::vector<ParamRef>& params,
                        const std::vector<Completion>& comp, double sigma_y, size_t widened, double wide_sigma) {
-  Problem pb(runs, params, sigma_y);
+  RunsProblem pb(runs, params, sigma_y);
   pb.set_completions(comp);
   if (widened < pb.size()) pb.set_sigma(widened, wide_sigma);
   std::vector<double> u;
@@ -225,7 +121,7 @@ RunsFit fit_runs(const std::vector<RunCase>& runs, const FitOptions& opt) {
                         runs.front().run->id + " on " + runs.front().base.gpu.name + ": fit one GPU at a time");
   RunsFit fit;
   std::vector<ParamRef> cands = candidate_params(runs);
-  Problem all(runs, cands, opt.sigma_log);
+  RunsProblem all(runs, cands, opt.sigma_log);
   std::vector<double> u0;
   for (size_t j = 0; j < all.size(); ++j) u0.push_back(all.prior_u(j));
   const double reserve0 = to_GiB(runs.front().base.memory_reserve);
@@ -278,7 +174,7 @@ RunsFit fit_runs(const std::vector<RunCase>& runs, const FitOptions& opt) {
                   wide_overhead ? launch : kEagerDispatchSigmaUs);
     fit.prior_choices.push_back(buf);
   }
-  Problem pb(runs, kept, opt.sigma_log);
+  RunsProblem pb(runs, kept, opt.sigma_log);
   if (wide_overhead) pb.set_sigma(overhead, kEagerDispatchSigmaUs);
   std::vector<double> u;
   for (size_t j = 0; j < pb.size(); ++j) u.push_back(pb.prior_u(j));
