@@ -46,6 +46,7 @@ void print_cv(const CrossValidation& cv, const char* title) {
     for (const auto& v : f.fit.params) ps += (ps.empty() ? "" : ", ") + param_text(v);
     std::printf("  %s%s, %zu runs%s: %s\n", f.group.c_str(), f.fold.empty() ? "" : (" without " + f.fold).c_str(),
                 f.fitted_on.size(), f.refused() ? " (REFUSED: a parameter pinned at its range)" : "", ps.c_str());
+    for (const auto& c : f.fit.prior_choices) std::printf("      prior chosen: %s\n", c.c_str());
     for (const auto& o : f.fit.out_of_range) std::printf("      %s\n", o.c_str());
   }
   for (const auto& [fold, s] : cv.by_fold) std::printf("  held out %-40s %s\n", fold.c_str(), stats_text(s).c_str());
@@ -84,7 +85,8 @@ nlohmann::json cv_json(const CrossValidation& cv) {
                         {"at_bound", v.at_bound}});
     for (const auto* r : f.fitted_on) on.push_back(r->id);
     fits.push_back({{"group", f.group}, {"fold", f.fold}, {"fitted_on", on}, {"parameters", params},
-                    {"refused", f.refused()}, {"out_of_range", f.fit.out_of_range}});
+                    {"refused", f.refused()}, {"out_of_range", f.fit.out_of_range},
+                    {"prior_choices", f.fit.prior_choices}});
   }
   nlohmann::json folds;
   for (const auto& [fold, s] : cv.by_fold) folds[fold] = stats_json(s);

@@ -1,12 +1,13 @@
 #include "calibrate/fit_runs.h"
 
-#include <Eigen/Dense>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 
+#include "calibrate/fit_problem.h"
+#include "calibrate/lm_solver.h"
 #include "modeler/evaluate.h"
 #include "modeler/io/validation_run.h"
 #include "modeler/problems.h"
@@ -18,15 +19,16 @@ namespace {
 // Memory reserve: a prior of 0 +- 2 GiB around the base's, against a per-run scatter of 2 GiB (validate's memory
 // MAPE of ~7% on 60-80 GiB peaks is 4-5 GiB of absolute error before calibration; half of it after).
 constexpr double kMemoryPriorSigmaGiB = 2.0, kMemorySigmaGiB = 2.0;
-// Forward-difference step in prior-sigma units, and the sensitivity below which a parameter is left at its prior:
-// a 1-sigma change moving no run's log step time by 0.1%.
-constexpr double kStepZ = 0.02, kMinSensitivity = 1e-3;
+// The sensitivity below which a parameter is left at its prior: a 1-sigma change moving no run's log step time by
+// 0.1%.
+constexpr double kMinSensitivity = 1e-3;
+// The eager-dispatch prior width of kernel_overhead_us: in eager PyTorch each op's host dispatch is ~10-20 us
+// (PyTorch performance tuning guide, "CUDA graphs"; fit_parameters.h), above the GPU-side launch of ~2-5 us the
+// base's +-4 us states; a GPU that waits on the host pays the larger of the two per kernel. Chosen only where the
+// runs' inner leave-one-out prefers it, and only with enough runs for that to mean something.
+constexpr double kEagerDispatchSigmaUs = 15.0;
+constexpr size_t kMinRunsToChoosePrior = 6;
 constexpr double kZ95 = 1.959964;
-
-const FitParameterSpec& spec(const ParamRef& p) { return fit_parameter_spec(p.kind); }
-
-double to_u(const ParamRef& p, double value) { return spec(p).log ? std::log(value) : value; }
-double from_u(const ParamRef& p, double u) { return spec(p).log ? std::exp(u) : u; }
 
 std::string pct(double v) {
   char buf[32];
@@ -34,187 +36,9 @@ std::string pct(double v) {
   return buf;
 }
 
-/// A run's resolved plan and the framework it runs under: what the fit evaluates while the parameters move.
-struct Completion {
-  Plan plan;
-  Framework fw;
-  std::vector<std::string> chosen;
-};
-
-/// The fit's state: runs, their completions, the parameters and priors.
-class Problem {
- public:
-  Problem(const std::vector<RunCase>& runs, std::vector<ParamRef> params, double sigma_y)
-      : runs_(runs), params_(std::move(params)), sigma_y_(sigma_y) {
-    for (const ParamRef& p : params_) {
-      prior_u_.push_back(to_u(p, base_value(runs_.front().base, p)));
-      sigma_.push_back(spec(p).prior_sigma);
-    }
-  }
-
-  size_t size() const { return params_.size(); }
-  const ParamRef& param(size_t j) const { return params_[j]; }
-  double prior_u(size_t j) const { return prior_u_[j]; }
-  double sigma(size_t j) const { return sigma_[j]; }
-  double sigma_y() const { return sigma_y_; }
-  void set_completions(std::vector<Completion> c) { comp_ = std::move(c); }
-
-  System system(size_t i, const std::vector<double>& u, double reserve_gib) const {
-    System s = runs_[i].base;
-    for (size_t j = 0; j < params_.size(); ++j) apply_param(&s, params_[j], from_u(params_[j], u[j]));
-    s.memory_reserve = GiB(reserve_gib);
-    return s;
-  }
-  /// Predicted tokens/s/GPU of run i with its completion fixed.
-  double predict(size_t i, const std::vector<double>& u) const {
-    const Estimate e = evaluate(runs_[i].run->model, system(i, u, 0), comp_[i].plan, comp_[i].fw);
-    if (e.time.compute.v <= 0 || !(e.tokens_per_s_per_gpu > 0))
-      throw ConfigError("run " + runs_[i].run->id + ": its plan does not evaluate with the parameters (" +
-                        join_problems(e.problems) + ")");
-    return e.tokens_per_s_per_gpu;
-  }
-  /// log predicted step time - log measured step time (= log measured / predicted throughput).
-  double residual(size_t i, const std::vector<double>& u) const {
-    return std::log(runs_[i].run->measured_tokens_per_s_per_gpu / predict(i, u));
-  }
-
- private:
-  const std::vector<RunCase>& runs_;
-  std::vector<ParamRef> params_;
-  std::vector<double> prior_u_, sigma_;
-  double sigma_y_;
-  std::vector<Completion> comp_;
-};
-
-struct Solution {
-  std::vector<double> u;
-  Eigen::MatrixXd jacobian;  // rows x free parameters, d residual / d z (z = (u - prior) / sigma)
-  Eigen::VectorXd residuals;
-  int iterations = 0;
-};
-
-/// Levenberg-Marquardt on the rows `rows` over the parameters not in `fixed` (whose u stays as given).
-Solution solve(const Problem& pb, const std::vector<size_t>& rows, std::vector<double> u,
-               const std::vector<bool>& fixed) {
-  std::vector<size_t> free;
-  for (size_t j = 0; j < pb.size(); ++j)
-    if (!fixed[j]) free.push_back(j);
-  const Eigen::Index n = static_cast<Eigen::Index>(rows.size()), p = static_cast<Eigen::Index>(free.size());
-  const auto residuals = [&](const std::vector<double>& at) {
-    Eigen::VectorXd r(n);
-    for (Eigen::Index i = 0; i < n; ++i) r[i] = pb.residual(rows[static_cast<size_t>(i)], at);
-    return r;
-  };
-  const auto prior_z = [&](const std::vector<double>& at) {
-    Eigen::VectorXd z(p);
-    for (Eigen::Index k = 0; k < p; ++k) {
-      const size_t j = free[static_cast<size_t>(k)];
-      z[k] = (at[j] - pb.prior_u(j)) / pb.sigma(j);
-    }
-    return z;
-  };
-  const double wy = 1.0 / (pb.sigma_y() * pb.sigma_y());
-  const auto cost = [&](const Eigen::VectorXd& r, const Eigen::VectorXd& z) {
-    return r.squaredNorm() * wy + z.squaredNorm();
-  };
-
-  Solution s;
-  Eigen::VectorXd r = residuals(u);
-  Eigen::VectorXd z = prior_z(u);
-  double c = cost(r, z), lambda = 1e-3;
-  Eigen::MatrixXd J(n, p);
-  for (int it = 0; it < 60; ++it) {
-    s.iterations = it + 1;
-    for (Eigen::Index k = 0; k < p; ++k) {
-      const size_t j = free[static_cast<size_t>(k)];
-      std::vector<double> up = u;
-      up[j] += kStepZ * pb.sigma(j);
-      J.col(k) = (residuals(up) - r) / kStepZ;
-    }
-    if (p == 0) break;
-    const Eigen::MatrixXd A = J.transpose() * J * wy + Eigen::MatrixXd::Identity(p, p);
-    const Eigen::VectorXd g = J.transpose() * r * wy + z;
-    bool improved = false;
-    for (int tries = 0; tries < 12 && !improved; ++tries) {
-      Eigen::MatrixXd damped = A;
-      damped.diagonal() += lambda * A.diagonal();
-      const Eigen::VectorXd dz = damped.ldlt().solve(-g);
-      std::vector<double> trial = u;
-      for (Eigen::Index k = 0; k < p; ++k) {
-        const size_t j = free[static_cast<size_t>(k)];
-        trial[j] += dz[k] * pb.sigma(j);
-      }
-      const Eigen::VectorXd rt = residuals(trial), zt = prior_z(trial);
-      const double ct = cost(rt, zt);
-      if (ct < c) {
-        const bool converged = dz.lpNorm<Eigen::Infinity>() < 1e-4 || c - ct < 1e-10;
-        u = trial, r = rt, z = zt, c = ct;
-        lambda = std::max(1e-7, lambda / 3);
-        improved = true;
-        if (converged) it = 1 << 20;  // leave after the Jacobian at the solution is taken below
-      } else {
-        lambda *= 4;
-      }
-    }
-    if (!improved || it >= (1 << 20)) break;
-  }
-  // The Jacobian at the solution, for the covariance and the row attribution.
-  for (Eigen::Index k = 0; k < p; ++k) {
-    const size_t j = free[static_cast<size_t>(k)];
-    std::vector<double> up = u;
-    up[j] += kStepZ * pb.sigma(j);
-    J.col(k) = (residuals(up) - r) / kStepZ;
-  }
-  s.u = std::move(u);
-  s.jacobian = std::move(J);
-  s.residuals = std::move(r);
-  return s;
-}
-
-/// Resolves the runs' unknown plan fields on the system with parameters `u` as validate does, returning the
-/// validation results (one per run, in order).
-io::ValidationReport resolve(const std::vector<RunCase>& runs, const Problem& pb, const std::vector<double>& u,
-                             double reserve_gib) {
-  std::vector<io::PublishedRun> copies;
-  for (const RunCase& c : runs) copies.push_back(*c.run);
-  const System calibrated = pb.system(0, u, reserve_gib);
-  io::ValidationReport rep = io::run_validation(copies, &calibrated);
-  for (size_t i = 0; i < rep.results.size(); ++i) {
-    if (rep.results[i].skipped)
-      throw ConfigError("run " + runs[i].run->id + " (line " + std::to_string(runs[i].run->line) +
-                        "): " + rep.results[i].skip_reason);
-    rep.results[i].run = runs[i].run;  // the copies die here
-  }
-  return rep;
-}
-
-std::vector<Completion> completions(const std::vector<RunCase>& runs, const io::ValidationReport& rep) {
-  std::vector<Completion> out;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const io::RunResult& r = rep.results[i];
-    const Framework* fw = find_framework(r.framework);
-    SHARDPLAN_CHECK(fw != nullptr);
-    // Whether the chosen completion ran compiled: the run's own statement, else the resolution's choice, else
-    // the framework's default (fastest_fitting's candidates start from it, validation.cc).
-    bool is_compiled = fw->compiled_by_default;
-    if (runs[i].run->plan.compiled) is_compiled = *runs[i].run->plan.compiled;
-    for (const Choice& c : r.resolution.choices)
-      if (c.field == "compiled") is_compiled = c.value == "yes";
-    out.push_back({r.resolution.estimate.plan, is_compiled ? compiled(*fw) : *fw, r.resolution.chosen});
-  }
-  return out;
-}
-
-bool same_completions(const std::vector<Completion>& a, const std::vector<Completion>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i].chosen != b[i].chosen) return false;
-  return true;
-}
-
 /// The rows that push parameter k (a column of the solution's Jacobian) beyond `upper` or below the range: those
 /// whose share of the data gradient points outwards, largest first.
-std::string pushing_rows(const std::vector<RunCase>& runs, const std::vector<size_t>& rows, const Solution& s,
+std::string pushing_rows(const std::vector<RunCase>& runs, const std::vector<size_t>& rows, const LmSolution& s,
                          Eigen::Index k, bool upper) {
   std::vector<std::pair<double, size_t>> push;
   for (Eigen::Index i = 0; i < s.jacobian.rows(); ++i) {
@@ -235,6 +59,41 @@ std::string pushing_rows(const std::vector<RunCase>& runs, const std::vector<siz
   return out.empty() ? "no single row (the priors of the other parameters)" : out;
 }
 
+/// Inner leave-one-out score of fitting `params` (parameter `widened`, if < params.size(), with prior width
+/// `wide_sigma`) to the runs with their completions fixed: the mean absolute log
+/// error of each run predicted by the fit to the others (each value clipped to its range). Only the runs fitted
+/// on enter it, so choosing parameters by it never looks at a run held out of the fit.
+double inner_loo_score(const std::vector<RunCase>& runs, const std::vector<ParamRef>& params,
+                       const std::vector<Completion>& comp, double sigma_y, size_t widened, double wide_sigma) {
+  RunsProblem pb(runs, params, sigma_y);
+  pb.set_completions(comp);
+  if (widened < pb.size()) pb.set_sigma(widened, wide_sigma);
+  std::vector<double> u;
+  for (size_t j = 0; j < pb.size(); ++j) u.push_back(pb.prior_u(j));
+  const std::vector<bool> fixed(pb.size(), false);
+  std::vector<size_t> rows(runs.size());
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+  const LmSolution whole = lm_solve(pb.lm(), rows, u, fixed);
+  for (size_t j = 0; j < pb.size(); ++j) {  // a model that needs a value out of range is not a candidate
+    const FitParameterSpec& sp = spec(pb.param(j));
+    const double v = from_u(pb.param(j), whole.u[j]);
+    if (v < sp.lo || v > sp.hi) return std::numeric_limits<double>::infinity();
+  }
+  double sum = 0;
+  for (size_t i : rows) {
+    std::vector<size_t> others;
+    for (size_t q : rows)
+      if (q != i) others.push_back(q);
+    std::vector<double> uu = lm_solve(pb.lm(), others, whole.u, fixed).u;
+    for (size_t j = 0; j < pb.size(); ++j) {
+      const FitParameterSpec& sp = spec(pb.param(j));
+      uu[j] = to_u(pb.param(j), std::clamp(from_u(pb.param(j), uu[j]), sp.lo, sp.hi));
+    }
+    sum += std::fabs(pb.residual(i, uu));
+  }
+  return sum / static_cast<double>(rows.size());
+}
+
 double mean_abs(const std::vector<double>& v) {
   if (v.empty()) return 0;
   double s = 0;
@@ -244,76 +103,9 @@ double mean_abs(const std::vector<double>& v) {
 
 }  // namespace
 
-std::string ParamRef::label() const {
-  std::string s = fit_parameter_spec(kind).name;
-  if (kind == FitParameter::gemm_scale) s += std::string(".") + kDtypeNames[static_cast<size_t>(dtype)];
-  if (kind == FitParameter::busbw_scale || kind == FitParameter::alltoall_scale) s += "." + tier;
-  return s;
-}
-
 std::optional<double> RunFitRow::loo_error_pct() const {
   if (!loo_predicted) return std::nullopt;
   return 100.0 * (*loo_predicted - measured) / measured;
-}
-
-void apply_param(System* s, const ParamRef& p, double value) {
-  switch (p.kind) {
-    case FitParameter::gemm_scale: scale_gemm_efficiency(&s->gpu, p.dtype, value); break;
-    case FitParameter::attention_scale: scale_attention_efficiency(&s->gpu, value); break;
-    case FitParameter::memory_bw_scale: scale_memory_efficiency(&s->gpu, value); break;
-    case FitParameter::busbw_scale:
-      for (Tier& t : s->tiers)
-        if (t.name == p.tier) {
-          scale_busbw(&t, value);
-          if (p.alltoall_apart) scale_alltoall_busbw(&t, 1.0 / value);  // all-to-all is alltoall_scale's
-        }
-      break;
-    case FitParameter::alltoall_scale:
-      for (Tier& t : s->tiers)
-        if (t.name == p.tier) scale_alltoall_busbw(&t, value);
-      break;
-    case FitParameter::overlap_efficiency: s->overlap_efficiency = value; break;
-    case FitParameter::kernel_overhead_us: s->gpu.eff.kernel_overhead = us(value); break;
-  }
-}
-
-double base_value(const System& s, const ParamRef& p) {
-  switch (p.kind) {
-    case FitParameter::overlap_efficiency: return s.overlap_efficiency;
-    case FitParameter::kernel_overhead_us: return s.gpu.eff.kernel_overhead.v * 1e6;
-    default: return 1.0;
-  }
-}
-
-std::vector<ParamRef> candidate_params(const std::vector<RunCase>& runs) {
-  std::vector<ParamRef> out;
-  if (runs.empty()) return out;
-  const System& s = runs.front().base;
-  std::vector<Dtype> dtypes = {Dtype::bf16};
-  for (const RunCase& c : runs) {
-    const Dtype d = c.run->plan.plan.precision;
-    if (std::find(dtypes.begin(), dtypes.end(), d) == dtypes.end() && s.gpu.peak_for(d).v > 0) dtypes.push_back(d);
-  }
-  // bf16 last: a dtype without tables of its own takes a copy of bf16's before either is scaled (system.h), so
-  // applying the parameters in this order keeps each scale its own.
-  std::rotate(dtypes.begin(), dtypes.begin() + 1, dtypes.end());
-  for (Dtype d : dtypes) out.push_back({FitParameter::gemm_scale, d, ""});
-  out.push_back({FitParameter::attention_scale, Dtype::bf16, ""});
-  out.push_back({FitParameter::memory_bw_scale, Dtype::bf16, ""});
-  std::vector<std::string> tiers;
-  for (const RunCase& c : runs)
-    for (const Tier& t : c.base.tiers)
-      if (std::find(tiers.begin(), tiers.end(), t.name) == tiers.end()) tiers.push_back(t.name);
-  // Expert-parallel MoE runs dispatch and combine their tokens with all-to-alls, whose achieved bandwidth is not
-  // the ring collectives' (fit_parameters.h): each tier's all-to-all then has a scale of its own.
-  bool all_to_all = false;
-  for (const RunCase& c : runs) all_to_all = all_to_all || (c.run->moe && c.run->plan.plan.ep > 1);
-  for (const std::string& t : tiers) out.push_back({FitParameter::busbw_scale, Dtype::bf16, t, all_to_all});
-  if (all_to_all)
-    for (const std::string& t : tiers) out.push_back({FitParameter::alltoall_scale, Dtype::bf16, t, false});
-  out.push_back({FitParameter::overlap_efficiency, Dtype::bf16, ""});
-  out.push_back({FitParameter::kernel_overhead_us, Dtype::bf16, ""});
-  return out;
 }
 
 System run_case_system(const io::PublishedRun& run, const io::GpuProfile& gpu, const System* profile) {
@@ -329,7 +121,7 @@ RunsFit fit_runs(const std::vector<RunCase>& runs, const FitOptions& opt) {
                         runs.front().run->id + " on " + runs.front().base.gpu.name + ": fit one GPU at a time");
   RunsFit fit;
   std::vector<ParamRef> cands = candidate_params(runs);
-  Problem all(runs, cands, opt.sigma_log);
+  RunsProblem all(runs, cands, opt.sigma_log);
   std::vector<double> u0;
   for (size_t j = 0; j < all.size(); ++j) u0.push_back(all.prior_u(j));
   const double reserve0 = to_GiB(runs.front().base.memory_reserve);
@@ -354,19 +146,48 @@ RunsFit fit_runs(const std::vector<RunCase>& runs, const FitOptions& opt) {
         fit.not_fitted.push_back(all.param(j).label() + " (no run's step time depends on it)");
     }
   }
-  Problem pb(runs, kept, opt.sigma_log);
+  // The prior width of kernel_overhead_us, chosen by the runs fitted on (docs/fit-runs.md): the base's launch
+  // width, or the eager-dispatch width where that lowers their inner leave-one-out error.
+  size_t overhead = kept.size();
+  for (size_t j = 0; j < kept.size(); ++j)
+    if (kept[j].kind == FitParameter::kernel_overhead_us) overhead = j;
+  bool wide_overhead = false;
+  if (opt.choose_overhead_prior && overhead < kept.size() && runs.size() >= kMinRunsToChoosePrior) {
+    const std::vector<Completion> comp0 = completions(runs, base_rep);
+    const double narrow = inner_loo_score(runs, kept, comp0, opt.sigma_log, kept.size(), 0);
+    const double wide = inner_loo_score(runs, kept, comp0, opt.sigma_log, overhead, kEagerDispatchSigmaUs);
+    wide_overhead = wide < narrow;
+    // "kernel_overhead_us prior +-15 us (eager dispatch): inner leave-one-out 5.80% with it, 6.31% with +-4 us".
+    const auto pct_or_range = [](double loo) {
+      char b[64];
+      if (std::isinf(loo)) return std::string("a value outside the range");
+      std::snprintf(b, sizeof b, "%.2f%%", 100 * (std::exp(loo) - 1));
+      return std::string(b);
+    };
+    const double launch = spec(kept[overhead]).prior_sigma;
+    char buf[300];
+    const std::string with = pct_or_range(wide_overhead ? wide : narrow),
+                      without = pct_or_range(wide_overhead ? narrow : wide);
+    std::snprintf(buf, sizeof buf, "kernel_overhead_us prior +-%g us (%s): inner leave-one-out %s with it, %s with "
+                  "+-%g us", wide_overhead ? kEagerDispatchSigmaUs : launch,
+                  wide_overhead ? "eager dispatch" : "launch", with.c_str(), without.c_str(),
+                  wide_overhead ? launch : kEagerDispatchSigmaUs);
+    fit.prior_choices.push_back(buf);
+  }
+  RunsProblem pb(runs, kept, opt.sigma_log);
+  if (wide_overhead) pb.set_sigma(overhead, kEagerDispatchSigmaUs);
   std::vector<double> u;
   for (size_t j = 0; j < pb.size(); ++j) u.push_back(pb.prior_u(j));
   std::vector<bool> fixed(pb.size(), false);
   double reserve = reserve0;
   std::vector<Completion> comp = completions(runs, base_rep);
   io::ValidationReport rep = base_rep;
-  Solution sol;
+  LmSolution sol;
   for (int round = 0; round < std::max(1, opt.resolution_rounds); ++round) {
     pb.set_completions(comp);
     // Fit, pinning a parameter that leaves its range at that end when accepted anyway, else stopping there.
     for (;;) {
-      sol = solve(pb, rows, u, fixed);
+      sol = lm_solve(pb.lm(), rows, u, fixed);
       fit.iterations += sol.iterations;
       bool pinned = false;
       Eigen::Index k = 0;
@@ -435,10 +256,7 @@ RunsFit fit_runs(const std::vector<RunCase>& runs, const FitOptions& opt) {
   const Eigen::Index n = sol.residuals.size();
   const double rms = n ? std::sqrt(sol.residuals.squaredNorm() / static_cast<double>(n)) : 0;
   const double s_y = std::max(opt.sigma_log, rms);
-  const Eigen::Index p = sol.jacobian.cols();
-  Eigen::MatrixXd cov = Eigen::MatrixXd::Identity(p, p);
-  if (p > 0)
-    cov = (sol.jacobian.transpose() * sol.jacobian / (s_y * s_y) + Eigen::MatrixXd::Identity(p, p)).inverse();
+  const Eigen::MatrixXd cov = lm_covariance(sol.jacobian, s_y);
   Eigen::Index k = 0;
   for (size_t j = 0; j < pb.size(); ++j) {
     ParamValue v;
@@ -477,7 +295,7 @@ RunsFit fit_runs(const std::vector<RunCase>& runs, const FitOptions& opt) {
       std::vector<size_t> others;
       for (size_t q : rows)
         if (q != i) others.push_back(q);
-      const Solution s = solve(pb, others, u, fixed);
+      const LmSolution s = lm_solve(pb.lm(), others, u, fixed);
       std::vector<double> uu = s.u;
       for (size_t j = 0; j < pb.size(); ++j) {  // a value the others push out of range stays at the range's end
         const FitParameterSpec& sp = spec(pb.param(j));

@@ -6,39 +6,19 @@
 // the value itself),
 //     sum_i (log predicted step_i(u) - log measured step_i)^2 / sigma_y^2 + sum_j ((u_j - prior_j) / sigma_j)^2,
 // a prior-centred (regularised) least squares solved by Levenberg-Marquardt with a forward-difference Jacobian
-// through evaluate(). The unknown plan fields of each run take the completion validate would choose (the fastest
-// that fits, io::run_validation) on the current parameters; the fit re-resolves them until they stop changing.
+// through evaluate() (calibrate/lm_solver.h; the parameters and how each is applied: calibrate/fit_params.h). The
+// unknown plan fields of each run take the completion validate would choose (the fastest that fits,
+// io::run_validation) on the current parameters; the fit re-resolves them until they stop changing.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "modeler/fit_parameters.h"
+#include "calibrate/fit_params.h"
 #include "modeler/framework.h"
-#include "modeler/io/published_runs.h"
-#include "modeler/system.h"
 
 namespace shardplan::calibrate {
-
-/// One run as the fit sees it: the published-runs entry and its system before any fitted parameter (its standard
-/// system, with a base profile's tables applied where one is given).
-struct RunCase {
-  const io::PublishedRun* run = nullptr;
-  System base;
-};
-
-/// One parameter of the fit: its kind, and the dtype (gemm_scale) or tier name (busbw_scale) it belongs to.
-struct ParamRef {
-  FitParameter kind = FitParameter::gemm_scale;
-  Dtype dtype = Dtype::bf16;
-  std::string tier;
-  /// busbw_scale only: the tier's all-to-all has a parameter of its own (alltoall_scale), which this one leaves
-  /// alone (fit_parameters.h).
-  bool alltoall_apart = false;
-  /// "gemm_scale.bf16", "busbw_scale.nvlink", "alltoall_scale.infiniband", "overlap_efficiency", ...
-  std::string label() const;
-};
 
 struct ParamValue {
   ParamRef ref;
@@ -59,6 +39,10 @@ struct FitOptions {
   bool leave_one_out = true;
   /// Re-resolve the runs' unknown plan fields with the fitted parameters and refit, at most this many times.
   int resolution_rounds = 3;
+  /// Choose kernel_overhead_us's prior width by the runs' inner leave-one-out error: the base's launch width
+  /// (+-4 us) or an eager host-dispatch width (+-15 us), whichever predicts each run from the others better
+  /// (docs/fit-runs.md). Needs 6 runs or more; the choice is recorded in RunsFit::prior_choices.
+  bool choose_overhead_prior = true;
 };
 
 /// One run's outcome: predictions on the base system and with the fitted parameters, and the leave-one-out
@@ -76,6 +60,7 @@ struct RunFitRow {
 struct RunsFit {
   std::vector<ParamValue> params;
   std::vector<std::string> not_fitted;  // parameters no run is sensitive to (left at the base's value), with why
+  std::vector<std::string> prior_choices;  // priors chosen by the runs (choose_overhead_prior), with the scores
   std::vector<RunFitRow> rows;
   double base_mape = 0, fit_mape = 0, loo_mape = 0;  // throughput, percent
   /// Memory reserve fitted from the runs with a measured peak: value, 95% interval, runs used.
@@ -88,24 +73,12 @@ struct RunsFit {
   int iterations = 0;
 };
 
-/// The parameters the runs could inform: gemm_scale of each dtype the runs' GEMMs use (bf16 always: the LM head
-/// and the bf16 fallback), attention_scale, memory_bw_scale, busbw_scale of each tier, alltoall_scale of each tier
-/// when a run is a mixture of experts with expert parallelism (its dispatch and combine are all-to-alls),
-/// overlap_efficiency, kernel_overhead_us.
-std::vector<ParamRef> candidate_params(const std::vector<RunCase>& runs);
-
 /// Fits the parameters to the runs (all on one GPU). Throws ConfigError when there is no run or a run's plan is
 /// invalid on its system.
 RunsFit fit_runs(const std::vector<RunCase>& runs, const FitOptions& options = {});
 
 /// `base` with the fitted parameters (and memory reserve) applied.
 System apply_fit(System base, const RunsFit& fit);
-/// Applies one parameter value to a system.
-void apply_param(System* s, const ParamRef& p, double value);
-/// The parameter's value in a system before any fit (the prior): 1 for a scale, the system's overlap efficiency
-/// and kernel overhead.
-double base_value(const System& s, const ParamRef& p);
-
 /// The run's system as validate builds it (its standard system; with `profile` a base cluster of the same GPU,
 /// that profile's tables applied, as `validate --system` does).
 System run_case_system(const io::PublishedRun& run, const io::GpuProfile& gpu, const System* profile);

@@ -45,6 +45,11 @@ std::string emit_fit_runs_profile(const FitRunsProfileSpec& spec, const RunsFit&
     for (const std::string& n : fit.not_fitted) nf += (nf.empty() ? "" : ", ") + n;
     provenance += "; not fitted, the base's value kept: " + nf;
   }
+  if (!fit.prior_choices.empty()) {
+    std::string pc;
+    for (const std::string& c : fit.prior_choices) pc += (pc.empty() ? "" : ", ") + c;
+    provenance += "; prior chosen by the runs' inner leave-one-out: " + pc;
+  }
   if (!spec.accepted_despite.empty()) {
     provenance += "; ACCEPTED WITH --accept-anyway DESPITE:";
     for (const std::string& a : spec.accepted_despite) provenance += " " + a + ";";

@@ -15,26 +15,29 @@ using namespace shardplan::calibrate;
 
 namespace {
 
-/// A dense Llama-style run on H100s with micro-batch, sequence parallelism and recompute left open.
+/// A dense Llama-style run on H100s with micro-batch, sequence parallelism and recompute left open (unless
+/// `plan_extra` states them).
 std::string run_yaml(const std::string& id, int hidden, int seq, int gpus, int tp, double measured,
-                     const std::string& precision = "bf16") {
+                     const std::string& precision = "bf16", const std::string& plan_extra = "") {
   return "- id: " + id + "\n  source: Test (2025)\n  framework: megatron-lm\n  model:\n    layers: 4\n    hidden: " +
          std::to_string(hidden) + "\n    ffn_hidden: " + std::to_string(hidden * 7 / 2) +
          "\n    heads: 16\n    kv_heads: 8\n    vocab: 32000\n    seq_len: " + std::to_string(seq) +
          "\n    gated_mlp: true\n    tied_embeddings: false\n  system:\n    gpu: h100-sxm5-80gb\n    gpus: " +
          std::to_string(gpus) + "\n  precision: " + precision + "\n  plan:\n    tp: " + std::to_string(tp) +
          "\n    pp: 1\n    dp: " + std::to_string(gpus / tp) + "\n    global_batch: " + std::to_string(4 * gpus / tp) +
+         plan_extra +
          "\n  measured:\n    tokens_per_s_per_gpu: " + std::to_string(measured) + "\n";
 }
 
-std::string runs_text(const std::vector<double>& measured, const std::string& precision = "bf16") {
+std::string runs_text(const std::vector<double>& measured, const std::string& precision = "bf16",
+                      const std::string& plan_extra = "") {
   const int hidden[] = {2048, 4096, 4096, 8192, 2048, 8192};
   const int seq[] = {2048, 4096, 2048, 2048, 8192, 4096};
   const int gpus[] = {8, 8, 16, 8, 8, 16};
   const int tp[] = {1, 2, 2, 8, 1, 4};
   std::string s;
   for (size_t i = 0; i < measured.size(); ++i)
-    s += run_yaml("r" + std::to_string(i), hidden[i], seq[i], gpus[i], tp[i], measured[i], precision);
+    s += run_yaml("r" + std::to_string(i), hidden[i], seq[i], gpus[i], tp[i], measured[i], precision, plan_extra);
   return s;
 }
 
@@ -62,57 +65,9 @@ const ParamValue* find(const RunsFit& fit, const std::string& label) {
   return nullptr;
 }
 
-/// The tier's all-to-all efficiency at 1 GB as collectives.cc reads it: its own curve, else the busbw curve.
-double achieved(const Tier& t) {
-  const Curve& own = t.busbw_eff_by[static_cast<size_t>(Collective::all_to_all)];
-  return (own.empty() ? t.busbw_eff : own).at(1e9);
-}
-
 }  // namespace
 
 TEST_SUITE("fit_runs") {
-
-TEST_CASE("labels, base values and applying a parameter") {
-  CHECK(ParamRef{FitParameter::gemm_scale, Dtype::fp8, ""}.label() == "gemm_scale.fp8");
-  CHECK(ParamRef{FitParameter::busbw_scale, Dtype::bf16, "nvlink"}.label() == "busbw_scale.nvlink");
-  CHECK(ParamRef{FitParameter::overlap_efficiency, Dtype::bf16, ""}.label() == "overlap_efficiency");
-  const auto runs = io::parse_published_runs(runs_text({1, 1}), "runs.yaml");
-  System s = cases(runs).front().base;
-  CHECK(base_value(s, {FitParameter::gemm_scale, Dtype::bf16, ""}) == 1.0);
-  CHECK(base_value(s, {FitParameter::kernel_overhead_us, Dtype::bf16, ""}) == doctest::Approx(4.0));
-  const double bw = s.tiers[0].busbw_eff.at(1e9);
-  apply_param(&s, {FitParameter::busbw_scale, Dtype::bf16, s.tiers[0].name}, 0.5);
-  CHECK(s.tiers[0].busbw_eff.at(1e9) == doctest::Approx(bw * 0.5));
-  // With an all-to-all parameter of its own, busbw_scale leaves the tier's all-to-all alone, and alltoall_scale
-  // moves nothing else; the two commute.
-  for (bool a2a_first : {false, true}) {
-    System t = cases(runs).front().base;
-    const double ring = t.tiers[0].busbw_eff.at(1e9);
-    const auto a2a = [&] { return achieved(t.tiers[0]); };
-    const double a2a0 = a2a();
-    if (a2a_first) apply_param(&t, {FitParameter::alltoall_scale, Dtype::bf16, t.tiers[0].name}, 1.3);
-    apply_param(&t, {FitParameter::busbw_scale, Dtype::bf16, t.tiers[0].name, true}, 0.5);
-    if (!a2a_first) apply_param(&t, {FitParameter::alltoall_scale, Dtype::bf16, t.tiers[0].name}, 1.3);
-    CHECK(t.tiers[0].busbw_eff.at(1e9) == doctest::Approx(ring * 0.5));
-    CHECK(a2a() == doctest::Approx(a2a0 * 1.3));
-  }
-  CHECK(ParamRef{FitParameter::alltoall_scale, Dtype::bf16, "infiniband"}.label() == "alltoall_scale.infiniband");
-  apply_param(&s, {FitParameter::overlap_efficiency, Dtype::bf16, ""}, 0.8);
-  CHECK(s.overlap_efficiency == 0.8);
-  apply_param(&s, {FitParameter::kernel_overhead_us, Dtype::bf16, ""}, 7.0);
-  CHECK(s.gpu.eff.kernel_overhead.v == doctest::Approx(7e-6));
-}
-
-TEST_CASE("candidates: bf16 always, the runs' own dtype, every tier; bf16 applied last") {
-  const auto runs = io::parse_published_runs(runs_text({1, 1}, "fp8"), "runs.yaml");
-  const auto c = candidate_params(cases(runs));
-  REQUIRE(c.size() >= 6);
-  CHECK(c[0].label() == "gemm_scale.fp8");
-  CHECK(c[1].label() == "gemm_scale.bf16");
-  CHECK(c[2].label() == "attention_scale");
-  CHECK(c[3].label() == "memory_bw_scale");
-  CHECK(c[4].label() == "busbw_scale.nvlink");
-}
 
 TEST_CASE("a GEMM scale the runs were made with is recovered, with an interval around it and small LOO error") {
   const std::vector<double> measured = synthetic(0.8);
@@ -133,6 +88,41 @@ TEST_CASE("a GEMM scale the runs were made with is recovered, with an interval a
   for (const auto& r : fit.rows) CHECK(r.loo_error_pct().has_value());
   const System fitted = apply_fit(cases(runs).front().base, fit);
   CHECK(fitted.fit_loo_errors_pct.size() == 6);
+}
+
+TEST_CASE("a per-kernel cost the runs were made with chooses the eager-dispatch prior and is recovered") {
+  // 24 us per kernel, an eager host-dispatch cost (fit_parameters.h): 5 sigma from the base's 4 +- 4 us launch
+  // prior, 1.3 sigma under the eager +-15 us one.
+  // The plan stated whole, so that the truth and the fit run the same completion.
+  const std::string stated = "\n    micro_batch: 1\n    sequence_parallel: false\n    recompute: none";
+  const auto shape = io::parse_published_runs(runs_text(std::vector<double>(6, 1.0), "bf16", stated), "runs.yaml");
+  System truth = cases(shape).front().base;
+  apply_param(&truth, {FitParameter::kernel_overhead_us, Dtype::bf16, ""}, 24.0);
+  std::vector<double> measured;
+  for (const auto& r : io::run_validation(shape, &truth).results) measured.push_back(r.predicted_tokens_per_s_per_gpu);
+  const auto runs = io::parse_published_runs(runs_text(measured, "bf16", stated), "runs.yaml");
+  FitOptions opt;
+  opt.leave_one_out = false;
+  // Runs made by the model itself scatter by nothing: a per-run scatter of 0.5% lets them, not the priors of the
+  // parameters that trade against the kernel cost (GEMM and HBM scales), decide it.
+  opt.sigma_log = 0.005;
+  const RunsFit chosen = fit_runs(cases(runs), opt);
+  REQUIRE(chosen.out_of_range.empty());
+  REQUIRE(chosen.prior_choices.size() == 1);
+  CHECK(chosen.prior_choices[0].find("eager dispatch") != std::string::npos);
+  const ParamValue* k = find(chosen, "kernel_overhead_us");
+  REQUIRE(k != nullptr);
+  CHECK(k->value == doctest::Approx(24.0).epsilon(0.15));
+  CHECK(k->lo95 < 24.0);
+  CHECK(k->hi95 > 24.0);
+  CHECK_FALSE(k->at_bound);
+  // Held to the launch prior, the same runs leave the kernel cost short of the truth.
+  opt.choose_overhead_prior = false;
+  const RunsFit held = fit_runs(cases(runs), opt);
+  CHECK(held.prior_choices.empty());
+  const ParamValue* kh = find(held, "kernel_overhead_us");
+  REQUIRE(kh != nullptr);
+  CHECK(std::fabs(kh->value - 24.0) > std::fabs(k->value - 24.0));
 }
 
 TEST_CASE("runs on the base's own tables leave every parameter near its prior") {
