@@ -54,6 +54,23 @@ Linear linear(const Context& ctx, double m, double n, double k, double fwd_chunk
   return l;
 }
 
+/// A linear layer whose GEMMs stay in 16 bits under 8- and 4-bit recipes: the MoE router. Megatron-Core's router
+/// owns a plain parameter, not a Transformer Engine module, and runs its logits GEMM on the bf16 input and weight
+/// with an fp32 (moe_router_dtype) output (core_v0.14.0 moe/router.py TopKRouter.gating, moe_utils.py
+/// RouterGatingLinearFunction: te_general_gemm of the bf16 tensors); torchtitan's MoE recipes leave "router.gate"
+/// out of their float8 and MX converters (filter_fqns). The logits are written as fp32 either way (small: T x E).
+Linear sixteen_bit_linear(const Context& ctx, double m, double n, double k) {
+  const Gpu& g = ctx.system.gpu;
+  const Dtype d = quantized_gemms(ctx.plan) ? g.sixteen_bit() : gemm_dtype(ctx.plan);
+  Linear l;
+  l.fwd = gemm_time(g, d, m, n, k);
+  l.dgrad = gemm_time(g, d, m, k, n);
+  l.wgrad = base_frozen(ctx.plan) ? Seconds{0} : gemm_time(g, d, k, n, m);
+  l.bwd = l.dgrad + l.wgrad;
+  l.flops_fwd = 2.0 * m * n * k;
+  return l;
+}
+
 Seconds attention_time(const Context& ctx, double flops, bool backward) {
   const Gpu& g = ctx.system.gpu;
   const int k = static_cast<int>(attention_kernel(ctx));
@@ -336,42 +353,62 @@ MlpCost dense_mlp(const Context& ctx, const Sharding& sh, double ffn) {
   return c;
 }
 
-/// One MoE layer's MLP on one rank (Megatron-Core MoELayer): router GEMM and top-k over the rank's tokens, the
-/// token permutation before and the un-permutation after the experts, the local experts as grouped GEMMs over
-/// their token-expert pairs (sh.expert_tokens already carries the busiest rank's load factor), and the shared
-/// experts as a dense MLP over the layer's tokens.
-MlpCost moe_mlp(const Context& ctx, const Sharding& sh) {
+}  // namespace
+
+MoeForwardParts moe_forward_parts(const Context& ctx, const Sharding& sh) {
   const ModelDesc& m = ctx.model;
   const Gpu& g = ctx.system.gpu;
+  MoeForwardParts p;
+  if (!m.moe || sh.local_experts <= 0) return p;
   const double h = m.hidden, pairs = sh.expert_tokens, per_expert = pairs / sh.local_experts;
-  MlpCost c = dense_mlp(ctx, sh, sh.shared_ffn);
-  c.up.add(linear(ctx, sh.moe_tokens, m.moe->experts, h));
-  c.up.add(grouped_linear(ctx, sh.local_experts, per_expert, (m.gated_mlp ? 2.0 : 1.0) * sh.expert_ffn, h));
-  c.down.add(grouped_linear(ctx, sh.local_experts, per_expert, h, sh.expert_ffn));
-  c.gemms = c.up;
-  c.gemms.add(c.down);
-  // Router softmax/top-k over fp32 logits (read + write); the permutation and un-permutation of the pairs' hidden
-  // vectors (fused: tokens + pairs rows per pass; unfused: every pair's row read and written, framework.h); the
-  // experts' activation function over the pairs.
-  c.mem_fwd += memory_time(g, Bytes(sh.moe_tokens * m.moe->experts * 4.0 * 2.0));
+  p.router_gemm = sixteen_bit_linear(ctx, sh.moe_tokens, m.moe->experts, h).fwd;
+  p.fc1 = grouped_gemm_time(ctx, sh.local_experts, per_expert, (m.gated_mlp ? 2.0 : 1.0) * sh.expert_ffn, h);
+  p.fc2 = grouped_gemm_time(ctx, sh.local_experts, per_expert, h, sh.expert_ffn);
+  // Router softmax/top-k over fp32 logits (read + write).
+  p.routing = memory_time(g, Bytes(sh.moe_tokens * m.moe->experts * 4.0 * 2.0));
+  // The permutation and un-permutation of the pairs' hidden vectors (fused: tokens + pairs rows per pass;
+  // unfused: every pair's row read and written, framework.h).
   const double per_pass = ctx.framework.fused_moe_permutation ? sh.moe_tokens + pairs : 2.0 * pairs;
-  c.mem_fwd += memory_time(g, Bytes(per_pass * h * kAct)) * 2.0;
+  p.permutation = memory_time(g, Bytes(per_pass * h * kAct)) * 2.0;
   // Megatron-Core's all-to-all dispatcher then sorts the received pairs by local expert for the grouped GEMM
   // ("permutation 2": sort_chunks_by_idxs, or a transposed copy when padding to capacity) and restores the
   // order before the combine (token_dispatcher.py): two more read-and-write passes when a rank holds several
   // experts.
-  if (sh.local_experts > 1) c.mem_fwd += memory_time(g, Bytes(pairs * h * kAct * 2.0)) * 2.0;
-  c.mem_fwd += memory_time(g, Bytes(activation_elems(m, ctx.framework) * pairs * sh.expert_ffn * kAct));
+  if (sh.local_experts > 1) p.permutation += memory_time(g, Bytes(pairs * h * kAct * 2.0)) * 2.0;
+  p.activation = memory_time(g, Bytes(activation_elems(m, ctx.framework) * pairs * sh.expert_ffn * kAct));
+  // The router's, permutation's and dispatcher's small kernels and the token-count wait (moe_host.h).
+  const MoeHostCost host = moe_host_cost(ctx.plan, ctx.framework, g, static_cast<int>(sh.local_experts));
+  p.kernels_fwd = host.kernels_fwd;
+  p.kernels_bwd = host.kernels_bwd;
+  p.host = host.sync;
+  return p;
+}
+
+namespace {
+
+/// One MoE layer's MLP on one rank (Megatron-Core MoELayer): router GEMM and top-k over the rank's tokens, the
+/// token permutation before and the un-permutation after the experts, the local experts as grouped GEMMs over
+/// their token-expert pairs (sh.expert_tokens already carries the busiest rank's load factor), and the shared
+/// experts as a dense MLP over the layer's tokens. The forward's parts are moe_forward_parts'.
+MlpCost moe_mlp(const Context& ctx, const Sharding& sh) {
+  const ModelDesc& m = ctx.model;
+  const double h = m.hidden, pairs = sh.expert_tokens, per_expert = pairs / sh.local_experts;
+  const MoeForwardParts parts = moe_forward_parts(ctx, sh);
+  MlpCost c = dense_mlp(ctx, sh, sh.shared_ffn);
+  c.up.add(sixteen_bit_linear(ctx, sh.moe_tokens, m.moe->experts, h));
+  c.up.add(grouped_linear(ctx, sh.local_experts, per_expert, (m.gated_mlp ? 2.0 : 1.0) * sh.expert_ffn, h));
+  c.down.add(grouped_linear(ctx, sh.local_experts, per_expert, h, sh.expert_ffn));
+  c.gemms = c.up;
+  c.gemms.add(c.down);
+  c.mem_fwd += parts.routing + parts.permutation + parts.activation;
   // The experts' grouped linears (TE GroupedLinear) cast every token-expert pair's input; the router stays in
   // 16 bits.
   c.linear_input_elems += pairs * (h + sh.expert_ffn);
   c.linear_output_elems += pairs * ((m.gated_mlp ? 2.0 : 1.0) * sh.expert_ffn + h);
   c.linear_weight_elems += sh.local_experts * (m.gated_mlp ? 3.0 : 2.0) * h * sh.expert_ffn;
-  // The router's, permutation's and dispatcher's small kernels and the token-count wait (moe_host.h).
-  const MoeHostCost host = moe_host_cost(ctx.plan, ctx.framework, g, static_cast<int>(sh.local_experts));
-  c.kernels_fwd = host.kernels_fwd;
-  c.kernels_bwd = host.kernels_bwd;
-  c.host_fwd = host.sync;
+  c.kernels_fwd = parts.kernels_fwd;
+  c.kernels_bwd = parts.kernels_bwd;
+  c.host_fwd = parts.host;
   return c;
 }
 

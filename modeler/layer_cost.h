@@ -39,6 +39,21 @@ AttentionKernel attention_kernel(const Context& ctx);
 /// causal half; with load-balanced context parallelism each rank does 1/cp of it).
 double attention_fwd_flops(const Context& ctx, const Sharding& sh);
 
+/// One MoE layer's forward on one rank by part (the routed experts; the shared experts are a dense MLP), the
+/// pieces layer_cost sums, so that they can be checked one by one against a measured MoE-layer op.
+struct MoeForwardParts {
+  Seconds router_gemm;       // the router's logits GEMM
+  Seconds routing;           // softmax / top-k over the logits
+  Seconds permutation;       // permute and un-permute passes, and the local-expert sort when a rank holds several
+  Seconds fc1, fc2;          // the grouped gate+up and down GEMMs
+  Seconds activation;        // the activation function over the pairs
+  Seconds kernels_fwd;       // the layer's small kernels layer_cost times nowhere else (moe_host.h), forward
+  Seconds kernels_bwd;       // the same, backward
+  Seconds host;              // the token-count wait (moe_host.h)
+};
+/// Zero parts for a model without MoE layers.
+MoeForwardParts moe_forward_parts(const Context& ctx, const Sharding& sh);
+
 LayerCost layer_cost(const Context& ctx, const Sharding& sh);
 /// Embedding lookup on the first stage, LM head + cross-entropy on the last; the busier of the two stages.
 LayerCost head_cost(const Context& ctx, const Sharding& sh);

@@ -165,4 +165,47 @@ TEST_CASE("the MoE share of a layer: router, shared and routed experts of the Mo
   CHECK(layer_cost(dense.ctx(), dense.sharding()).forward.moe.v == 0);
 }
 
+TEST_CASE("moe_forward_parts: the routed experts' forward by part, summing to the layer's MoE time") {
+  // tiny_moe without shared experts or dense layers, one GPU, T 128: 256 token-expert pairs over 8 experts, 32 rows
+  // each (h 64, expert ffn 32, gated). The synthetic GPU runs every kernel at 1000 GB/s or 100 TFLOP/s, so each
+  // small GEMM is memory bound: bytes = (m k + k n) 2 + m n 2 per expert.
+  ModelDesc m = tiny_moe();
+  m.moe->shared_experts = 0;
+  m.moe->dense_layers = 0;
+  const Setup s(m, plan_of(1, 1, 1));
+  const MoeForwardParts q = moe_forward_parts(s.ctx(), s.sharding());
+  const double ns = 1e-9;
+  CHECK(q.router_gemm.v == doctest::Approx(19.456 * ns));  // 128 x 8 x 64: (128*64 + 64*8) 2 + 128*8*2 bytes
+  CHECK(q.fc1.v == doctest::Approx(131.072 * ns));         // 8 x (32*64 + 64*64 + 32*64) x 2 bytes
+  CHECK(q.fc2.v == doctest::Approx(81.92 * ns));           // 8 x (32*32 + 32*64 + 32*64) x 2 bytes
+  CHECK(q.routing.v == doctest::Approx(8.192 * ns));       // fp32 logits 128 x 8, read and written
+  // Unfused permute and un-permute (2 x 256 rows of 64 bf16 each, twice), then the local-expert sort and its
+  // inverse (256 rows read and written, twice): 131.072 + 131.072 ns.
+  CHECK(q.permutation.v == doctest::Approx(262.144 * ns));
+  CHECK(q.activation.v == doctest::Approx(49.152 * ns));  // fused SwiGLU: 3 x 256 x 32 bf16 elements
+  // Dropless routing waits for the token counts: 3 eager ops at the unmeasured GPU's 10 us (moe_host.h).
+  CHECK(q.host.v == doctest::Approx(30e-6));
+  CHECK(q.kernels_fwd.v == 0);  // the synthetic GPU's kernel overhead is 0
+  const Seconds sum = q.router_gemm + q.routing + q.permutation + q.fc1 + q.fc2 + q.activation + q.kernels_fwd + q.host;
+  CHECK(layer_cost(s.ctx(), s.sharding()).forward.moe.v == doctest::Approx(sum.v));
+  const Setup dense(tiny_gqa_gated(), plan_of(1, 1, 1));
+  CHECK(moe_forward_parts(dense.ctx(), dense.sharding()).fc1.v == 0);
+}
+
+TEST_CASE("the MoE router's GEMM stays in 16 bits under an fp8 recipe; the experts' GEMMs run in fp8") {
+  // Compute bound (HBM unlimited). T 128, 8 experts, h 64: router 2 x 128 x 8 x 64 = 131,072 FLOPs at the bf16
+  // peak (100 TFLOP/s), not the fp8 one (200); fc1 over 256 pairs: 2 x 256 x 64 x 64 = 2,097,152 FLOPs at 200.
+  Setup su(tiny_moe(), plan_of(1, 1, 1));
+  su.system.gpu.hbm_bw = BytesPerSec(1e30);
+  su.system.gpu.peak[static_cast<int>(Dtype::fp8)] = FlopsPerSec(2.0 * kPeak);
+  su.plan.precision = Dtype::fp8;
+  const MoeForwardParts fp8 = moe_forward_parts(su.ctx(), su.sharding());
+  CHECK(fp8.router_gemm.v == doctest::Approx(131072.0 / kPeak));
+  CHECK(fp8.fc1.v == doctest::Approx(2097152.0 / (2.0 * kPeak)));
+  su.plan.precision = Dtype::bf16;
+  const MoeForwardParts bf16 = moe_forward_parts(su.ctx(), su.sharding());
+  CHECK(bf16.router_gemm.v == doctest::Approx(fp8.router_gemm.v));
+  CHECK(bf16.fc1.v == doctest::Approx(2.0 * fp8.fc1.v));
+}
+
 }

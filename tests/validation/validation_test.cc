@@ -112,6 +112,9 @@ TEST_CASE("throughput MAPE per group") {
   // Issue 13's launch costs (moe_host.h: the kernels Megatron-Core 0.14 and TE 2.7 GroupedLinear launch per MoE
   // layer, one GEMM and quantization per local expert, at measured per-kernel times), the DeepSeek-V3 H100 row's
   // stated DeepEP + combined 1F1B recipe, and the SMs overlapped DeepEP transfers hold: MoE 17.9 -> 15.8%.
+  // The router's logits GEMM in 16 bits under fp8 recipes (Megatron-Core's router is no TE module; its
+  // te_general_gemm runs on the bf16 input and weight): MoE 15.8 -> 16.0%, a sourced correction that moves away
+  // (the measured fp8 tables run this narrow n = experts GEMM slower than bf16's at its size).
   constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 12.5, kGuardDense = 15.3, kGuardMoe = 16.3;
   const io::GroupStats e = group(moe);
   report_target("Korthikanti", k, 5.0, kGuardKorthikanti);
