@@ -338,7 +338,8 @@ double finetune_activation_delta(const ModelDesc& m, const Sharding& sh, const P
     const bool shares_fused_copy = fused_qkv && (target & kAttentionQkv) != 0;
     if (dropout && !shares_fused_copy) d += T * s.in * (kAct + 1.0);  // the dropped-out input and its mask
     d += T * p.finetune.lora_rank * kAct;                             // x A, input of B
-    if (p.finetune.peft == Peft::dora) d += T * s.out * kAct;  // the base output, for the magnitude's gradient
+    // DoRA: the base output, for the magnitude's gradient.
+    if (p.finetune.peft == Peft::dora) d += T * s.out * kAct;
   }
   return d;
 }

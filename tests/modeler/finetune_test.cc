@@ -199,8 +199,8 @@ TEST_SUITE("finetune") {
     // T = 128. Nobody keeps the QKV, MLP or down inputs (2 bytes x 64, 64, 96); q and v share one 16-bit
     // dropped-out copy of the 64-wide input and its 1-byte mask; zero_pad's index_copy keeps B's output over q (64)
     // and v (32) in 16 bits; each target keeps its rank-4 intermediate.
-    const double expected = -(128.0 * 64 * 2) * 2 - 128.0 * 96 * 2 + 128.0 * 64 * 3 + 128.0 * (64 + 32) * 2 +
-                            2 * (128.0 * 4 * 2);
+    const double expected =
+        -(128.0 * 64 * 2) * 2 - 128.0 * 96 * 2 + 128.0 * 64 * 3 + 128.0 * (64 + 32) * 2 + 2 * (128.0 * 4 * 2);
     CHECK(finetune_activation_delta(s.model, sh, s.plan, 2.0, s.framework) == expected);
     // All of q, k, v adapted: zero_pad returns B's output as it is (nothing kept for it).
     s.plan.finetune.lora_targets = kLoraQ | kLoraK | kLoraV;
