@@ -291,17 +291,22 @@ Bytes finetune_weights(const Context& ctx, const Sharding& sh, const StageParams
   const double layer_bytes = quantized * kNf4PackedBytesPerParam + (1.0 - quantized) * std::min(stored, kAct);
   const double base_layer = p.finetune.peft == Peft::qlora ? layer_bytes : stored;
   const double base_rest = p.finetune.peft == Peft::qlora ? std::min(stored, kAct) : stored;
+  // The LM head in NF4 where the framework quantises it (Framework::qlora_quantizes_lm_head).
+  const bool head_nf4 = p.finetune.peft == Peft::qlora && ctx.framework.qlora_quantizes_lm_head;
+  const double head_bytes = head_nf4 ? kNf4PackedBytesPerParam : base_rest;
   double bytes = params.layers * base_layer / sh.dp_shard_weights + params.experts * base_layer / sh.edp_shard_weights +
-                 (params.embedding + params.head + params.final_norm) * base_rest / sh.dp_shard_weights;
+                 (params.embedding + params.final_norm) * base_rest / sh.dp_shard_weights +
+                 params.head * head_bytes / sh.dp_shard_weights;
   // The NF4 statistics are not sharded by data parallelism (kNf4StatsBytesPerParam).
-  bytes += (params.layers + params.experts) * quantized * kNf4StatsBytesPerParam;
+  bytes += ((params.layers + params.experts) * quantized + (head_nf4 ? params.head : 0.0)) * kNf4StatsBytesPerParam;
   // Adapters on the stage's layers, split over tensor parallelism like their base linears.
   const double adapters = adapter_params_per_layer(m, p.finetune) * sh.layers / sh.weight_shard;
   bytes += adapters * stored / sh.dp_shard_weights;
   return Bytes(bytes);
 }
 
-double finetune_activation_delta(const ModelDesc& m, const Sharding& sh, const Plan& p, double lin) {
+double finetune_activation_delta(const ModelDesc& m, const Sharding& sh, const Plan& p, double lin,
+                                 const Framework& fw) {
   if (!base_frozen(p)) return 0.0;
   const unsigned t = p.finetune.lora_targets;
   const double T = sh.tokens, Tn = sh.norm_tokens, h = m.hidden;
@@ -309,16 +314,32 @@ double finetune_activation_delta(const ModelDesc& m, const Sharding& sh, const P
   // lora_A(dropout(x)), one nn.Dropout per adapted module), so no adapter keeps the shared input itself: each keeps
   // that copy (16-bit, lora_A's saved input) and native_dropout's bool mask (1 byte per element).
   const bool dropout = p.finetune.lora_dropout > 0;
-  const unsigned keeps_input = dropout ? 0u : t;
+  unsigned keeps_input = dropout ? 0u : t;
+  // bitsandbytes before 0.43.2 keeps every 4-bit linear's input (Framework::qlora_keeps_linear_inputs).
+  if (p.finetune.peft == Peft::qlora && fw.qlora_keeps_linear_inputs)
+    keeps_input = kAttentionQkv | kLoraO | kMlpTargets;
   double d = 0;
   if (!(keeps_input & kAttentionQkv)) d -= Tn * h * lin;            // the QKV projection's input
   if (!(keeps_input & (kLoraGate | kLoraUp))) d -= Tn * h * lin;    // the MLP's up (and gate) input
   if (!(keeps_input & kLoraDown) && !m.moe) d -= T * sh.ffn * lin;  // the down projection's input
+  // One adapter on the fused QKV linear (Framework::lora_fused_qkv): one dropped-out copy for q, k and v together,
+  // and, when only some of them are adapted, zero_pad's index_copy keeps B's output over the adapted parts.
+  const bool fused_qkv = fw.lora_fused_qkv && (t & kAttentionQkv) != 0;
+  if (fused_qkv) {
+    if (dropout) d += T * h * (kAct + 1.0);
+    if ((t & kAttentionQkv) != kAttentionQkv) {
+      double adapted_out = 0;
+      for (LoraTarget q : targets_of(t & kAttentionQkv)) adapted_out += local_shape(m, sh, q).out;
+      d += T * adapted_out * kAct;
+    }
+  }
   for (LoraTarget target : targets_of(t)) {
     const LinearShape s = local_shape(m, sh, target);
-    if (dropout) d += T * s.in * (kAct + 1.0);                 // the dropped-out input and its mask
-    d += T * p.finetune.lora_rank * kAct;                      // x A, input of B
-    if (p.finetune.peft == Peft::dora) d += T * s.out * kAct;  // the base output, for the magnitude's gradient
+    const bool shares_fused_copy = fused_qkv && (target & kAttentionQkv) != 0;
+    if (dropout && !shares_fused_copy) d += T * s.in * (kAct + 1.0);  // the dropped-out input and its mask
+    d += T * p.finetune.lora_rank * kAct;                             // x A, input of B
+    // DoRA: the base output, for the magnitude's gradient.
+    if (p.finetune.peft == Peft::dora) d += T * s.out * kAct;
   }
   return d;
 }
@@ -332,7 +353,11 @@ Bytes finetune_buffers(const Context& ctx, const Sharding& sh) {
     const LinearShape s = local_shape(ctx.model, sh, t.bit);
     largest = std::max(largest, s.in * s.out);
   }
-  return Bytes(largest * kAct);
+  // A quantised LM head is dequantised whole (its local vocabulary) for each of its GEMMs; the one profile with
+  // that trait (litgpt-2023) runs without pipeline stages, so the busiest rank holds the head.
+  const Framework& fw = ctx.framework;
+  if (fw.qlora_quantizes_lm_head) largest = std::max(largest, sh.vocab * ctx.model.hidden);
+  return Bytes(largest * kAct * fw.qlora_dequant_copies);
 }
 
 AdapterCost adapter_cost(const Context& ctx, const Sharding& sh) {

@@ -81,8 +81,12 @@ Bytes finetune_weights(const Context& ctx, const Sharding& sh, const StageParams
 /// gradients (the QKV input when none of q, k, v is adapted; the MLP input without gate or up; the down
 /// projection's input without down), plus each adapter's rank-r intermediate (A's output, kept for B's gradient)
 /// and, for DoRA, the base output its magnitude gradient reads; with lora_dropout each adapter's dropped-out input
-/// and mask instead of the shared input. `lin`: bytes per saved linear input element.
-double finetune_activation_delta(const ModelDesc& m, const Sharding& sh, const Plan& p, double lin);
+/// and mask instead of the shared input. The framework's traits: one adapter on a fused QKV linear
+/// (Framework::lora_fused_qkv: one dropped-out copy, and B's output kept by zero_pad when only some of q, k, v are
+/// adapted), and 4-bit linears that keep their inputs (Framework::qlora_keeps_linear_inputs). `lin`: bytes per
+/// saved linear input element.
+double finetune_activation_delta(const ModelDesc& m, const Sharding& sh, const Plan& p, double lin,
+                                 const Framework& fw);
 /// Bytes per parameter ZeRO-3/FSDP gathers for a layer's compute: 2 (16-bit), or the packed NF4 codes under QLoRA
 /// (the 4-bit storage is what is sharded, bnb_4bit_quant_storage; the statistics are on every rank already).
 double gathered_param_bytes(const Plan& p);

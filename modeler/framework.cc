@@ -350,6 +350,8 @@ Framework hf_deepspeed() {
   f.fused_elementwise = false;
   f.unfused_passes_per_norm = 6.0;
   f.norm_saved_input_bytes = 4.0;
+  // LlamaMLP.forward: down_proj(act_fn(gate_proj(x)) * up_proj(x)) in eager PyTorch (ACT2FN["silu"] = nn.SiLU).
+  f.eager_swiglu_saves_silu_output = true;
   // transformers' ForCausalLMLoss upcasts the bf16 logits to fp32 and calls cross_entropy (log_softmax saves its
   // fp32 output): 2 + 4 + 4 bytes per logit in forward; Trainer.compute_loss returns only the loss, so the outputs
   // (the bf16 logits) are gone before accelerator.backward, whose log_softmax backward holds its saved output, the
@@ -429,10 +431,65 @@ Framework other() {
   return f;
 }
 
+Framework litgpt_2023() {
+  Framework f;
+  f.name = "litgpt-2023";
+  f.description = "Lit-GPT 8641822 (Oct 2023) finetune/lora.py: bf16-true, eager PyTorch 2.1, bitsandbytes 0.41";
+  // Read at Lightning-AI/litgpt 8641822 (the commit tutorials/resource-tables.md names): finetune/lora.py,
+  // lit_gpt/lora.py, lit_gpt/model.py, lit_gpt/rmsnorm.py, lit_gpt/utils.py; bitsandbytes 0.41.0
+  // autograd/_functions.py.
+  // model.py CausalSelfAttention: F.scaled_dot_product_attention(is_causal=True) without a mask (flash kernel).
+  f.attention = AttentionKernel::flash2;
+  // Eager modules, no torch.compile in the fine-tuning scripts. rmsnorm.py computes x * rsqrt(mean(x * x)) in the
+  // input dtype (no fp32 upcast): its muls keep the 16-bit input.
+  f.fused_elementwise = false;
+  f.unfused_passes_per_norm = 5.0;  // x * x, mean, add + rsqrt, x * r, weight * x: read + write each
+  f.norm_saved_input_bytes = 2.0;
+  // LLaMAMLP.forward: proj(silu(fc_1(x)) * fc_2(x)).
+  f.eager_swiglu_saves_silu_output = true;
+  // model.py: qkv = self.attn(x) viewed, permuted and split into q, k, v; apply_rope + torch.cat write new q and k,
+  // v stays a view of qkv and SDPA saves it.
+  f.attention_keeps_fused_qkv = true;
+  // lit_gpt/lora.py LoRAQKVLinear: one lora_dropout and one lora_A (r * sum(enable_lora), in) on the fused attn
+  // linear; zero_pad's index_copy keeps its source when not all of q, k, v are enabled.
+  f.lora_fused_qkv = true;
+  // --quantize bnb.nf4-dq: lightning (71aed751, lit-gpt's pinned commit) fabric/plugins/precision/bitsandbytes.py
+  // swaps every nn.Linear, lm_head included (no ignore_modules passed), for _NF4DQLinear, quantised from
+  // weight.to(torch.half); bitsandbytes 0.41 MatMul4Bit keeps A and runs
+  // dequantize_4bit(B, state).to(A.dtype): an fp16 and a bf16 copy of the weight at once.
+  f.qlora_keeps_linear_inputs = true;
+  f.qlora_quantizes_lm_head = true;
+  f.qlora_dequant_copies = 2.0;
+  // lit_gpt/lora.py GPT.forward(lm_head_chunk_size=128) returns bf16 logit chunks that the training loop holds
+  // through backward, and utils.py chunked_cross_entropy runs F.cross_entropy on each bf16 chunk (log_softmax
+  // keeps its bf16 output): 2 + 2 bytes per logit; each chunk's backward is 128 tokens wide.
+  f.logits_bytes_per_logit = 4.0;
+  f.cross_entropy_bytes_per_logit = 12.0;
+  // precision "bf16-true": weights, LoRA parameters and their gradients are bf16, and torch.optim.AdamW keeps m and
+  // v like the parameter (bf16), with no fp32 master. shardplan's AdamW states are counted in fp32 (8 bytes per
+  // trainable parameter, optimizer.h): 4 bytes per adapter parameter more than bf16-true holds (17 MB on
+  // Llama-2-7B rank 8 on q, v). The QLoRA path's bnb.optim.PagedAdamW pages its fp32 states in managed memory.
+  f.state = {2, 2, 0};
+  // devices > 1: FSDPStrategy (auto_wrap_policy and activation_checkpointing_policy {Block}); devices 1: no sharding
+  // and no activation checkpointing.
+  f.zero_stages = {0, 3};
+  f.offers_model_parallel = false;
+  f.fused_projections = true;  // the attention's attn linear is fused QKV (its MLP's fc_1, fc_2 are separate)
+  f.overlap_param_gather = true;
+  f.sources = {"Lightning-AI/litgpt 8641822 finetune/lora.py, lit_gpt/lora.py, lit_gpt/model.py, lit_gpt/rmsnorm.py",
+               "bitsandbytes 0.41.0 bitsandbytes/autograd/_functions.py (MatMul4Bit ctx.tensors = (A, B))"};
+  f.launcher = Launcher::none;
+  f.default_zero = f.default_zero_pp = 0;
+  f.default_sp = false;
+  f.default_recompute = Recompute::none;
+  f.default_sources = {"Lightning-AI/litgpt 8641822 finetune/lora.py (devices = 1: strategy auto)"};
+  return f;
+}
+
 const std::vector<Framework>& registry() {
   static const std::vector<Framework> all = {megatron(),    nemo(),        torchtitan(),          llm_foundry(),
                                              megatron_deepspeed(), other(), megatron_legacy(), nemo_2024(),
-                                             hf_deepspeed(), hf_fsdp()};
+                                             hf_deepspeed(), hf_fsdp(), litgpt_2023()};
   return all;
 }
 
@@ -497,6 +554,7 @@ Framework compiled(const Framework& f) {
   Framework c = f;
   c.fused_elementwise = true;
   c.unfused_passes_per_norm = 1.0;
+  c.eager_swiglu_saves_silu_output = false;  // Inductor's partitioner recomputes the SiLU from its saved input
   return c;
 }
 
@@ -570,6 +628,12 @@ std::vector<FrameworkTrait> framework_traits(const Framework& f) {
       {"zero3_gather", f.zero3_gather == Zero3Gather::deepspeed_modules ? "deepspeed_modules" : "fsdp_units"},
       {"fused_projections", text(f.fused_projections)},
       {"norm_saved_input_bytes", text(f.norm_saved_input_bytes)},
+      {"eager_swiglu_saves_silu_output", text(f.eager_swiglu_saves_silu_output)},
+      {"attention_keeps_fused_qkv", text(f.attention_keeps_fused_qkv)},
+      {"lora_fused_qkv", text(f.lora_fused_qkv)},
+      {"qlora_keeps_linear_inputs", text(f.qlora_keeps_linear_inputs)},
+      {"qlora_quantizes_lm_head", text(f.qlora_quantizes_lm_head)},
+      {"qlora_dequant_copies", text(f.qlora_dequant_copies)},
       {"offers_model_parallel", text(f.offers_model_parallel)},
       {"launcher", to_string(f.launcher)},
       {"defaults", framework_defaults_text(f)},

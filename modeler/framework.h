@@ -183,6 +183,28 @@ struct Framework {
   /// Bytes per element of each norm's input kept for backward: 2, or 4 where the norm upcasts its input and its
   /// pow/mul keep the fp32 copy (transformers LlamaRMSNorm: hidden_states.to(torch.float32)).
   double norm_saved_input_bytes = 2.0;
+  /// The gated MLP runs as eager `silu(gate) * up` (no fused SwiGLU kernel): SiLU keeps its input and the product's
+  /// mul keeps both factors, so the SiLU output (ffn wide, 16-bit) is a third saved tensor besides gate's and up's
+  /// outputs (PyTorch derivatives.yaml: silu saves self, mul saves self and other when both need gradients).
+  bool eager_swiglu_saves_silu_output = false;
+  /// Attention reads Q, K and V as views of one fused QKV projection output, RoPE writes new Q and K, and the
+  /// attention kernel saves the V view (SDPA/flash-attn save their inputs as passed), which keeps the whole QKV
+  /// output alive: the pre-RoPE Q and K stay in memory beside the roped copies (LitGPT model.py).
+  bool attention_keeps_fused_qkv = false;
+  /// LoRA on q, k and v is one adapter on the fused QKV linear (LitGPT LoRAQKVLinear): one dropout and one A of
+  /// r x (number of adapted parts) read the shared input once; with only some of q, k, v adapted, zero_pad's
+  /// out-of-place index_copy keeps B's output (its source) for backward.
+  bool lora_fused_qkv = false;
+  /// bitsandbytes MatMul4Bit keeps its input A for backward (ctx.tensors = (A, B)) although only A's gradient is
+  /// computed: every 4-bit base linear keeps its input under QLoRA (bitsandbytes before 0.43.2, commit 9e753741
+  /// "fix QLoRA mem bug: delete useless buffered activation" made it (None, B)).
+  bool qlora_keeps_linear_inputs = false;
+  /// QLoRA quantises the LM head too (Lightning's BitsandbytesPrecision replaces every nn.Linear unless
+  /// ignore_modules names it); transformers keeps lm_head in 16 bits.
+  bool qlora_quantizes_lm_head = false;
+  /// 16-bit copies of a dequantised 4-bit weight alive at once in MatMul4Bit: 1 where dequantize_4bit returns the
+  /// compute dtype; 2 where the weight was quantised from fp16 and `.to(A.dtype)` casts the fp16 copy to bf16.
+  double qlora_dequant_copies = 1.0;
   /// The tensor, pipeline and context parallelism it offers (false: data parallelism and ZeRO only).
   bool offers_model_parallel = true;
   // Recipe traits: what the framework's published (performance) recipes turn on by default. `validate` takes them
@@ -221,7 +243,7 @@ std::string framework_defaults_text(const Framework& f);
 
 /// The built-in profiles: megatron-lm, nemo, torchtitan, llm-foundry, megatron-deepspeed, other,
 /// megatron-lm-legacy (Megatron-LM before FlashAttention, 2021-2022), nemo-2024, and the Hugging Face Trainer + PEFT
-/// stacks hf-deepspeed and hf-fsdp.
+/// stacks hf-deepspeed and hf-fsdp, and litgpt-2023 (Lit-GPT's single-GPU fine-tuning scripts of October 2023).
 const Framework* find_framework(const std::string& name);
 
 /// The profile of framework `name` at `version` (as the framework spells its releases, "" if unknown) or, without

@@ -161,19 +161,25 @@ MemoryBreakdown memory_breakdown(const Context& ctx, const Sharding& sh, const S
   // A frozen base keeps fewer linear inputs and adds the adapters' tensors (finetune.h); the layer input that full
   // recompute keeps is unchanged.
   // Norms that keep an fp32 copy of their input (Framework::norm_saved_input_bytes) add the difference for both.
-  const double frozen = finetune_activation_delta(ctx.model, sh, p, lin) +
-                        2.0 * sh.norm_tokens * ctx.model.hidden * (fw.norm_saved_input_bytes - kAct);
+  // Eager stacks' extra tensors (framework.h): the SiLU output of `silu(gate) * up`, and the pre-RoPE Q and K that
+  // a V view keeps alive in the fused QKV output.
+  const ModelDesc& md = ctx.model;
+  double eager = 0;
+  if (fw.eager_swiglu_saves_silu_output && md.gated_mlp && !md.moe) eager += sh.tokens * sh.ffn * kAct;
+  if (fw.attention_keeps_fused_qkv && !md.mla) eager += sh.tokens * (sh.heads + sh.kv_heads) * md.head_dim * kAct;
+  const double delta = finetune_activation_delta(md, sh, p, lin, fw) +
+                       2.0 * sh.norm_tokens * md.hidden * (fw.norm_saved_input_bytes - kAct) + eager;
   const double per_layer = (p.recompute == Recompute::selective && fw.selective_is_op_sac)
                                ? op_sac_activation_bytes_per_layer(ctx.model, sh)
                                : activation_bytes_per_layer(ctx.model, sh, p.recompute, dropout, flash, lin,
                                                             p.recompute_modules, !fw.moe_probs_in_activation) +
-                                      (p.recompute == Recompute::full ? 0.0 : frozen);
+                                      (p.recompute == Recompute::full ? 0.0 : delta);
   // A layer's every tensor, as without recompute: what recompute re-materialises for one layer's backward.
   const double whole = p.recompute == Recompute::none
                            ? per_layer
                            : activation_bytes_per_layer(ctx.model, sh, Recompute::none, dropout, flash, lin,
                                                         kRecomputeCoreAttn, !fw.moe_probs_in_activation) +
-                                 frozen;
+                                 delta;
   double act = per_layer * sh.layers * sched.in_flight;
   if (p.recompute == Recompute::selective) {
     // Megatron's modules re-materialise what they dropped; op-level selective checkpointing re-runs the ops it

@@ -47,4 +47,28 @@ expect 2 "torchtitan v0.2.2 has no LoRA" -- "$BIN" "${S[@]}" --framework torchti
 expect 0 "dora rank 4 on v+down" -- "$BIN" predict --plan "$tmp/plan.json"
 expect 0 "lora dropout 0.05" -- "$BIN" predict --plan "$tmp/plan.json"
 expect 0 "| optimizer lion" -- "$BIN" predict --plan "$tmp/plan.json"
+# LitGPT's measured peaks (Lightning-AI/litgpt tutorials/resource-tables.md, runs of Lit-GPT 8641822 on one
+# A100-SXM4-40GB: torch.cuda.max_memory_allocated() / 1e9 in finetune/lora.py; LoRA r 8 on q, v, dropout 0.05,
+# bf16-true, iteration 0 padded to the longest Alpaca sample, 1304 Llama 2 tokens): shardplan's allocated memory
+# (total less CUDA context and fragmentation allowance) within 10% of each (docs/fine-tuning.md).
+L=(predict --gpu a100-sxm4-40gb --gpus 1 --framework litgpt-2023 --seq 1304 --gbs 128 --lora-rank 8 \
+  --lora-targets q,v --lora-dropout 0.05 --json)
+within_10pct() {  # within_10pct PUBLISHED_GB JSON_FILE
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+published, path = float(sys.argv[1]), sys.argv[2]
+m = json.load(open(path))["memory"]
+allocated = (m["total_bytes"] - m["context_bytes"] - m["fragmentation_bytes"]) / 1e9
+error = allocated / published - 1
+print(f"allocated {allocated:.2f} GB vs published {published} GB: {100 * error:+.1f}%")
+sys.exit(0 if abs(error) <= 0.10 else 1)
+PY
+}
+for row in "llama-2-7b 1 lora 21.30" "llama-2-7b 2 lora 29.07" "llama-2-13b 1 lora 38.12" \
+           "llama-2-7b 1 qlora 13.84" "llama-2-13b 1 qlora 22.55"; do
+  read -r model mbs peft published <<<"$row"
+  "$BIN" "${L[@]}" --model "$model" --mbs "$mbs" --peft "$peft" >"$tmp/litgpt.json"
+  expect 0 "allocated" -- within_10pct "$published" "$tmp/litgpt.json"
+done
+
 finish

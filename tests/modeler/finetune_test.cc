@@ -158,11 +158,11 @@ TEST_SUITE("finetune") {
     // T = 128 tokens, h 64, f 256, 2-byte inputs: the MLP's input and the down projection's input go, the two
     // rank-4 intermediates come.
     const double expected = -(128.0 * 64 * 2) - 128.0 * 256 * 2 + 2 * (128.0 * 4 * 2);
-    CHECK(finetune_activation_delta(s.model, sh, s.plan, 2.0) == expected);
+    CHECK(finetune_activation_delta(s.model, sh, s.plan, 2.0, s.framework) == expected);
     s.plan.finetune.lora_targets = kLoraQ | kLoraUp | kLoraDown;
-    CHECK(finetune_activation_delta(s.model, sh, s.plan, 2.0) == 3 * (128.0 * 4 * 2));
+    CHECK(finetune_activation_delta(s.model, sh, s.plan, 2.0, s.framework) == 3 * (128.0 * 4 * 2));
     s.plan.finetune = Finetune{};
-    CHECK(finetune_activation_delta(s.model, sh, s.plan, 2.0) == 0.0);
+    CHECK(finetune_activation_delta(s.model, sh, s.plan, 2.0, s.framework) == 0.0);
   }
 
   TEST_CASE("saved activations: with lora_dropout each adapter keeps its own dropped-out input and mask") {
@@ -174,10 +174,10 @@ TEST_SUITE("finetune") {
     // q and v each keep a 16-bit dropped-out copy of the 64-wide input and its 1-byte mask, and their x A.
     const double expected =
         -(128.0 * 64 * 2) * 2 - 128.0 * 256 * 2 + 2 * (128.0 * 64 * 3) + 2 * (128.0 * 4 * 2);
-    CHECK(finetune_activation_delta(s.model, sh, s.plan, 2.0) == expected);
+    CHECK(finetune_activation_delta(s.model, sh, s.plan, 2.0, s.framework) == expected);
     // The down projection reads the 256-wide activation output: its copy and mask are 3 bytes x 256 per token.
     s.plan.finetune.lora_targets = kLoraDown;
-    CHECK(finetune_activation_delta(s.model, sh, s.plan, 2.0) ==
+    CHECK(finetune_activation_delta(s.model, sh, s.plan, 2.0, s.framework) ==
           -(128.0 * 64 * 2) * 2 - 128.0 * 256 * 2 + 128.0 * 256 * 3 + 128.0 * 4 * 2);
     s.plan.finetune.lora_dropout = 1.0;
     Problems ps;
@@ -188,6 +188,66 @@ TEST_SUITE("finetune") {
     Problems none;
     validate_finetune(s.ctx(), &none);
     CHECK(has(none, "lora_needs_peft"));
+  }
+
+  TEST_CASE("saved activations: LitGPT's fused QKV adapter keeps one dropped-out copy and zero_pad's source") {
+    Setup s(tiny_gqa_gated(), single(128));  // h 64, 4 query heads and 2 K/V heads of 16, gated ffn 96
+    s.framework.lora_fused_qkv = true;
+    s.plan.finetune = lora(4, kLoraQ | kLoraV);
+    s.plan.finetune.lora_dropout = 0.05;
+    const Sharding sh = s.sharding();
+    // T = 128. Nobody keeps the QKV, MLP or down inputs (2 bytes x 64, 64, 96); q and v share one 16-bit
+    // dropped-out copy of the 64-wide input and its 1-byte mask; zero_pad's index_copy keeps B's output over q (64)
+    // and v (32) in 16 bits; each target keeps its rank-4 intermediate.
+    const double expected =
+        -(128.0 * 64 * 2) * 2 - 128.0 * 96 * 2 + 128.0 * 64 * 3 + 128.0 * (64 + 32) * 2 + 2 * (128.0 * 4 * 2);
+    CHECK(finetune_activation_delta(s.model, sh, s.plan, 2.0, s.framework) == expected);
+    // All of q, k, v adapted: zero_pad returns B's output as it is (nothing kept for it).
+    s.plan.finetune.lora_targets = kLoraQ | kLoraK | kLoraV;
+    CHECK(finetune_activation_delta(s.model, sh, s.plan, 2.0, s.framework) ==
+          -(128.0 * 64 * 2) * 2 - 128.0 * 96 * 2 + 128.0 * 64 * 3 + 3 * (128.0 * 4 * 2));
+    // Separate modules (PEFT): q and v each keep their own copy and mask, and no zero_pad.
+    s.framework.lora_fused_qkv = false;
+    s.plan.finetune.lora_targets = kLoraQ | kLoraV;
+    CHECK(finetune_activation_delta(s.model, sh, s.plan, 2.0, s.framework) ==
+          -(128.0 * 64 * 2) * 2 - 128.0 * 96 * 2 + 2 * (128.0 * 64 * 3) + 2 * (128.0 * 4 * 2));
+  }
+
+  TEST_CASE("saved activations: bitsandbytes before 0.43.2 keeps every 4-bit linear's input") {
+    Setup s(tiny_model(), single(128));  // h 64, f 256
+    s.plan.finetune = lora(4, kLoraQ | kLoraV, Peft::qlora);
+    const Sharding sh = s.sharding();
+    // MatMul4Bit's ctx.tensors = (A, B): the QKV, MLP and down inputs all stay, so only the two rank-4
+    // intermediates are added.
+    s.framework.qlora_keeps_linear_inputs = true;
+    CHECK(finetune_activation_delta(s.model, sh, s.plan, 2.0, s.framework) == 2 * (128.0 * 4 * 2));
+    // From 0.43.2 (ctx.tensors = (None, B)) the frozen MLP and down inputs go as under LoRA.
+    s.framework.qlora_keeps_linear_inputs = false;
+    CHECK(finetune_activation_delta(s.model, sh, s.plan, 2.0, s.framework) ==
+          -(128.0 * 64 * 2) - 128.0 * 256 * 2 + 2 * (128.0 * 4 * 2));
+    // The trait is bitsandbytes': a 16-bit LoRA base is unaffected.
+    s.framework.qlora_keeps_linear_inputs = true;
+    s.plan.finetune.peft = Peft::lora;
+    CHECK(finetune_activation_delta(s.model, sh, s.plan, 2.0, s.framework) ==
+          -(128.0 * 64 * 2) - 128.0 * 256 * 2 + 2 * (128.0 * 4 * 2));
+  }
+
+  TEST_CASE("QLoRA under Lightning's bitsandbytes plugin: the LM head in NF4 and two dequantised copies") {
+    const ModelDesc m = llama2_7b();
+    Setup s(m, single(1024));
+    s.framework = plain_framework();
+    s.plan.finetune = lora(8, kLoraQ | kLoraV, Peft::qlora);
+    const MemoryBreakdown before = memory_breakdown(s.ctx(), s.sharding(), s.schedule());
+    s.framework.qlora_quantizes_lm_head = true;
+    s.framework.qlora_dequant_copies = 2.0;
+    const MemoryBreakdown after = memory_breakdown(s.ctx(), s.sharding(), s.schedule());
+    // The 32000 x 4096 head goes from 2 bytes to 4.127 bits per weight.
+    const double head = 32000.0 * 4096;
+    CHECK(after.weights.v == doctest::Approx(before.weights.v - head * (2.0 - kNf4BytesPerParam)));
+    // The largest dequantised weight is now the head (not an 11008 x 4096 MLP matrix), an fp16 and a bf16 copy.
+    CHECK(finetune_buffers(s.ctx(), s.sharding()).v == head * 2 * 2);
+    s.framework.qlora_quantizes_lm_head = false;
+    CHECK(finetune_buffers(s.ctx(), s.sharding()).v == 11008.0 * 4096 * 2 * 2);
   }
 
   TEST_CASE("QLoRA: data parallelism shards the 4-bit codes; every rank keeps the quantisation statistics") {

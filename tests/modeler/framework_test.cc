@@ -144,6 +144,23 @@ TEST_CASE("framework_traits lists every trait once, with its value as text") {
   CHECK(value(hff, "zero3_gather") == "fsdp_units");
   CHECK(value(hff, "zero_stages") == "0,2,3");
   CHECK(value(hff, "fused_projections") == "no");  // inherited from hf-deepspeed: the same transformers modules
+  CHECK(value(hff, "eager_swiglu_saves_silu_output") == "yes");  // transformers' LlamaMLP in eager PyTorch
+  // Lit-GPT 8641822 with bitsandbytes 0.41: bf16-true states, a fused QKV linear with one adapter, bf16 norms,
+  // chunked bf16 logits, and QLoRA through Lightning's plugin (head quantised, inputs kept, fp16 -> bf16 copies).
+  const std::vector<FrameworkTrait> lit = framework_traits(*find_framework("litgpt-2023"));
+  CHECK(value(lit, "state_bytes (weights, gradients, optimizer)") == "2, 2, 0");
+  CHECK(value(lit, "norm_saved_input_bytes") == "2");
+  CHECK(value(lit, "logits_bytes_per_logit") == "4");
+  CHECK(value(lit, "attention_keeps_fused_qkv") == "yes");
+  CHECK(value(lit, "lora_fused_qkv") == "yes");
+  CHECK(value(lit, "qlora_keeps_linear_inputs") == "yes");
+  CHECK(value(lit, "qlora_quantizes_lm_head") == "yes");
+  CHECK(value(lit, "qlora_dequant_copies") == "2");
+  CHECK(value(lit, "offers_model_parallel") == "no");
+  // torch.compile's fusion drops the eager SiLU output (compiled() of a profile that offers compile).
+  Framework eager = *find_framework("hf-deepspeed");
+  eager.offers_compile = true;
+  CHECK_FALSE(compiled(eager).eager_swiglu_saves_silu_output);
 }
 
 TEST_CASE("select_framework: profiles keyed by the stated release, else the date, else the current one") {

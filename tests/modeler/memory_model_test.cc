@@ -364,3 +364,25 @@ TEST_CASE("op-level selective checkpointing re-materialises one layer's unsaved 
   // Two layers' saved tensors, one micro-batch in flight, plus the recomputed rest of one layer.
   CHECK(memory_breakdown(su.ctx(), sh, su.schedule()).activations.v == doctest::Approx(2 * saved + whole - saved));
 }
+
+TEST_CASE("eager stacks: the SwiGLU's SiLU output and the pre-RoPE Q and K a fused-QKV V view keeps alive") {
+  // tiny_gqa_gated: 2 layers, h 64, 4 query heads and 2 K/V heads of 16, gated ffn 96; 1 x 128 tokens, no
+  // recompute, one micro-batch in flight.
+  test::Setup su(test::tiny_gqa_gated(), test::plan_of(1, 1, 1, 1, 1, 1, 128));
+  const Sharding sh = su.sharding();
+  const double base = memory_breakdown(su.ctx(), sh, su.schedule()).activations.v;
+  // silu(gate) * up: the SiLU output, 96 wide in 16 bits, per token and layer.
+  su.framework.eager_swiglu_saves_silu_output = true;
+  const double swiglu = memory_breakdown(su.ctx(), sh, su.schedule()).activations.v;
+  CHECK(swiglu - base == doctest::Approx(2 * 128.0 * 96 * 2));
+  // The fused QKV output stays whole: Q (4 x 16) and K (2 x 16) before RoPE, 16-bit.
+  su.framework.attention_keeps_fused_qkv = true;
+  CHECK(memory_breakdown(su.ctx(), sh, su.schedule()).activations.v - swiglu ==
+        doctest::Approx(2 * 128.0 * (4 + 2) * 16 * 2));
+  // Under full recompute only the re-materialised layer holds them.
+  su.plan.recompute = Recompute::full;
+  const double full = memory_breakdown(su.ctx(), sh, su.schedule()).activations.v;
+  su.framework.eager_swiglu_saves_silu_output = su.framework.attention_keeps_fused_qkv = false;
+  CHECK(full - memory_breakdown(su.ctx(), sh, su.schedule()).activations.v ==
+        doctest::Approx(128.0 * 96 * 2 + 128.0 * 6 * 16 * 2));
+}
