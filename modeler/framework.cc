@@ -1,5 +1,6 @@
 #include "modeler/framework.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace shardplan {
@@ -207,6 +208,9 @@ Framework torchtitan() {
   // Eager nn.RMSNorm/F.silu etc. without torch.compile: each op is its own kernel.
   f.fused_elementwise = false;
   f.unfused_passes_per_norm = 4.0;  // x.pow(2).mean(), rsqrt, x * r, * weight: ~4 read+write passes
+  // torchtitan 9dec370 models/norms.py RMSNorm: self._norm(x.float()).type_as(x) * weight; pow and mul keep the
+  // fp32 upcast of the input for backward (compiled: 2, the bf16 input, see compiled()).
+  f.norm_saved_input_bytes = 4.0;
   f.overlap_grad_reduce = true;   // FSDP2 reduce-scatter runs on a separate stream during backward
   f.overlap_param_gather = true;  // FSDP2 prefetches the next layer's all-gather
   f.reshard_after_forward = true; // fully_shard default (not with PP, where torchtitan keeps params)
@@ -555,6 +559,9 @@ Framework compiled(const Framework& f) {
   c.fused_elementwise = true;
   c.unfused_passes_per_norm = 1.0;
   c.eager_swiglu_saves_silu_output = false;  // Inductor's partitioner recomputes the SiLU from its saved input
+  // Inductor fuses the norm's upcast into its kernel and the partitioner saves the smaller 16-bit input for the
+  // backward (the cast is recomputed inside the fused backward kernel).
+  c.norm_saved_input_bytes = std::min(c.norm_saved_input_bytes, 2.0);
   return c;
 }
 

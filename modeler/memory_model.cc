@@ -57,6 +57,23 @@ double moe_mlp_bytes(const ModelDesc& m, const Sharding& sh, double lin, bool sa
          sh.tokens * sh.shared_ffn * (up * kAct + lin);
 }
 
+// Tensor parallelism as DTensor styles (torchtitan 9dec370 parallelize_llama.py apply_tp): the attention and
+// feed_forward PrepareModuleInput(Shard(1) -> Replicate()) gathers each norm's output once for the column-parallel
+// wq/wk/wv and w1/w3, and the LM head's ColwiseParallel(input_layouts=Shard(1)) gathers the final norm's output;
+// each mm saves the gathered, full-sequence tensor for its weight gradient. Megatron's linears save the local
+// sequence shard and gather it again in backward.
+bool tp_saves_gathered_inputs(const Framework& fw) { return fw.launcher == Launcher::torchtitan; }
+
+// Bytes per layer beyond the count of activation_bytes_per_layer where the linears save gathered inputs
+// (tp_saves_gathered_inputs): the full sequence (tokens) instead of the local shard (norm_tokens) for the QKV and
+// MLP-up inputs. An fp8 plan gathers the fp8 cast (torchao Float8ColwiseParallel's PrepareFloat8ModuleInput casts
+// before redistributing), 1 byte.
+double gathered_linear_inputs_delta(const ModelDesc& m, const Sharding& sh, const Plan& p, const Framework& fw) {
+  if (!tp_saves_gathered_inputs(fw) || p.tp <= 1 || sh.tokens <= sh.norm_tokens) return 0.0;
+  const double bytes = p.precision == Dtype::fp8 ? 1.0 : kAct;
+  return 2.0 * (sh.tokens - sh.norm_tokens) * m.hidden * bytes;
+}
+
 double moe_layer_fraction(const ModelDesc& m) {
   if (!m.moe || m.layers <= 0) return 0.0;
   return std::max(0, m.layers - m.moe->dense_layers) / (1.0 * m.layers);
@@ -163,12 +180,16 @@ MemoryBreakdown memory_breakdown(const Context& ctx, const Sharding& sh, const S
   // Norms that keep an fp32 copy of their input (Framework::norm_saved_input_bytes) add the difference for both.
   // Eager stacks' extra tensors (framework.h): the SiLU output of `silu(gate) * up`, and the pre-RoPE Q and K that
   // a V view keeps alive in the fused QKV output.
+  // DTensor tensor parallelism saves the gathered linear inputs (gathered_linear_inputs_delta); op-level selective
+  // checkpointing does not save them (the all-gather is not on its save list) and re-materialises them with the
+  // layer, as full recompute does.
   const ModelDesc& md = ctx.model;
   double eager = 0;
   if (fw.eager_swiglu_saves_silu_output && md.gated_mlp && !md.moe) eager += sh.tokens * sh.ffn * kAct;
   if (fw.attention_keeps_fused_qkv && !md.mla) eager += sh.tokens * (sh.heads + sh.kv_heads) * md.head_dim * kAct;
   const double delta = finetune_activation_delta(md, sh, p, lin, fw) +
-                       2.0 * sh.norm_tokens * md.hidden * (fw.norm_saved_input_bytes - kAct) + eager;
+                       2.0 * sh.norm_tokens * md.hidden * (fw.norm_saved_input_bytes - kAct) + eager +
+                       gathered_linear_inputs_delta(md, sh, p, fw);
   const double per_layer = (p.recompute == Recompute::selective && fw.selective_is_op_sac)
                                ? op_sac_activation_bytes_per_layer(ctx.model, sh)
                                : activation_bytes_per_layer(ctx.model, sh, p.recompute, dropout, flash, lin,
@@ -198,7 +219,15 @@ MemoryBreakdown memory_breakdown(const Context& ctx, const Sharding& sh, const S
 
   // Last stage: the logits and the loss's fp32 tensors at its peak, for one micro-batch (a framework trait).
   const bool has_head = p.pp == 1 || params.head > 0;
-  if (has_head) mem.logits = Bytes(sh.tokens * sh.vocab * fw.loss_peak_per_logit(p.tp));
+  if (has_head) {
+    mem.logits = Bytes(sh.tokens * sh.vocab * fw.loss_peak_per_logit(p.tp));
+    // The head region's saved tensors, alive from forward to the head's backward (counted here, not with the
+    // layers' activations): the final norm's saved input and the LM head's input, which its mm keeps for the weight
+    // gradient (16-bit: the head is not an fp8 linear; none for a frozen head), on the local sequence shard, or on
+    // the gathered sequence where the TP style saves that (tp_saves_gathered_inputs).
+    const double head_input_tokens = base_frozen(p) ? 0.0 : tp_saves_gathered_inputs(fw) ? sh.tokens : sh.norm_tokens;
+    mem.logits += Bytes((sh.norm_tokens * fw.norm_saved_input_bytes + head_input_tokens * kAct) * ctx.model.hidden);
+  }
 
   if (p.zero >= 3 && fw.zero3_gather == Zero3Gather::deepspeed_modules) {
     mem.buffers = deepspeed_zero3_working_set(ctx, sh).total();  // DeepSpeed's per-module coordinator
@@ -208,6 +237,12 @@ MemoryBreakdown memory_breakdown(const Context& ctx, const Sharding& sh, const S
     const double layer = params_per_layer(ctx.model) / sh.weight_shard;
     // Fine-tuning gathers the frozen base as stored (NF4 under QLoRA) and reduces only the trainable share.
     mem.buffers = Bytes(layer * (2.0 * gathered_param_bytes(p) + fw.state.gradients * trainable_share(ctx.model, p)));
+    // PyTorch FSDP does not reshard the root module's parameters after forward (FSDP2 _fsdp_state.py _lazy_init:
+    // the root group's post_forward_mesh_info = None; FSDP1 _runtime_utils.py _post_forward_reshard skips the
+    // root): what no wrapped layer holds, the embedding, the final norm and the LM head, stays gathered in the
+    // compute dtype from forward through backward.
+    if (fw.fsdp_unsharded_param_bytes > 0)
+      mem.buffers += Bytes((params.embedding + params.head + params.final_norm) * gathered_param_bytes(p));
   }
   if (p.pp > 1) mem.buffers += Bytes(2.0 * sh.tokens * ctx.model.hidden * kAct);  // send + receive buffers
   mem.buffers += Bytes(sh.transient_bytes);

@@ -192,6 +192,9 @@ TEST_CASE("recipe traits: what the published recipes turn on") {
   const Framework c = compiled(titan);
   CHECK(c.fused_elementwise);
   CHECK(c.unfused_passes_per_norm == 1.0);
+  // Eager RMSNorm keeps the fp32 upcast of its input (torchtitan models/norms.py); compiled, the bf16 input.
+  CHECK(titan.norm_saved_input_bytes == 4.0);
+  CHECK(c.norm_saved_input_bytes == 2.0);
   CHECK(compiled(*find_framework("megatron-lm")).fused_elementwise == find_framework("megatron-lm")->fused_elementwise);
   const Framework& foundry = *find_framework("llm-foundry");
   CHECK(compiled(foundry).fused_elementwise == foundry.fused_elementwise);  // no compile offered: unchanged

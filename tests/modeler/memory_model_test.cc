@@ -16,6 +16,10 @@ struct Act {
   double korthikanti_none() const { return 34 * s * b * h + 5 * a * s * s * b; }
 };
 
+// Held outside the layers on the stage with the LM head (counted with the logits): the final norm's 16-bit input and
+// the head's input, 2 bytes each per token and hidden element (tiny model, T = 2 x 128 tokens, h 64, unsharded).
+constexpr double kHeadInputs = (2.0 + 2.0) * 256 * 64;
+
 Sharding shard(int tp, bool sp, const ModelDesc& m = test::tiny_model()) {
   Plan p = test::plan_of(tp, 1, 1, 1, 2, 2, 128);
   p.sequence_parallel = sp;
@@ -168,8 +172,8 @@ TEST_CASE("memory_breakdown: states, activations, logits on a one-GPU tiny plan"
   const double per_layer = 34.0 * 128 * 2 * 64 + 4.0 * 128 * 2 * 4;
   CHECK(sched.in_flight == 1.0);
   CHECK(mem.activations.v == 2 * per_layer);
-  // Logits: bf16 + the fp32 copy, [tokens x V].
-  CHECK(mem.logits.v == 256.0 * 128 * 6);
+  // Logits: bf16 + the fp32 copy, [tokens x V], and the head region's inputs.
+  CHECK(mem.logits.v == 256.0 * 128 * 6 + kHeadInputs);
   CHECK(mem.buffers.v == 0.0);
   // The parts add up; the context is outside the allocator.
   const Bytes allocated = mem.weights + mem.gradients + mem.optimizer + mem.activations + mem.logits + mem.buffers;
@@ -335,9 +339,11 @@ TEST_CASE("the loss's peak bytes per logit are the framework's") {
   su.framework.logits_bytes_per_logit = 6.0;
   const Sharding sh = su.sharding();
   const MemoryBreakdown fused = memory_breakdown(su.ctx(), sh, su.schedule());
-  CHECK(fused.logits.v == doctest::Approx(sh.tokens * sh.vocab * 6.0));
+  const double head = (2.0 + 2.0) * sh.tokens * su.model.hidden;  // the final norm's and the head's inputs
+  CHECK(fused.logits.v == doctest::Approx(sh.tokens * sh.vocab * 6.0 + head));
   su.framework.logits_bytes_per_logit = 10.0;
-  CHECK(memory_breakdown(su.ctx(), sh, su.schedule()).logits.v == doctest::Approx(sh.tokens * sh.vocab * 10.0));
+  CHECK(memory_breakdown(su.ctx(), sh, su.schedule()).logits.v ==
+        doctest::Approx(sh.tokens * sh.vocab * 10.0 + head));
 }
 
 TEST_CASE("the tensor-parallel loss's peak bytes per logit, where the framework runs a different loss under tp") {
@@ -345,11 +351,14 @@ TEST_CASE("the tensor-parallel loss's peak bytes per logit, where the framework 
   su.framework.logits_bytes_per_logit = 12.0;
   su.framework.loss_parallel_logits_bytes_per_logit = 16.0;
   const Sharding sh = su.sharding();
-  CHECK(memory_breakdown(su.ctx(), sh, su.schedule()).logits.v == doctest::Approx(sh.tokens * sh.vocab * 16.0));
+  const double head = (2.0 + 2.0) * sh.norm_tokens * su.model.hidden;  // the final norm's and the head's inputs
+  CHECK(memory_breakdown(su.ctx(), sh, su.schedule()).logits.v ==
+        doctest::Approx(sh.tokens * sh.vocab * 16.0 + head));
   su.plan = test::plan_of(1, 1, 1);
   su.system = test::synthetic_system(1);
   const Sharding one = su.sharding();
-  CHECK(memory_breakdown(su.ctx(), one, su.schedule()).logits.v == doctest::Approx(one.tokens * one.vocab * 12.0));
+  CHECK(memory_breakdown(su.ctx(), one, su.schedule()).logits.v ==
+        doctest::Approx(one.tokens * one.vocab * 12.0 + (2.0 + 2.0) * one.tokens * su.model.hidden));
 }
 
 TEST_CASE("op-level selective checkpointing re-materialises one layer's unsaved tensors during its backward") {
@@ -386,3 +395,60 @@ TEST_CASE("eager stacks: the SwiGLU's SiLU output and the pre-RoPE Q and K a fus
   CHECK(full - memory_breakdown(su.ctx(), sh, su.schedule()).activations.v ==
         doctest::Approx(128.0 * 96 * 2 + 128.0 * 6 * 16 * 2));
 }
+
+TEST_SUITE("memory_model torchtitan") {
+
+TEST_CASE("PyTorch FSDP keeps the root's embedding, final norm and LM head gathered through the step") {
+  Plan p = test::plan_of(1, 1, 4, 1, 1, 4, 128);
+  p.zero = 3;
+  test::Setup su(test::tiny_model(), p);
+  const double layer = params_per_layer(su.model);
+  // Megatron-style ZeRO-3 (no separate compute copy): two gathered 16-bit layers and one layer's 4-byte gradients.
+  CHECK(memory_breakdown(su.ctx(), su.sharding(), su.schedule()).buffers.v == layer * (4.0 + 4.0));
+  // PyTorch FSDP (a bf16 compute copy): the root's parameters add 2 bytes each, unsharded. Tiny model, untied:
+  // embedding 128 x 64, LM head 128 x 64, final LayerNorm 2 x 64 (weight and bias).
+  su.framework.fsdp_unsharded_param_bytes = 2.0;
+  const double root = 128.0 * 64 + 128.0 * 64 + 2 * 64;
+  const StageParams sp = busiest_stage_params(su.ctx(), su.sharding());
+  CHECK(sp.embedding + sp.head + sp.final_norm == root);
+  CHECK(memory_breakdown(su.ctx(), su.sharding(), su.schedule()).buffers.v == layer * (4.0 + 4.0) + 2.0 * root);
+  // Without resharding after forward (ZeRO-2) every parameter is in the gathered copy already: no root term.
+  su.plan.zero = 2;
+  CHECK(memory_breakdown(su.ctx(), su.sharding(), su.schedule()).buffers.v == 0.0);
+}
+
+TEST_CASE("DTensor tensor parallelism saves the gathered inputs of the column-parallel linears and the LM head") {
+  // tp 2 with sequence parallelism, T = 256 tokens (Tn = 128 per rank), h 64, full recompute, no logits term.
+  Plan p = test::plan_of(2, 1, 1, 1, 2, 2, 128);
+  p.sequence_parallel = true;
+  p.recompute = Recompute::full;
+  test::Setup su(test::tiny_model(), p);
+  su.framework.logits_bytes_per_logit = 0;
+  su.framework.loss_parallel_logits_bytes_per_logit = 0;
+  const Sharding sh = su.sharding();
+  REQUIRE(sh.tokens == 256.0);
+  REQUIRE(sh.norm_tokens == 128.0);
+  const double input = 2.0 * 128 * 64;  // each layer's saved input, sequence-sharded
+  const double whole = activation_bytes_per_layer(su.model, sh, Recompute::none, true, true);
+  MemoryBreakdown mem = memory_breakdown(su.ctx(), sh, su.schedule());
+  CHECK(mem.activations.v == doctest::Approx(2 * input + whole));
+  CHECK(mem.logits.v == doctest::Approx((2.0 * 128 + 2.0 * 128) * 64));  // norm and head inputs, local shard
+  // torchtitan: the re-materialised layer holds the gathered QKV and MLP-up inputs, 2 x (T - Tn) h x 2 bytes more,
+  // and the head its gathered input (T h x 2 bytes instead of Tn h x 2). Its eager RMSNorm keeps the fp32 upcast of
+  // each norm's input: 2 Tn h x (4 - 2) bytes in the layer and Tn h x 4 for the final norm.
+  su.framework.launcher = Launcher::torchtitan;
+  su.framework.norm_saved_input_bytes = 4.0;
+  const double gathered = 2.0 * (256 - 128) * 64 * 2;
+  const double norms = 2.0 * 128 * 64 * 2;
+  mem = memory_breakdown(su.ctx(), sh, su.schedule());
+  CHECK(mem.activations.v == doctest::Approx(2 * input + whole + gathered + norms));
+  CHECK(mem.logits.v == doctest::Approx((4.0 * 128 + 2.0 * 256) * 64));
+  // fp8: the layers gather the fp8 cast, 1 byte (the head stays 16-bit).
+  su.plan.precision = Dtype::fp8;
+  su.framework.fp8_saves_linear_inputs = false;
+  mem = memory_breakdown(su.ctx(), sh, su.schedule());
+  CHECK(mem.activations.v == doctest::Approx(2 * input + whole + gathered / 2 + norms));
+  CHECK(mem.logits.v == doctest::Approx((4.0 * 128 + 2.0 * 256) * 64));
+}
+
+}  // TEST_SUITE
