@@ -129,7 +129,11 @@ class SearchCommand final : public Command {
     }
     const Framework& fw = resolve_framework(flags_.framework);
     if (emitting && !format) format = io::default_emit_format(fw);
-    const SpaceRequest request = resolve_request(flags_);
+    SpaceRequest request = resolve_request(flags_);
+    // torchtitan main's context parallelism all-gathers K/V (PyTorch's default rotate method; its config has no
+    // context_parallel_rotate_method), so a plan searched for that launch unit runs CP that way: a ring plan
+    // would be refused by the emitter after the search.
+    if (format == io::EmitFormat::torchtitan) request.cp_kind = CpKind::allgather;
     const std::vector<int> counts = resolve_gpu_counts(flags_.gpus);
     const RunSpec run_spec = resolve_run_spec(run_);
     const RunObjective objective = resolve_objective(run_);

@@ -27,9 +27,9 @@ unit l405-uneven.sh megatron 126 2048 --model llama-3.1-405b "${H100[@]}" --gbs 
 unit l405-uneven.yaml nemo 126 2048 --model llama-3.1-405b "${H100[@]}" --gbs 2048 --seq 8192 --tp 8 --cp 2 --pp 8 \
   --vpp 8
 unit l405-titan.toml torchtitan-toml 126 512 --model llama-3.1-405b "${H100[@]}" --gbs 512 --seq 8192 --pp 8 --vpp 2
-# --cp 1: search ranks ring context parallelism for torchtitan, which --emit torchtitan (torchtitan main gathers K/V,
-# no ring) refuses; a cp 2 plan ranks first here since the memory model counts the FSDP root and the head inputs.
-unit l70-titan.py torchtitan 80 64 --model llama-3-70b "${H100[@]}" --gbs 512 --seq 8192 --cp 1
+# A cp 2 plan ranks first here: --emit torchtitan searches all-gathered K/V context parallelism, the only kind
+# torchtitan main runs (a ring plan would be refused by the emitter).
+unit l70-titan.py torchtitan 80 64 --model llama-3-70b "${H100[@]}" --gbs 512 --seq 8192
 unit l70-titan.toml torchtitan-toml 80 64 --model llama-3-70b "${H100[@]}" --gbs 512 --seq 8192
 unit l8-titan-pp.toml torchtitan-toml 32 16 --model llama-3-8b --system dgx-a100 --gbs 128 --seq 4096 --pp 2 \
   --recompute selective
