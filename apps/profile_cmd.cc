@@ -76,7 +76,7 @@ class ProfileCommand final : public Command {
       std::printf("%s\n", j.dump(2).c_str());
       return 0;
     }
-    std::printf("# framework %s: %s\n# traits (each cited where it is set, modeler/framework.cc)\n", fw.name.c_str(),
+    std::printf("# framework %s: %s\n# traits (each cited where it is set, modeler/framework_profiles_*.cc)\n", fw.name.c_str(),
                 fw.description.c_str());
     for (const FrameworkTrait& t : framework_traits(fw))
       std::printf("  %-62s %s\n", t.name.c_str(), t.value.c_str());

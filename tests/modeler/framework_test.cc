@@ -49,15 +49,6 @@ TEST_CASE("the built-in profiles cover the published-runs framework names, each 
   CHECK(find_framework("") == nullptr);
 }
 
-TEST_CASE("Megatron-LM holds 2 + 4 + 12 = 18 bytes of state per parameter") {
-  // Megatron-LM docs/distrib_optimizer.md: bf16 params with fp32 main grads, 18 bytes per parameter without the
-  // distributed optimizer (2 param + 4 grad + 12 fp32 master, m, v).
-  const Framework* f = find_framework("megatron-lm");
-  REQUIRE(f != nullptr);
-  CHECK(f->state.weights + f->state.gradients + f->state.optimizer == 18.0);
-  CHECK(f->state.weights == 2.0);
-}
-
 TEST_CASE("derived profiles keep their parent's traits") {
   // NeMo is Megatron-Core run by its performance recipes, which keep and reduce gradients in bf16.
   Framework nemo = *find_framework("nemo");
@@ -74,36 +65,6 @@ TEST_CASE("derived profiles keep their parent's traits") {
   CHECK(find_framework("megatron-lm")->fp8_saves_linear_inputs);
   CHECK_FALSE(mds.fp8_saves_linear_inputs);
   CHECK_FALSE(find_framework("torchtitan")->fp8_saves_linear_inputs);
-}
-
-TEST_CASE("FSDP stacks keep fp32 sharded parameters as the master copy: no separate 4-byte master in optimizer") {
-  for (const std::string name : {"torchtitan", "llm-foundry"}) {
-    CAPTURE(name);
-    const Framework& f = *find_framework(name);
-    CHECK(f.state.weights == 4.0);
-    CHECK(f.state.optimizer == 8.0);  // Adam m and v only
-  }
-  CHECK_FALSE(find_framework("torchtitan")->fused_elementwise);
-  // The layers compute with a bf16 unsharded copy; Megatron's 2-byte weights are that copy already.
-  CHECK(find_framework("torchtitan")->fsdp_unsharded_param_bytes == 2.0);
-  CHECK(find_framework("llm-foundry")->fsdp_unsharded_param_bytes == 2.0);
-  CHECK(find_framework("megatron-lm")->fsdp_unsharded_param_bytes == 0.0);
-  // Pipelining defers FSDP2's reduce-scatter and accumulates in the fp32 reduce dtype; torchao casts fp8 weights
-  // per call, Transformer Engine caches them.
-  CHECK(find_framework("torchtitan")->pp_deferred_grad_bytes == 4.0);
-  CHECK_FALSE(find_framework("torchtitan")->fp8_caches_weights);
-  CHECK(find_framework("megatron-lm")->fp8_caches_weights);
-  CHECK(find_framework("torchtitan")->pp_microbatches_default_to_pp);
-  CHECK_FALSE(find_framework("megatron-lm")->pp_microbatches_default_to_pp);
-  // torchtitan's loss_parallel under tp: 76 bytes per logit of traffic, a 16-byte peak; Megatron has one loss.
-  CHECK(find_framework("torchtitan")->loss_parallel_cross_entropy_bytes_per_logit == 76.0);
-  CHECK(find_framework("torchtitan")->loss_parallel_logits_bytes_per_logit == 16.0);
-  CHECK(find_framework("megatron-lm")->loss_parallel_logits_bytes_per_logit == 0.0);
-  // Megatron-Core's --recompute-modules: not in the 2021-22 Megatron-LM, the Megatron-DeepSpeed fork or torchtitan.
-  CHECK(find_framework("megatron-lm")->offers_recompute_modules);
-  CHECK(find_framework("nemo")->offers_recompute_modules);
-  for (const char* name : {"megatron-lm-legacy", "megatron-deepspeed", "torchtitan", "llm-foundry"})
-    CHECK_FALSE(find_framework(name)->offers_recompute_modules);
 }
 
 TEST_CASE("framework_traits lists every trait once, with its value as text") {
