@@ -8,6 +8,7 @@
 #include <set>
 
 #include "modeler/finetune.h"
+#include "modeler/io/json_object_reader.h"
 #include "modeler/io/json_text.h"
 #include "modeler/io/report_json.h"
 #include "modeler/io/yaml_reader.h"
@@ -20,151 +21,11 @@ namespace {
 
 using nlohmann::json;
 
-/// 1-based line of the key at `path` (each element a key, outermost first), found by scanning for each key in
-/// turn after the previous one; 0 when not found. nlohmann keeps no positions, and plan files are small objects
-/// whose keys appear once per level, so the scan finds the key the path names.
-int line_of(std::string_view text, const std::vector<std::string>& path) {
-  size_t pos = 0;
-  for (const std::string& key : path) {
-    const std::string quoted = "\"" + key + "\"";
-    for (;;) {
-      pos = text.find(quoted, pos);
-      if (pos == std::string_view::npos) return 0;
-      size_t after = pos + quoted.size();
-      while (after < text.size() && std::isspace(static_cast<unsigned char>(text[after]))) ++after;
-      pos += quoted.size();
-      if (after < text.size() && text[after] == ':') break;  // a key, not a string value
-    }
-  }
-  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(pos), '\n'));
-}
-
-std::string type_name(const json& v) {
-  if (v.is_null()) return "null";
-  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
-  if (v.is_number()) return v.dump();
-  if (v.is_string()) return "\"" + v.get<std::string>() + "\"";
-  return v.is_array() ? "an array" : "an object";
-}
-
-/// One JSON object read strictly: each get() marks its key as known, finish() rejects the rest with a suggestion.
-/// Errors read "file:line: path.key: message".
-class ObjectReader {
- public:
-  ObjectReader(const json& obj, std::string_view text, const std::string& file, std::vector<std::string> path)
-      : obj_(obj), text_(text), file_(file), path_(std::move(path)) {
-    if (!obj_.is_object()) fail_here("expected an object, got " + type_name(obj_));
-  }
-
-  bool has(const std::string& key) const { return obj_.contains(key) && !obj_.at(key).is_null(); }
-  /// Marks `key` known; the value, or nullptr when absent or null.
-  const json* get(const std::string& key) {
-    known_.insert(key);
-    return has(key) ? &obj_.at(key) : nullptr;
-  }
-  void allow(std::initializer_list<const char*> keys) {
-    for (const char* k : keys) known_.insert(k);
-  }
-
-  std::optional<int> opt_int(const std::string& key, int min, int max = std::numeric_limits<int>::max()) {
-    const json* v = get(key);
-    if (!v) return std::nullopt;
-    if (!v->is_number_integer() && !(v->is_number_float() && std::floor(v->get<double>()) == v->get<double>()))
-      fail(key, "expected an integer, got " + type_name(*v));
-    const double d = v->get<double>();
-    if (d < min || d > max)
-      fail(key, "expected " + (max == std::numeric_limits<int>::max() ? "at least " + std::to_string(min)
-                                                                          : std::to_string(min) + " to " +
-                                                                                std::to_string(max)) +
-                    ", got " + v->dump());
-    return static_cast<int>(d);
-  }
-  std::optional<double> opt_number(const std::string& key, double min, double max, bool min_open = false) {
-    const json* v = get(key);
-    if (!v) return std::nullopt;
-    if (!v->is_number()) fail(key, "expected a number, got " + type_name(*v));
-    const double d = v->get<double>();
-    if (d < min || d > max || (min_open && d <= min))
-      fail(key, "expected a number in " + std::string(min_open ? "(" : "[") + num(min) + ", " + num(max) + "], got " +
-                    v->dump());
-    return d;
-  }
-  std::optional<bool> opt_bool(const std::string& key) {
-    const json* v = get(key);
-    if (!v) return std::nullopt;
-    if (!v->is_boolean()) fail(key, "expected true or false, got " + type_name(*v));
-    return v->get<bool>();
-  }
-  std::optional<std::string> opt_string(const std::string& key) {
-    const json* v = get(key);
-    if (!v) return std::nullopt;
-    if (!v->is_string()) fail(key, "expected a string, got " + type_name(*v));
-    return v->get<std::string>();
-  }
-  std::optional<std::string> opt_choice(const std::string& key, const std::vector<std::string>& choices) {
-    const std::optional<std::string> s = opt_string(key);
-    if (!s || std::find(choices.begin(), choices.end(), *s) != choices.end()) return s;
-    std::string list;
-    for (const std::string& c : choices) list += (list.empty() ? "" : ", ") + c;
-    const std::string near = closest_match(*s, choices);
-    fail(key,
-         "expected one of " + list + ", got \"" + *s + "\"" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
-  }
-  ObjectReader object(const std::string& key) {
-    const json* v = get(key);
-    if (!v) fail_here("missing required key '" + key_path(key) + "'");
-    return ObjectReader(*v, text_, file_, child(key));
-  }
-
-  void finish() const {
-    // predict's flag spellings, for plan objects written by hand.
-    static const std::map<std::string, std::string> flag_names = {
-        {"mbs", "micro_batch"},       {"gbs", "global_batch"},        {"seq", "seq_len"},
-        {"sp", "sequence_parallel"},  {"tp_overlap", "tp_comm_overlap"}, {"ep_overlap", "ep_comm_overlap"},
-        {"uneven_pp", "uneven_pipeline"}, {"cp-kind", "cp_kind"},     {"recompute-layers", "recompute_layers"}};
-    std::vector<std::string> known(known_.begin(), known_.end());
-    for (const auto& [key, value] : obj_.items()) {
-      if (known_.count(key)) continue;
-      const auto alias = flag_names.find(key);
-      const std::string near =
-          alias != flag_names.end() && known_.count(alias->second) ? alias->second : closest_match(key, known);
-      fail(key, "unknown key" + (near.empty() ? "" : ", did you mean '" + near + "'?"));
-    }
-  }
-
-  std::string key_path(const std::string& key) const {
-    std::string s;
-    for (const std::string& p : path_) s += p + ".";
-    return s + key;
-  }
-  [[noreturn]] void fail(const std::string& key, const std::string& message) const {
-    throw ConfigError(at(child(key)) + key_path(key) + ": " + message);
-  }
-  [[noreturn]] void fail_here(const std::string& message) const {
-    std::string p;
-    for (const std::string& s : path_) p += (p.empty() ? "" : ".") + s;
-    throw ConfigError(at(path_) + (p.empty() ? "" : p + ": ") + message);
-  }
-  const json& value() const { return obj_; }
-  const std::set<std::string>& known() const { return known_; }
-
- private:
-  std::vector<std::string> child(const std::string& key) const {
-    std::vector<std::string> c = path_;
-    c.push_back(key);
-    return c;
-  }
-  std::string at(const std::vector<std::string>& path) const {
-    const int line = path.empty() ? 0 : line_of(text_, path);
-    return file_ + (line > 0 ? ":" + std::to_string(line) : "") + ": ";
-  }
-
-  const json& obj_;
-  std::string_view text_;
-  const std::string& file_;
-  std::vector<std::string> path_;
-  std::set<std::string> known_;
-};
+// predict's flag spellings, which hand-written plan objects use by mistake: the reader suggests the plan key.
+const std::map<std::string, std::string> kFlagNames = {
+    {"mbs", "micro_batch"},       {"gbs", "global_batch"},        {"seq", "seq_len"},
+    {"sp", "sequence_parallel"},  {"tp_overlap", "tp_comm_overlap"}, {"ep_overlap", "ep_comm_overlap"},
+    {"uneven_pp", "uneven_pipeline"}, {"cp-kind", "cp_kind"},     {"recompute-layers", "recompute_layers"}};
 
 // Every key plan_json() writes (report_json.cc); the derived ones are checked against the fields they derive from.
 PlanFields read_plan(ObjectReader r) {
@@ -197,11 +58,11 @@ PlanFields read_plan(ObjectReader r) {
       text = mods->get<std::string>();
     } else if (mods->is_array()) {
       for (const json& m : *mods) {
-        if (!m.is_string()) r.fail("recompute_modules", "expected module names, got " + type_name(m));
+        if (!m.is_string()) r.fail("recompute_modules", "expected module names, got " + json_type_name(m));
         text += (text.empty() ? "" : "+") + m.get<std::string>();
       }
     } else {
-      r.fail("recompute_modules", "expected a list of module names, got " + type_name(*mods));
+      r.fail("recompute_modules", "expected a list of module names, got " + json_type_name(*mods));
     }
     if (!text.empty()) {
       std::string unknown;
@@ -398,7 +259,7 @@ PlanFile parse_plan_json(std::string_view text, const std::string& filename) {
   }
   PlanFile out;
   out.file = filename;
-  ObjectReader top(doc, text, filename, {});
+  ObjectReader top(doc, text, filename, {}, &kFlagNames);
   if (doc.is_object() && doc.contains("kind")) {
     const auto kind = top.opt_choice("kind", {"shardplan-plan"});
     out.kind = *kind;
@@ -434,7 +295,7 @@ PlanFile parse_plan_json(std::string_view text, const std::string& filename) {
   } else if (doc.is_object() && doc.contains("context")) {
     check_schema(top);
     const json* ctx = top.get("context");
-    if (!ctx->is_object()) top.fail("context", "expected an object, got " + type_name(*ctx));
+    if (!ctx->is_object()) top.fail("context", "expected an object, got " + json_type_name(*ctx));
     const std::string command = ctx->contains("command") && ctx->at("command").is_string()
                                     ? ctx->at("command").get<std::string>()
                                     : std::string();
