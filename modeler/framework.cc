@@ -136,6 +136,7 @@ std::vector<FrameworkTrait> framework_traits(const Framework& f) {
       {"moe_dispatchers", dispatchers_text(f.moe_dispatchers)},
       {"fp8_caches_weights", text(f.fp8_caches_weights)},
       {"fp8_saves_linear_inputs", text(f.fp8_saves_linear_inputs)},
+      {"tp_saves_gathered_inputs", text(f.tp_saves_gathered_inputs)},
       {"cp_merge_bytes (forward first, later; backward first, later)",
        text(cp.forward_first) + ", " + text(cp.forward_step) + "; " + text(cp.backward_first) + ", " +
            text(cp.backward_step)},

@@ -160,6 +160,12 @@ struct Framework {
   /// fp8 GEMMs: each linear layer keeps its input for the weight gradient as the fp8 cast (1 byte per element)
   /// instead of the 16-bit tensor.
   bool fp8_saves_linear_inputs = false;
+  /// Tensor parallelism with sequence parallelism saves the all-gathered, full-sequence inputs of the
+  /// column-parallel linears (QKV, MLP up) and of the LM head for their weight gradients (torchtitan 9dec370
+  /// parallelize_llama.py apply_tp: DTensor PrepareModuleInput and ColwiseParallel gather each norm's output once
+  /// and each mm saves the gathered tensor); otherwise they save the local sequence shard and gather it again in
+  /// backward (Megatron-Core's linears). See memory_model.cc gathered_linear_inputs_delta.
+  bool tp_saves_gathered_inputs = false;
   /// Context parallelism: HBM traffic of the ring's partial-result merges.
   CpMergeBytes cp_merge;
   /// The per-step ring loop (kernels and merges) runs even with the all-gather K/V exchange (PyTorch's

@@ -35,6 +35,10 @@ Framework torchtitan() {
   // docs/float8.md), so no whole-model fp8 weight copy persists; under activation checkpointing the cast weight
   // is recomputed with the layer.
   f.fp8_caches_weights = false;
+  // Tensor parallelism as DTensor styles (9dec370 parallelize_llama.py apply_tp): PrepareModuleInput gathers each
+  // norm's sequence-sharded output for wq/wk/wv and w1/w3, the LM head's ColwiseParallel(input_layouts=Shard(1))
+  // the final norm's, and each mm saves the gathered, full-sequence input for its weight gradient.
+  f.tp_saves_gathered_inputs = true;
   // Eager F.cross_entropy: logits.float() (2+4), log_softmax (reads 4 twice for max and sum, writes 4),
   // nll_loss (small); backward: log_softmax backward (reads 4+4, writes 4), cast to bf16 (4+2) = 36 bytes.
   f.cross_entropy_bytes_per_logit = 36.0;
@@ -233,6 +237,9 @@ Framework other() {
   f.name = "other";
   f.description = "a generic PyTorch FSDP stack: eager ops, FlashAttention-2 (torchtitan traits otherwise)";
   f.selective_is_op_sac = false;
+  // No tensor-parallel plan is stated for a generic stack: its linears are counted as saving the local sequence
+  // shard, not torchtitan's DTensor gathered inputs.
+  f.tp_saves_gathered_inputs = false;
   f.zero_stages = {0, 1, 2, 3};
   f.sources = {"generic PyTorch FSDP stack: eager ops, FlashAttention-2"};
   f.launcher = Launcher::none;

@@ -57,19 +57,14 @@ double moe_mlp_bytes(const ModelDesc& m, const Sharding& sh, double lin, bool sa
          sh.tokens * sh.shared_ffn * (up * kAct + lin);
 }
 
-// Tensor parallelism as DTensor styles (torchtitan 9dec370 parallelize_llama.py apply_tp): the attention and
-// feed_forward PrepareModuleInput(Shard(1) -> Replicate()) gathers each norm's output once for the column-parallel
-// wq/wk/wv and w1/w3, and the LM head's ColwiseParallel(input_layouts=Shard(1)) gathers the final norm's output;
-// each mm saves the gathered, full-sequence tensor for its weight gradient. Megatron's linears save the local
-// sequence shard and gather it again in backward.
-bool tp_saves_gathered_inputs(const Framework& fw) { return fw.launcher == Launcher::torchtitan; }
-
 // Bytes per layer beyond the count of activation_bytes_per_layer where the linears save gathered inputs
-// (tp_saves_gathered_inputs): the full sequence (tokens) instead of the local shard (norm_tokens) for the QKV and
-// MLP-up inputs. An fp8 plan gathers the fp8 cast (torchao Float8ColwiseParallel's PrepareFloat8ModuleInput casts
-// before redistributing), 1 byte.
+// (Framework::tp_saves_gathered_inputs): torchtitan's DTensor styles (9dec370 parallelize_llama.py apply_tp) gather
+// each norm's output once, in the attention and feed_forward PrepareModuleInput(Shard(1) -> Replicate()), for the
+// column-parallel wq/wk/wv and w1/w3, and each mm saves that gathered tensor: the full sequence (tokens) instead
+// of the local shard (norm_tokens) for the QKV and MLP-up inputs. An fp8 plan gathers the fp8 cast (torchao
+// Float8ColwiseParallel's PrepareFloat8ModuleInput casts before redistributing), 1 byte.
 double gathered_linear_inputs_delta(const ModelDesc& m, const Sharding& sh, const Plan& p, const Framework& fw) {
-  if (!tp_saves_gathered_inputs(fw) || p.tp <= 1 || sh.tokens <= sh.norm_tokens) return 0.0;
+  if (!fw.tp_saves_gathered_inputs || p.tp <= 1 || sh.tokens <= sh.norm_tokens) return 0.0;
   const double bytes = p.precision == Dtype::fp8 ? 1.0 : kAct;
   return 2.0 * (sh.tokens - sh.norm_tokens) * m.hidden * bytes;
 }
@@ -224,8 +219,9 @@ MemoryBreakdown memory_breakdown(const Context& ctx, const Sharding& sh, const S
     // The head region's saved tensors, alive from forward to the head's backward (counted here, not with the
     // layers' activations): the final norm's saved input and the LM head's input, which its mm keeps for the weight
     // gradient (16-bit: the head is not an fp8 linear; none for a frozen head), on the local sequence shard, or on
-    // the gathered sequence where the TP style saves that (tp_saves_gathered_inputs).
-    const double head_input_tokens = base_frozen(p) ? 0.0 : tp_saves_gathered_inputs(fw) ? sh.tokens : sh.norm_tokens;
+    // the gathered sequence where the TP style saves that (Framework::tp_saves_gathered_inputs: torchtitan's LM head
+    // ColwiseParallel(input_layouts=Shard(1)) gathers the final norm's output).
+    const double head_input_tokens = base_frozen(p) ? 0.0 : fw.tp_saves_gathered_inputs ? sh.tokens : sh.norm_tokens;
     mem.logits += Bytes((sh.norm_tokens * fw.norm_saved_input_bytes + head_input_tokens * kAct) * ctx.model.hidden);
   }
 

@@ -65,6 +65,11 @@ TEST_CASE("derived profiles keep their parent's traits") {
   CHECK(find_framework("megatron-lm")->fp8_saves_linear_inputs);
   CHECK_FALSE(mds.fp8_saves_linear_inputs);
   CHECK_FALSE(find_framework("torchtitan")->fp8_saves_linear_inputs);
+  // Only torchtitan's DTensor tensor parallelism saves the gathered inputs of its linears (memory_model.cc).
+  for (const std::string& name : framework_names()) {
+    CAPTURE(name);
+    CHECK(find_framework(name)->tp_saves_gathered_inputs == (name == "torchtitan"));
+  }
 }
 
 TEST_CASE("framework_traits lists every trait once, with its value as text") {
@@ -83,6 +88,7 @@ TEST_CASE("framework_traits lists every trait once, with its value as text") {
   CHECK(value(titan, "pp_deferred_grad_bytes") == "4");
   CHECK(value(titan, "zero_stages") == "0,2,3");
   CHECK(value(titan, "fp8_caches_weights") == "no");
+  CHECK(value(titan, "tp_saves_gathered_inputs") == "yes");
   CHECK(value(titan, "state_bytes (weights, gradients, optimizer)") == "4, 4, 8");
   const std::vector<FrameworkTrait> megatron = framework_traits(*find_framework("megatron-lm"));
   CHECK(value(megatron, "attention") == "flash3");

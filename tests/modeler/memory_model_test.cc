@@ -433,10 +433,15 @@ TEST_CASE("DTensor tensor parallelism saves the gathered inputs of the column-pa
   MemoryBreakdown mem = memory_breakdown(su.ctx(), sh, su.schedule());
   CHECK(mem.activations.v == doctest::Approx(2 * input + whole));
   CHECK(mem.logits.v == doctest::Approx((2.0 * 128 + 2.0 * 128) * 64));  // norm and head inputs, local shard
-  // torchtitan: the re-materialised layer holds the gathered QKV and MLP-up inputs, 2 x (T - Tn) h x 2 bytes more,
-  // and the head its gathered input (T h x 2 bytes instead of Tn h x 2). Its eager RMSNorm keeps the fp32 upcast of
-  // each norm's input: 2 Tn h x (4 - 2) bytes in the layer and Tn h x 4 for the final norm.
+  // The trait, not the launcher, decides: a torchtitan-launched profile without it counts the local shard.
   su.framework.launcher = Launcher::torchtitan;
+  mem = memory_breakdown(su.ctx(), sh, su.schedule());
+  CHECK(mem.activations.v == doctest::Approx(2 * input + whole));
+  CHECK(mem.logits.v == doctest::Approx((2.0 * 128 + 2.0 * 128) * 64));
+  // torchtitan's trait: the re-materialised layer holds the gathered QKV and MLP-up inputs, 2 x (T - Tn) h x 2
+  // bytes more, and the head its gathered input (T h x 2 bytes instead of Tn h x 2). Its eager RMSNorm keeps the
+  // fp32 upcast of each norm's input: 2 Tn h x (4 - 2) bytes in the layer and Tn h x 4 for the final norm.
+  su.framework.tp_saves_gathered_inputs = true;
   su.framework.norm_saved_input_bytes = 4.0;
   const double gathered = 2.0 * (256 - 128) * 64 * 2;
   const double norms = 2.0 * 128 * 64 * 2;
