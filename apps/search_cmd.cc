@@ -2,6 +2,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <vector>
 
 #include "apps/text.h"
 #include "apps/command.h"
@@ -130,10 +131,13 @@ class SearchCommand final : public Command {
     const Framework& fw = resolve_framework(flags_.framework);
     if (emitting && !format) format = io::default_emit_format(fw);
     SpaceRequest request = resolve_request(flags_);
-    // torchtitan main's context parallelism all-gathers K/V (PyTorch's default rotate method; its config has no
-    // context_parallel_rotate_method), so a plan searched for that launch unit runs CP that way: a ring plan
-    // would be refused by the emitter after the search.
-    if (format == io::EmitFormat::torchtitan) request.cp_kind = CpKind::allgather;
+    // A plan searched for a launch unit runs context parallelism as the format can write it (io::emit_cp_kinds;
+    // torchtitan main only all-gathers K/V): a plan of another kind would be refused by the emitter after the
+    // search.
+    if (format && !io::emit_writes_cp_kind(*format, request.cp_kind)) {
+      const std::vector<CpKind> kinds = io::emit_cp_kinds(*format);
+      if (!kinds.empty()) request.cp_kind = kinds.front();
+    }
     const std::vector<int> counts = resolve_gpu_counts(flags_.gpus);
     const RunSpec run_spec = resolve_run_spec(run_);
     const RunObjective objective = resolve_objective(run_);

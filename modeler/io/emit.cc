@@ -173,6 +173,26 @@ EmitFormat default_emit_format(const Framework& f) {
   return EmitFormat::json;
 }
 
+std::vector<CpKind> emit_cp_kinds(EmitFormat f) {
+  switch (f) {
+    case EmitFormat::json: return {CpKind::ring, CpKind::allgather};  // the plan JSON records either
+    // --cp-comm-type p2p / all_gather (Megatron-Core) and Megatron-Bridge's cp_comm_type: both.
+    case EmitFormat::megatron:
+    case EmitFormat::nemo: return {CpKind::ring, CpKind::allgather};
+    // torchtitan main has no context_parallel_rotate_method: K/V are all-gathered, PyTorch's default rotater.
+    case EmitFormat::torchtitan: return {CpKind::allgather};
+    // v0.2.x's context_parallel_rotate_method: "alltoall" (the ring) or "allgather".
+    case EmitFormat::torchtitan_toml: return {CpKind::ring, CpKind::allgather};
+    case EmitFormat::deepspeed: return {};  // the launch script writes no context parallelism
+  }
+  return {};
+}
+
+bool emit_writes_cp_kind(EmitFormat f, CpKind k) {
+  const std::vector<CpKind> kinds = emit_cp_kinds(f);
+  return std::find(kinds.begin(), kinds.end(), k) != kinds.end();
+}
+
 std::string emit_plan(EmitFormat format, const EmitInput& in) {
   const Plan& p = in.estimate.plan;
   const std::string what = detail::what(format);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "modeler/estimate.h"
 #include "modeler/framework.h"
@@ -27,6 +28,12 @@ const char* to_string(EmitFormat f);
 const char* emit_profile(EmitFormat f);
 /// What `--emit` without a format writes for plans of this profile: its launcher's format, else json.
 EmitFormat default_emit_format(const Framework& f);
+/// The context-parallel attention kinds a format can write, the one a search for it should prefer first;
+/// emit_plan refuses a cp > 1 plan of another kind. Empty where the format writes no context parallelism
+/// (Megatron-DeepSpeed: its framework rules refuse cp > 1 before the emitter sees a plan).
+std::vector<CpKind> emit_cp_kinds(EmitFormat f);
+/// Whether `f` can write a plan whose context parallelism is of kind `k`.
+bool emit_writes_cp_kind(EmitFormat f, CpKind k);
 
 struct EmitInput {
   const Estimate& estimate;

@@ -180,7 +180,7 @@ std::string emit_torchtitan_python(const EmitInput& in) {
   if (std::string(t.function).empty())
     throw ConfigError(what(f) + "torchtitan main ships no config for " + t.name + " " + t.flavor +
                       "; --emit torchtitan-toml writes the v0.2.2 form");
-  if (p.cp > 1 && p.cp_kind == CpKind::ring)
+  if (p.cp > 1 && !emit_writes_cp_kind(f, p.cp_kind))
     throw ConfigError(
         what(f) +
         "torchtitan main has no context_parallel_rotate_method: K/V are all-gathered "

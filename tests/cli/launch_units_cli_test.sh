@@ -31,6 +31,14 @@ unit l405-titan.toml torchtitan-toml 126 512 --model llama-3.1-405b "${H100[@]}"
 # torchtitan main runs (a ring plan would be refused by the emitter).
 unit l70-titan.py torchtitan 80 64 --model llama-3-70b "${H100[@]}" --gbs 512 --seq 8192
 unit l70-titan.toml torchtitan-toml 80 64 --model llama-3-70b "${H100[@]}" --gbs 512 --seq 8192
+# Every plan that search reports for --emit torchtitan runs CP as main's config can write it (io::emit_cp_kinds:
+# all-gathered K/V only), among them cp 2 plans.
+"$BIN" search --model llama-3-70b "${H100[@]}" --gpus 64 --gbs 512 --seq 8192 --quiet --top 20 --json \
+  --emit torchtitan --out "$tmp/l70-titan-top20.py" |
+  python3 -c 'import json,sys; r=json.load(sys.stdin)["results"]; cp=[x["plan"] for x in r if x["plan"]["cp"] > 1]
+assert cp and all(p["cp_kind"] == "allgather" for p in cp)' \
+  && echo "ok: --emit torchtitan searches all-gather CP only" \
+  || { echo "FAIL: --emit torchtitan searched a CP kind it cannot write"; fails=$((fails + 1)); }
 unit l8-titan-pp.toml torchtitan-toml 32 16 --model llama-3-8b --system dgx-a100 --gbs 128 --seq 4096 --pp 2 \
   --recompute selective
 unit dsv3.sh megatron 61 2048 --model deepseek-v3 --system hgx-h800 --gbs 4096 --seq 4096 --tp 2 --pp 16 --ep 64

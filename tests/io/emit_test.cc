@@ -138,6 +138,31 @@ TEST_CASE("emit: plans no framework can launch (TSP, SDP) go to json only") {
                        doctest::Contains("subnetwork data parallelism (sdp keep 0.5)"), ConfigError);
 }
 
+TEST_CASE("emit: each format declares the context-parallel kinds it writes, and refuses the others") {
+  CHECK(io::emit_cp_kinds(io::EmitFormat::torchtitan) == std::vector<CpKind>{CpKind::allgather});
+  CHECK(io::emit_cp_kinds(io::EmitFormat::torchtitan_toml) == std::vector<CpKind>{CpKind::ring, CpKind::allgather});
+  CHECK(io::emit_cp_kinds(io::EmitFormat::deepspeed).empty());
+  CHECK_FALSE(io::emit_writes_cp_kind(io::EmitFormat::torchtitan, CpKind::ring));
+  CHECK(io::emit_writes_cp_kind(io::EmitFormat::megatron, CpKind::allgather));
+  for (const io::EmitFormat f : {io::EmitFormat::json, io::EmitFormat::megatron, io::EmitFormat::nemo,
+                                 io::EmitFormat::deepspeed, io::EmitFormat::torchtitan,
+                                 io::EmitFormat::torchtitan_toml}) {
+    for (const CpKind k : {CpKind::ring, CpKind::allgather}) {
+      CAPTURE(io::to_string(f));
+      CAPTURE(to_string(k));
+      // cp 2 x dp 8; torchtitan shards with FSDP under CP (framework_rules.cc torchtitan_cp_shards).
+      Estimate e = sample(1, 1, 1, 8, std::string(profile_of(f)) == "torchtitan" ? 3 : 1, Recompute::none,
+                          Dtype::bf16);
+      e.plan.cp = 2;
+      e.plan.cp_kind = k;
+      if (io::emit_writes_cp_kind(f, k))
+        CHECK_NOTHROW(emit(f, e));
+      else
+        CHECK_THROWS_AS(emit(f, e), ConfigError);
+    }
+  }
+}
+
 TEST_CASE("parse_emit_format") {
   CHECK(io::parse_emit_format("nemo") == io::EmitFormat::nemo);
   CHECK(io::parse_emit_format("torchtitan-toml") == io::EmitFormat::torchtitan_toml);
