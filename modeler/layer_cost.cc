@@ -38,12 +38,13 @@ struct Linear {
   Seconds fwd, bwd, dgrad, wgrad;  // bwd = dgrad + wgrad
   double flops_fwd;
 };
-/// `fwd_chunks` / `dgrad_chunks`: the fprop and dgrad GEMMs run as that many blocks of m / chunks rows each
-/// (TP comm-GEMM overlap), each at its own size's efficiency.
-Linear linear(const Context& ctx, double m, double n, double k, double fwd_chunks = 1, double dgrad_chunks = 1) {
+/// The GEMMs run in `d` (the plan's GEMM dtype, or router_gemm_dtype); `fwd_chunks` / `dgrad_chunks`: the fprop
+/// and dgrad GEMMs run as that many blocks of m / chunks rows each (TP comm-GEMM overlap), each at its own size's
+/// efficiency.
+Linear linear(const Context& ctx, Dtype d, double m, double n, double k, double fwd_chunks = 1,
+              double dgrad_chunks = 1) {
   const Gpu& g = ctx.system.gpu;
-  const Dtype d = gemm_dtype(ctx.plan);
-  const Fp8Scaling s = fp8_scaling(ctx);
+  const Fp8Scaling s = fp8_scaling(ctx);  // applies to fp8 GEMMs only (gemm_model.cc gemm_grid)
   Linear l;
   l.fwd = gemm_time(g, d, m / fwd_chunks, n, k, s) * fwd_chunks;
   l.dgrad = gemm_time(g, d, m / dgrad_chunks, k, n, s) * dgrad_chunks;  // dX = dY W^T
@@ -54,21 +55,13 @@ Linear linear(const Context& ctx, double m, double n, double k, double fwd_chunk
   return l;
 }
 
-/// A linear layer whose GEMMs stay in 16 bits under 8- and 4-bit recipes: the MoE router. Megatron-Core's router
+/// The dtype of the MoE router's GEMMs, which stay in 16 bits under 8- and 4-bit recipes. Megatron-Core's router
 /// owns a plain parameter, not a Transformer Engine module, and runs its logits GEMM on the bf16 input and weight
 /// with an fp32 (moe_router_dtype) output (core_v0.14.0 moe/router.py TopKRouter.gating, moe_utils.py
 /// RouterGatingLinearFunction: te_general_gemm of the bf16 tensors); torchtitan's MoE recipes leave "router.gate"
 /// out of their float8 and MX converters (filter_fqns). The logits are written as fp32 either way (small: T x E).
-Linear sixteen_bit_linear(const Context& ctx, double m, double n, double k) {
-  const Gpu& g = ctx.system.gpu;
-  const Dtype d = quantized_gemms(ctx.plan) ? g.sixteen_bit() : gemm_dtype(ctx.plan);
-  Linear l;
-  l.fwd = gemm_time(g, d, m, n, k);
-  l.dgrad = gemm_time(g, d, m, k, n);
-  l.wgrad = base_frozen(ctx.plan) ? Seconds{0} : gemm_time(g, d, k, n, m);
-  l.bwd = l.dgrad + l.wgrad;
-  l.flops_fwd = 2.0 * m * n * k;
-  return l;
+Dtype router_gemm_dtype(const Context& ctx) {
+  return quantized_gemms(ctx.plan) ? ctx.system.gpu.sixteen_bit() : gemm_dtype(ctx.plan);
 }
 
 Seconds attention_time(const Context& ctx, double flops, bool backward) {
@@ -157,8 +150,9 @@ struct Gemms {
 /// projections, whose partial products accumulate locally (techniques.md section 1).
 Linear sharded_linear(const Context& ctx, double m, double n, double k, double splits, bool split_n,
                       double fwd_chunks = 1, double dgrad_chunks = 1) {
-  if (splits <= 1) return linear(ctx, m, n, k, fwd_chunks, dgrad_chunks);
-  const Linear one = split_n ? linear(ctx, m, n / splits, k) : linear(ctx, m, n, k / splits);
+  const Dtype d = gemm_dtype(ctx.plan);
+  if (splits <= 1) return linear(ctx, d, m, n, k, fwd_chunks, dgrad_chunks);
+  const Linear one = split_n ? linear(ctx, d, m, n / splits, k) : linear(ctx, d, m, n, k / splits);
   return {one.fwd * splits, one.bwd * splits, one.dgrad * splits, one.wgrad * splits, one.flops_fwd * splits};
 }
 
@@ -353,6 +347,20 @@ MlpCost dense_mlp(const Context& ctx, const Sharding& sh, double ffn) {
   return c;
 }
 
+/// The routed MoE layer's three linears on one rank, the one place their shapes are stated: the router's logits
+/// GEMM over the rank's tokens (in router_gemm_dtype), and the local experts' grouped fc1 (gate+up) and fc2 over
+/// their token-expert pairs.
+struct MoeLinears {
+  Linear router, fc1, fc2;
+};
+MoeLinears moe_linears(const Context& ctx, const Sharding& sh) {
+  const ModelDesc& m = ctx.model;
+  const double h = m.hidden, per_expert = sh.expert_tokens / sh.local_experts;
+  return {linear(ctx, router_gemm_dtype(ctx), sh.moe_tokens, m.moe->experts, h),
+          grouped_linear(ctx, sh.local_experts, per_expert, (m.gated_mlp ? 2.0 : 1.0) * sh.expert_ffn, h),
+          grouped_linear(ctx, sh.local_experts, per_expert, h, sh.expert_ffn)};
+}
+
 }  // namespace
 
 MoeForwardParts moe_forward_parts(const Context& ctx, const Sharding& sh) {
@@ -360,10 +368,11 @@ MoeForwardParts moe_forward_parts(const Context& ctx, const Sharding& sh) {
   const Gpu& g = ctx.system.gpu;
   MoeForwardParts p;
   if (!m.moe || sh.local_experts <= 0) return p;
-  const double h = m.hidden, pairs = sh.expert_tokens, per_expert = pairs / sh.local_experts;
-  p.router_gemm = sixteen_bit_linear(ctx, sh.moe_tokens, m.moe->experts, h).fwd;
-  p.fc1 = grouped_gemm_time(ctx, sh.local_experts, per_expert, (m.gated_mlp ? 2.0 : 1.0) * sh.expert_ffn, h);
-  p.fc2 = grouped_gemm_time(ctx, sh.local_experts, per_expert, h, sh.expert_ffn);
+  const double h = m.hidden, pairs = sh.expert_tokens;
+  const MoeLinears lin = moe_linears(ctx, sh);
+  p.router_gemm = lin.router.fwd;
+  p.fc1 = lin.fc1.fwd;
+  p.fc2 = lin.fc2.fwd;
   // Router softmax/top-k over fp32 logits (read + write).
   p.routing = memory_time(g, Bytes(sh.moe_tokens * m.moe->experts * 4.0 * 2.0));
   // The permutation and un-permutation of the pairs' hidden vectors (fused: tokens + pairs rows per pass;
@@ -392,12 +401,13 @@ namespace {
 /// experts as a dense MLP over the layer's tokens. The forward's parts are moe_forward_parts'.
 MlpCost moe_mlp(const Context& ctx, const Sharding& sh) {
   const ModelDesc& m = ctx.model;
-  const double h = m.hidden, pairs = sh.expert_tokens, per_expert = pairs / sh.local_experts;
+  const double h = m.hidden, pairs = sh.expert_tokens;
   const MoeForwardParts parts = moe_forward_parts(ctx, sh);
+  const MoeLinears lin = moe_linears(ctx, sh);
   MlpCost c = dense_mlp(ctx, sh, sh.shared_ffn);
-  c.up.add(sixteen_bit_linear(ctx, sh.moe_tokens, m.moe->experts, h));
-  c.up.add(grouped_linear(ctx, sh.local_experts, per_expert, (m.gated_mlp ? 2.0 : 1.0) * sh.expert_ffn, h));
-  c.down.add(grouped_linear(ctx, sh.local_experts, per_expert, h, sh.expert_ffn));
+  c.up.add(lin.router);
+  c.up.add(lin.fc1);
+  c.down.add(lin.fc2);
   c.gemms = c.up;
   c.gemms.add(c.down);
   c.mem_fwd += parts.routing + parts.permutation + parts.activation;
