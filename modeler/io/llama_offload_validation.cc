@@ -16,15 +16,23 @@ serving::WeightFormat fmt_of(const std::string& s) { return *serving::parse_weig
 }  // namespace
 
 // The platforms of the CPUs the offload rows name: memory channels x the vendor's rated DDR data rate (the peak
-// by serving::dram_peak_gbps; recalled specifications [U]) and the ISA class of the host rule's per-core matmul
-// rate: avx512 for Zen 4, where it was measured; the Intel parts' AVX-512 (Cascade Lake-X) is not that
-// measurement, so they take the AVX2 rate.
+// by serving::dram_peak_gbps), each from the vendor's specification page (Intel ARK "Memory Specifications": Max #
+// of Memory Channels, Memory Types; AMD's product page "Connectivity": Memory Channels, System Memory
+// Specification), and the ISA class of the host rule's per-core matmul rate: avx512 for Zen 4, where it was
+// measured; the Intel parts' AVX-512 (Cascade Lake-X) is not that measurement, so they take the AVX2 rate, as does
+// Zen 3 (AVX2 only).
 std::optional<CpuPlatform> cpu_platform(const std::string& cpu) {
   using serving::CpuIsa;
-  if (cpu.find("i7-10700") != std::string::npos) return CpuPlatform{2, 2933, CpuIsa::avx2};    // Intel ARK [U]
-  if (cpu.find("i9-10900X") != std::string::npos) return CpuPlatform{4, 2933, CpuIsa::avx2};   // Intel ARK [U]
-  if (cpu.find("5975WX") != std::string::npos) return CpuPlatform{8, 3200, CpuIsa::avx2};      // AMD, Zen 3 [U]
-  if (cpu.find("7950X") != std::string::npos) return CpuPlatform{2, 5200, CpuIsa::avx512};     // AMD, Zen 4 [U]
+  // Intel ARK, Intel Core i7-10700 Processor (Comet Lake-S): 2 channels, DDR4-2933.
+  if (cpu.find("i7-10700") != std::string::npos) return CpuPlatform{2, 2933, CpuIsa::avx2};
+  // Intel ARK, Intel Core i9-10900X X-series Processor (Cascade Lake-X): 4 channels, DDR4-2933.
+  if (cpu.find("i9-10900X") != std::string::npos) return CpuPlatform{4, 2933, CpuIsa::avx2};
+  // amd.com, AMD Ryzen Threadripper PRO 5975WX (Zen 3, sWRX8): 8 channels, DDR4 up to 3200 MT/s (the eight DDR4
+  // channels of the 5000WX series also in SweClockers' 2021-12 report of the series).
+  if (cpu.find("5975WX") != std::string::npos) return CpuPlatform{8, 3200, CpuIsa::avx2};
+  // amd.com, AMD Ryzen 9 7950X (Zen 4, AM5): 2 channels, DDR5 2x1R 5200 MT/s (dual-channel DDR5-5200 for the Ryzen
+  // 7000 series also in Hardware Times' report of Apacer's 2022 release).
+  if (cpu.find("7950X") != std::string::npos) return CpuPlatform{2, 5200, CpuIsa::avx512};
   return std::nullopt;
 }
 

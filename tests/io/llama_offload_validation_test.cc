@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "modeler/io/paths.h"
@@ -55,6 +56,29 @@ TEST_CASE("offload rows: a short prompt is one step of its own length, not a def
   const io::ServeRowResult at8192 = predict(r);
   REQUIRE(at2048.predicted[3]);
   CHECK(*at8192.predicted[3] == doctest::Approx(*at2048.predicted[3]));
+}
+
+TEST_CASE("the CPU table: each part's memory channels and rated DDR data rate as its vendor page states them") {
+  struct Row {
+    const char* cpu;
+    int channels;
+    double mts;
+    serving::CpuIsa isa;
+  };
+  // Intel ARK (i7-10700, i9-10900X: DDR4-2933 on 2 and 4 channels), amd.com (5975WX: 8 channels of DDR4-3200;
+  // 7950X: 2 channels of DDR5-5200); AVX-512's rate is the measured Zen 4 one only.
+  for (const Row& r : {Row{"Intel Core i7-10700", 2, 2933, serving::CpuIsa::avx2},
+                       Row{"Intel Core i9-10900X", 4, 2933, serving::CpuIsa::avx2},
+                       Row{"AMD Ryzen Threadripper PRO 5975WX", 8, 3200, serving::CpuIsa::avx2},
+                       Row{"AMD Ryzen 9 7950X", 2, 5200, serving::CpuIsa::avx512}}) {
+    CAPTURE(r.cpu);
+    const std::optional<io::CpuPlatform> p = io::cpu_platform(r.cpu);
+    REQUIRE(p.has_value());
+    CHECK(p->channels == r.channels);
+    CHECK(p->mega_transfers_per_s == r.mts);
+    CHECK(p->isa == r.isa);
+    CHECK(*io::cpu_peak_memory_gbps(r.cpu) == doctest::Approx(r.channels * 8.0 * r.mts / 1000.0));
+  }
 }
 
 TEST_CASE("offload rows: the host comes from the row, else from the CPU's platform table, else the row is skipped") {
