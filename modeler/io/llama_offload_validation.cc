@@ -89,6 +89,15 @@ void predict_llama_offload_row(const ServingRun& r, const GpuProfile& gpu, Serve
   st.vram = gpu.gpu.hbm_capacity;
   st.decode_batch = r.batch_size.value_or(1);
   st.op_offload_min_batch = serving::kLlamaCppOpOffloadMinBatch;
+  // CUDA graphs in a decode step with graph splits: ik_llama.cpp disabled them (ggml-cuda.cu before PR #1172,
+  // 2026-01-20, "CUDA graphs with tensor overrides": a split graph updates the one graph every call, and four
+  // consecutive updates disable it), so each host run costs the measured graphs-off figure. llama.cpp keeps a
+  // graph per split since PR #18934 (the llmfit rows run a 2026 build); its one pre-2026 row here (PR #11397,
+  // -ngl 33) has a single host run, 52 us of its 480 ms step, so it is left at 0.
+  if (r.engine == "ik_llama.cpp") {
+    st.decode_host_run_s = serving::kGraphsOffCostPerHostRunS;
+    out->assumed.push_back("CUDA graphs off with graph splits (ik_llama.cpp before PR #1172)");
+  }
   // The prompt runs in ubatch-sized steps (llama_decode splits n_batch into n_ubatch pieces).
   const double in = r.input_len.value_or(0), outl = r.output_len.value_or(128);
   const double ub = o.n_ubatch.value_or(kLlamaCppDefaultUbatch);

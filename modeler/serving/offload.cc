@@ -29,6 +29,25 @@ double cpu_time(const Host& h, double flops, double bytes) {
 
 }  // namespace
 
+int host_runs(const std::vector<OffloadItem>& items, const std::vector<Home>& homes) {
+  int layers = 0;
+  for (const OffloadItem& it : items) layers = std::max(layers, it.layer + 1);
+  std::vector<char> cpu(layers, 0), gpu(layers, 0);
+  for (size_t i = 0; i < items.size() && i < homes.size(); ++i) {
+    if (items[i].layer < 0) continue;
+    (homes[i] == Home::cpu ? cpu : gpu)[items[i].layer] = 1;
+  }
+  int runs = 0;
+  bool in_cpu_run = false;  // the previous block was computed wholly on the CPU
+  for (int l = 0; l < layers; ++l) {
+    const bool whole = cpu[l] && !gpu[l];
+    if (cpu[l] && gpu[l]) ++runs;
+    else if (whole && !in_cpu_run) ++runs;
+    in_cpu_run = whole;
+  }
+  return runs;
+}
+
 bool is_pinned(const WeightTensor& t) { return t.role == TensorRole::other || t.role == TensorRole::router; }
 
 Bytes pinned_bytes(const ServingModel& sm) {
@@ -110,7 +129,9 @@ std::vector<OffloadItem> offload_items(const OffloadSetup& s) {
 
 namespace {
 
-void evaluate(const std::vector<OffloadItem>& items, const std::vector<bool>& on_gpu, int ph, Placement* p) {
+// The step of a phase: the sum over items (additive), plus in decode the engine's cost per host run.
+void evaluate(const std::vector<OffloadItem>& items, const std::vector<bool>& on_gpu, int ph, const OffloadSetup& s,
+              Placement* p) {
   p->home[ph].assign(items.size(), Home::gpu);
   double t = 0, b = 0;
   for (size_t i = 0; i < items.size(); ++i) {
@@ -122,6 +143,7 @@ void evaluate(const std::vector<OffloadItem>& items, const std::vector<bool>& on
       t += items[i].off(ph);
     }
   }
+  if (ph == 1 && s.decode_host_run_s > 0) t += s.decode_host_run_s * host_runs(items, p->home[ph]);
   p->step[ph] = Seconds(t);
   p->gpu_bytes[ph] = Bytes(b);
 }
@@ -189,7 +211,7 @@ Placement layer_placement(const std::vector<OffloadItem>& items, const OffloadSe
   Placement p;
   p.ngl = ngl;
   const std::vector<bool> on = ngl_set(items, s.model->model.layers, ngl);
-  for (int ph = 0; ph < 2; ++ph) evaluate(items, on, ph, &p);
+  for (int ph = 0; ph < 2; ++ph) evaluate(items, on, ph, s, &p);
   return p;
 }
 
@@ -212,7 +234,7 @@ Placement flags_placement(const std::vector<OffloadItem>& items, const OffloadSe
     for (const auto& re : res)
       if (std::regex_search(items[i].name, re)) on[i] = false;
   }
-  for (int ph = 0; ph < 2; ++ph) evaluate(items, on, ph, &p);
+  for (int ph = 0; ph < 2; ++ph) evaluate(items, on, ph, s, &p);
   return p;
 }
 
@@ -225,7 +247,7 @@ Placement best_layer_placement(const std::vector<OffloadItem>& items, const Offl
       const std::vector<bool> on = ngl_set(items, layers, ngl);
       if (bytes_of(items, on) > s.vram.v) break;  // each ngl holds the previous one's tensors and more
       Placement p;
-      evaluate(items, on, ph, &p);
+      evaluate(items, on, ph, s, &p);
       if (p.step[ph].v < best_t) {
         best_t = p.step[ph].v;
         best.home[ph] = p.home[ph];
@@ -268,7 +290,7 @@ Placement tensor_placement(const std::vector<OffloadItem>& items, const OffloadS
       const std::vector<bool> on = ngl_set(items, layers, ngl);
       if (bytes_of(items, on) > s.vram.v) break;
       Placement p;
-      evaluate(items, on, ph, &p);
+      evaluate(items, on, ph, s, &p);
       if (p.step[ph].v < best_t) {
         best_t = p.step[ph].v;
         seed = on;
@@ -276,8 +298,8 @@ Placement tensor_placement(const std::vector<OffloadItem>& items, const OffloadS
     }
     improve(items, ph, s.vram.v, &seed);
     Placement a, b;
-    evaluate(items, greedy, ph, &a);
-    evaluate(items, seed, ph, &b);
+    evaluate(items, greedy, ph, s, &a);
+    evaluate(items, seed, ph, s, &b);
     const Placement& w = a.step[ph] <= b.step[ph] ? a : b;
     out.home[ph] = w.home[ph];
     out.step[ph] = w.step[ph];

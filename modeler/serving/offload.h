@@ -49,7 +49,22 @@ struct OffloadSetup {
   /// 0: a host weight runs where it is cheaper (CPU or streamed), the planner's choice. > 0: the engine's rule:
   /// streamed when the step has at least this many tokens, else computed by the CPU (kLlamaCppOpOffloadMinBatch).
   int op_offload_min_batch = 0;
+  /// Seconds added to a decode step per run of host-computed items (host_runs): what the GPU's graph split after
+  /// each CPU split costs when the engine launches its kernels one by one instead of as a CUDA graph (the stream
+  /// drains at every split, so the launches are no longer hidden behind the GPU's work). 0: the engine keeps a
+  /// graph per split (llama.cpp since PR #18934, on Ampere and newer), or the planner's default.
+  /// kGraphsOffCostPerHostRunS is the measured figure for an engine that disables CUDA graphs under partial offload.
+  double decode_host_run_s = 0;
 };
+
+/// The decode cost of one host run with CUDA graphs off, measured on llama.cpp: PR #18934 (ggml-org/llama.cpp,
+/// 2026-01-19, "enable cuda-graphs for n-cpu-moe", 2 x RTX 4090 and 1 x RTX 5090 on Linux) benchmarks
+/// GLM-4.5-Air IQ4_XS (glm4moe 106B.A12B) tg128 with --n-cpu-moe 8/16/32/64 before (graphs disabled as soon as
+/// the graph has splits) and after (a CUDA graph per split): 60.84/63.12, 48.25/50.75, 32.84/35.03 and
+/// 25.08/27.49 t/s. The per-token difference (0.594, 1.021, 1.904, 3.496 ms) grows linearly with the CPU-MoE
+/// layers; its least-squares slope is 51.8 us per layer, and each such layer is one host run (its experts on the
+/// CPU between the GPU's attention of that layer and of the next). The tests recompute the slope.
+inline constexpr double kGraphsOffCostPerHostRunS = 51.8e-6;
 
 /// ggml-cuda's rule for an op whose weight lives in host memory (ggml_backend_cuda_device_offload_op): the
 /// scheduler runs it on the GPU, copying the weight over PCIe, when its batch (ne[1] of MUL_MAT, ne[2] of
@@ -62,6 +77,11 @@ struct Placement {
   Bytes gpu_bytes[2];
   int ngl = -1;               // for a layer placement: the -ngl value
 };
+
+/// Runs of host-computed items in a phase, in layer order (the CPU splits of ggml_backend_sched's graph): a block
+/// with both GPU and CPU-computed items is one run of its own (--n-cpu-moe, -ot exps=CPU: one per such block);
+/// consecutive blocks computed wholly on the CPU are one run together (-ngl N: one). Streamed items run on the GPU.
+int host_runs(const std::vector<OffloadItem>& items, const std::vector<Home>& homes);
 
 /// Norms and routers stay on the GPU (kilobytes each; moving one would cost two PCIe hand-offs of the hidden
 /// state, which the additive step model does not charge). Their bytes come off the VRAM budget.

@@ -51,8 +51,11 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // unsourced 0.75 x peak: llama.cpp's measured CPU decode reads 0.82 of the peak on two-channel desktops (the
   // i7-10700 and 7950X rows get faster, further from their measurements) and 0.73 on many-channel parts (the
   // 5975WX and i9-10900X rows get slightly slower). A sourced correction that moves away from the target.
+  // 69.9% -> 63.4% with the graphs-off cost per host run (kGraphsOffCostPerHostRunS, 51.8 us, llama.cpp PR
+  // #18934's measurement) on the ik_llama.cpp rows, whose engine disabled CUDA graphs under graph splits until
+  // its PR #1172: PR #829 +118.8/+112.4% -> +98.6/+94.1%, PR #841 +33.1% -> +26.0%; the llama.cpp rows unchanged.
   CHECK(off[2].runs >= 7);
-  CHECK(off[2].mape <= 70.5);
+  CHECK(off[2].mape <= 63.6);
   // Offload prefill: 58.5% over 4 before the prompt ran in the rows' ubatches (plan.offload.n_ubatch,
   // llama-sweep-bench's PP = one ubatch) with ggml-cuda's 32-token op-offload rule, 37.2% after, 24.5% once
   // prefill attention covered the cache before each ubatch (OffloadSetup::prefill_keys), 25.0% with the host

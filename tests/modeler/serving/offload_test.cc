@@ -172,3 +172,52 @@ TEST_CASE("prefill attention covers the cache before the ubatch: prefill_keys") 
     CHECK(deep[i].t_gpu[1] == doctest::Approx(empty[i].t_gpu[1]));  // decode attends the whole cache either way
   }
 }
+
+TEST_CASE("host runs: one per block with CPU experts, one for a run of whole CPU blocks, none on the GPU") {
+  System sys = test::round_system();
+  const ServingModel sm = make_serving_model(small_moe(), Precision{});
+  OffloadSetup s = setup(sm, sys);
+  const auto items = offload_items(s);
+  CHECK(host_runs(items, flags_placement(items, s, 33, 0, {}).home[1]) == 0);
+  CHECK(host_runs(items, flags_placement(items, s, 33, 5, {}).home[1]) == 5);     // --n-cpu-moe 5
+  CHECK(host_runs(items, flags_placement(items, s, 33, 0, {"exps"}).home[1]) == 32);  // -ot exps=CPU
+  CHECK(host_runs(items, flags_placement(items, s, 20, 0, {}).home[1]) == 1);     // -ngl 20: blocks 0..12
+  CHECK(host_runs(items, flags_placement(items, s, 0, 0, {}).home[1]) == 1);      // everything on the CPU
+  // Blocks 0-12 whole on the CPU, then the experts of 13 and 14: the run of whole blocks, then one per block.
+  CHECK(host_runs(items, flags_placement(items, s, 20, 15, {}).home[1]) == 3);
+}
+
+TEST_CASE("the graphs-off cost per host run is added to decode only, once per run") {
+  System sys = test::round_system();
+  const ServingModel sm = make_serving_model(small_moe(), Precision{});
+  OffloadSetup s = setup(sm, sys);
+  const auto items = offload_items(s);
+  const Placement before = flags_placement(items, s, 33, 6, {});
+  s.decode_host_run_s = kGraphsOffCostPerHostRunS;
+  const Placement after = flags_placement(items, s, 33, 6, {});
+  CHECK(after.step[1].v == doctest::Approx(before.step[1].v + 6 * kGraphsOffCostPerHostRunS));
+  CHECK(after.step[0].v == doctest::Approx(before.step[0].v));
+  // Nothing on the host: no run, no cost.
+  CHECK(flags_placement(items, s, 33, 0, {}).step[1].v ==
+        doctest::Approx(layer_placement(items, setup(sm, sys), 33).step[1].v));
+}
+
+TEST_CASE("kGraphsOffCostPerHostRunS is the slope of llama.cpp PR #18934's graphs-off minus per-split-graph time") {
+  // GLM-4.5-Air IQ4_XS tg128, --n-cpu-moe K: t/s before (graphs off) and after (a CUDA graph per split).
+  const double k[4] = {8, 16, 32, 64};
+  const double off[4] = {60.84, 48.25, 32.84, 25.08}, on[4] = {63.12, 50.75, 35.03, 27.49};
+  double mk = 0, md = 0, d[4];
+  for (int i = 0; i < 4; ++i) {
+    d[i] = 1 / off[i] - 1 / on[i];
+    mk += k[i] / 4;
+    md += d[i] / 4;
+  }
+  double sxy = 0, sxx = 0;
+  for (int i = 0; i < 4; ++i) {
+    sxy += (k[i] - mk) * (d[i] - md);
+    sxx += (k[i] - mk) * (k[i] - mk);
+  }
+  CHECK(sxy / sxx == doctest::Approx(kGraphsOffCostPerHostRunS).epsilon(0.002));
+  // Linear in K: each step of the table is within 10% of the slope (50-55 us per layer).
+  for (int i = 1; i < 4; ++i) CHECK((d[i] - d[i - 1]) / (k[i] - k[i - 1]) == doctest::Approx(sxy / sxx).epsilon(0.1));
+}
