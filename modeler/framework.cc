@@ -81,6 +81,9 @@ Framework compiled(const Framework& f) {
   // Inductor fuses the norm's upcast into its kernel and the partitioner saves the smaller 16-bit input for the
   // backward (the cast is recomputed inside the fused backward kernel).
   c.norm_saved_input_bytes = std::min(c.norm_saved_input_bytes, 2.0);
+  // Inductor fuses an eager RoPE's casts and complex multiply into one kernel over 16-bit loads and stores. The
+  // K/V repeat stays: the attention kernel is an extern call whose inputs Inductor materialises at their shape.
+  c.eager_rope_bytes_per_element = 0;
   return c;
 }
 
@@ -155,6 +158,8 @@ std::vector<FrameworkTrait> framework_traits(const Framework& f) {
       {"zero3_gather", f.zero3_gather == Zero3Gather::deepspeed_modules ? "deepspeed_modules" : "fsdp_units"},
       {"fused_projections", text(f.fused_projections)},
       {"norm_saved_input_bytes", text(f.norm_saved_input_bytes)},
+      {"eager_rope_bytes_per_element", text(f.eager_rope_bytes_per_element)},
+      {"gqa_repeats_kv", text(f.gqa_repeats_kv)},
       {"eager_swiglu_saves_silu_output", text(f.eager_swiglu_saves_silu_output)},
       {"attention_keeps_fused_qkv", text(f.attention_keeps_fused_qkv)},
       {"lora_fused_qkv", text(f.lora_fused_qkv)},

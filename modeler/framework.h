@@ -186,6 +186,13 @@ struct Framework {
   /// A layer's projections are fused modules (Megatron's query_key_value and the gate+up dense_h_to_4h), rather than
   /// separate q, k, v, gate and up linears (Hugging Face models); what DeepSpeed gathers as one module.
   bool fused_projections = true;
+  /// HBM bytes per query/key element of its own eager RoPE, forward (the backward moves as many: the gradient
+  /// runs the same casts and a complex multiply by the conjugate frequencies, with no saved activation); 0 where
+  /// RoPE is one kernel reading and writing 16-bit elements (fused or compiled).
+  double eager_rope_bytes_per_element = 0;
+  /// Grouped-query attention materialises K and V at the query heads before the attention kernel (an
+  /// expand + reshape copy: reads the kv heads, writes the query heads; its backward sums the copies back).
+  bool gqa_repeats_kv = false;
   /// Bytes per element of each norm's input kept for backward: 2, or 4 where the norm upcasts its input and its
   /// pow/mul keep the fp32 copy (transformers LlamaRMSNorm: hidden_states.to(torch.float32)).
   double norm_saved_input_bytes = 2.0;

@@ -18,6 +18,12 @@ Framework torchtitan() {
   // torchtitan 9dec370 models/norms.py RMSNorm: self._norm(x.float()).type_as(x) * weight; pow and mul keep the
   // fp32 upcast of the input for backward (compiled: 2, the bf16 input, see compiled()).
   f.norm_saved_input_bytes = 4.0;
+  // torchtitan 9dec370 models/llama/model.py apply_rotary_emb: xq.float() (read 2, write 4 bytes per element),
+  // view_as_complex(...) * freqs_cis (read 4, write 4; the frequencies are a [seq, d/2] table), type_as(xq) (read
+  // 4, write 2): 20 bytes per q/k element in eager mode. repeat_kv: unsqueeze/expand/reshape of K and V to
+  // n_heads before F.scaled_dot_product_attention, a copy whenever n_kv_heads < n_heads.
+  f.eager_rope_bytes_per_element = 20.0;
+  f.gqa_repeats_kv = true;
   f.overlap_grad_reduce = true;   // FSDP2 reduce-scatter runs on a separate stream during backward
   f.overlap_param_gather = true;  // FSDP2 prefetches the next layer's all-gather
   f.reshard_after_forward = true; // fully_shard default (not with PP, where torchtitan keeps params)
@@ -96,6 +102,7 @@ Framework torchtitan() {
   f.offers_compile = true;
   f.compiled_by_default = false;
   f.sources = {"pytorch/torchtitan 9dec370 docs/float8.md, config_manager.py (float8, training.compile)",
+               "pytorch/torchtitan 9dec370 torchtitan/models/llama/model.py (apply_rotary_emb, repeat_kv)",
                "pytorch/torchtitan docs/fsdp.md (FSDP2 MixedPrecisionPolicy, reshard_after_forward)",
                "PyTorch SDPA backends (flash = FlashAttention-2)", "pytorch/ao float8 README (dynamic scaling)",
                "torch FSDPParam.to_accumulated_grad_if_needed; torch.distributed.pipelining backward_maybe_with_nosync",

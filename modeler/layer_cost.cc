@@ -534,6 +534,18 @@ QuantizeTimes quantize_times(const Context& ctx, const Sharding& sh, const Gemms
 
 }  // namespace
 
+Seconds eager_rope_time(const Context& ctx, const Sharding& sh) {
+  const double elems = sh.tokens * (sh.heads + sh.kv_heads) * ctx.model.head_dim;
+  return memory_time(ctx.system.gpu, Bytes(elems * ctx.framework.eager_rope_bytes_per_element));
+}
+
+Seconds kv_repeat_time(const Context& ctx, const Sharding& sh) {
+  const ModelDesc& m = ctx.model;
+  if (m.mla || sh.kv_heads >= sh.heads) return Seconds(0);
+  // K and V: read the kv heads, write the query heads, in 16 bits.
+  return memory_time(ctx.system.gpu, Bytes(2.0 * sh.tokens * (sh.kv_heads + sh.heads) * m.head_dim * kAct));
+}
+
 LayerCost layer_cost(const Context& ctx, const Sharding& sh) {
   const ModelDesc& m = ctx.model;
   const Framework& fw = ctx.framework;
@@ -554,10 +566,17 @@ LayerCost layer_cost(const Context& ctx, const Sharding& sh) {
   const Bytes rope(2.0 * T * (sh.heads + sh.kv_heads) * d * kAct);
   const bool rotary = m.position == PositionKind::rope;
   Seconds mem_fwd = 2.0 * memory_time(g, norm) + 2.0 * memory_time(g, residual) + mlp.mem_fwd;
-  if (rotary) mem_fwd += memory_time(g, rope);
+  const bool own_rope = rotary && fw.eager_rope_bytes_per_element > 0;
+  if (rotary && !own_rope) mem_fwd += memory_time(g, rope);
   // Backward of elementwise kernels reads the saved input and the incoming gradient and writes one gradient:
   // about twice the forward traffic.
   Seconds mem_bwd = mem_fwd * 2.0;
+  // Kernels whose backward moves what their forward moves (framework.h): an eager RoPE of the framework's own
+  // and the K/V repeat of grouped-query attention (the copy, then the sum over the copies).
+  const Seconds same_both_ways =
+      (own_rope ? eager_rope_time(ctx, sh) : Seconds(0)) + (fw.gqa_repeats_kv ? kv_repeat_time(ctx, sh) : Seconds(0));
+  mem_fwd += same_both_ways;
+  mem_bwd += same_both_ways;
   if (tp_overlap_chunks(ctx).ag > 1 && fw.tp_overlap_rs_reduce_kernel) {
     // AsyncTP's reduce-scatters (after proj and FC2 in forward, of the QKV and FC1 dX in backward) end with a sum
     // of the tp received partials: reads T x h 16-bit elements, writes T / tp x h.

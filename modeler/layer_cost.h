@@ -33,6 +33,11 @@ struct LayerCost {
 
 /// Seconds of one memory-bound kernel moving `bytes` through HBM.
 Seconds memory_time(const Gpu& gpu, Bytes bytes);
+/// Forward time of one layer's eager RoPE at the framework's bytes per query/key element (its backward: the same).
+Seconds eager_rope_time(const Context& ctx, const Sharding& sh);
+/// Forward time of one layer's K/V repeat to the query heads (Framework::gqa_repeats_kv; its backward: the same);
+/// 0 without grouped-query attention.
+Seconds kv_repeat_time(const Context& ctx, const Sharding& sh);
 /// The attention kernel the framework runs on this GPU (flash3 only where the GPU profile has its table).
 AttentionKernel attention_kernel(const Context& ctx);
 /// Forward FLOPs of causal attention for one rank and micro-batch: 4 b s_q s_kv a_l d / 2 (QK^T and PV over the

@@ -26,6 +26,13 @@ TEST_CASE("FSDP stacks keep fp32 sharded parameters as the master copy: no separ
   CHECK_FALSE(find_framework("torchtitan")->fp8_caches_weights);
   CHECK(find_framework("megatron-lm")->fp8_caches_weights);
   CHECK(find_framework("torchtitan")->pp_microbatches_default_to_pp);
+  // torchtitan's eager RoPE (fp32 complex multiply) and repeat_kv; compiled, Inductor fuses the RoPE only.
+  CHECK(find_framework("torchtitan")->eager_rope_bytes_per_element == 20.0);
+  CHECK(find_framework("torchtitan")->gqa_repeats_kv);
+  CHECK(compiled(*find_framework("torchtitan")).eager_rope_bytes_per_element == 0.0);
+  CHECK(compiled(*find_framework("torchtitan")).gqa_repeats_kv);
+  CHECK(find_framework("megatron-lm")->eager_rope_bytes_per_element == 0.0);
+  CHECK_FALSE(find_framework("megatron-lm")->gqa_repeats_kv);
   CHECK_FALSE(find_framework("megatron-lm")->pp_microbatches_default_to_pp);
   // torchtitan's loss_parallel under tp: 76 bytes per logit of traffic, a 16-byte peak; Megatron has one loss.
   CHECK(find_framework("torchtitan")->loss_parallel_cross_entropy_bytes_per_logit == 76.0);

@@ -89,6 +89,8 @@ TEST_CASE("framework_traits lists every trait once, with its value as text") {
   CHECK(value(titan, "zero_stages") == "0,2,3");
   CHECK(value(titan, "fp8_caches_weights") == "no");
   CHECK(value(titan, "tp_saves_gathered_inputs") == "yes");
+  CHECK(value(titan, "eager_rope_bytes_per_element") == "20");
+  CHECK(value(titan, "gqa_repeats_kv") == "yes");
   CHECK(value(titan, "state_bytes (weights, gradients, optimizer)") == "4, 4, 8");
   const std::vector<FrameworkTrait> megatron = framework_traits(*find_framework("megatron-lm"));
   CHECK(value(megatron, "attention") == "flash3");

@@ -88,6 +88,38 @@ TEST_CASE("bandwidth only: eager frameworks pay passes per norm and an unfused S
                         test::kHbm));  // SwiGLU 5 vs 3; 2 norms, 3 passes more
 }
 
+TEST_CASE("bandwidth only: an eager RoPE of its own and the K/V repeat move as much in backward as in forward") {
+  test::Setup su = tiny();
+  bandwidth_only(&su);
+  su.model = test::tiny_gqa_gated();  // 4 query heads, 2 K/V heads, d 16
+  const double T = 256, qk = T * (4 + 2) * 16;
+  const LayerCost base = layer_cost(su.ctx(), su.sharding());
+  // torchtitan's eager RoPE (float cast, complex multiply, cast back): 20 bytes per q/k element each way, in place
+  // of the fused kernel's 2 + 2 (doubled in backward like the other elementwise kernels).
+  su.framework.eager_rope_bytes_per_element = 20;
+  const LayerCost rope = layer_cost(su.ctx(), su.sharding());
+  CHECK((rope.forward.time - base.forward.time).v == doctest::Approx((qk * 20 - qk * 4) / test::kHbm));
+  CHECK((rope.backward.time - base.backward.time).v == doctest::Approx((qk * 20 - 2 * qk * 4) / test::kHbm));
+  // repeat_kv: K and V read at 2 heads and written at 4, 16-bit; the backward sums the copies back.
+  su.framework.eager_rope_bytes_per_element = 0;
+  su.framework.gqa_repeats_kv = true;
+  const double repeat = 2 * T * (2 + 4) * 16 * 2;
+  const LayerCost rep = layer_cost(su.ctx(), su.sharding());
+  CHECK((rep.forward.time - base.forward.time).v == doctest::Approx(repeat / test::kHbm));
+  CHECK((rep.backward.time - base.backward.time).v == doctest::Approx(repeat / test::kHbm));
+  CHECK(kv_repeat_time(su.ctx(), su.sharding()).v == doctest::Approx(repeat / test::kHbm));
+  // Op-level selective checkpointing re-runs both with the other elementwise kernels.
+  su.plan.recompute = Recompute::selective;
+  su.framework.selective_is_op_sac = true;
+  const LayerCost sac = layer_cost(su.ctx(), su.sharding());
+  su.framework.gqa_repeats_kv = false;
+  CHECK((sac.recompute.time - layer_cost(su.ctx(), su.sharding()).recompute.time).v ==
+        doctest::Approx(repeat / test::kHbm));
+  // Without grouped-query attention there is nothing to repeat.
+  su.model = test::tiny_model();
+  CHECK(kv_repeat_time(su.ctx(), su.sharding()).v == 0);
+}
+
 TEST_CASE("the layer cost is the sum of gemm_time over its GEMMs plus attention plus elementwise") {
   const test::Setup su = tiny();
   const Gpu& g = su.system.gpu;

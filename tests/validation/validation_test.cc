@@ -115,7 +115,9 @@ TEST_CASE("throughput MAPE per group") {
   // The router's logits GEMM in 16 bits under fp8 recipes (Megatron-Core's router is no TE module; its
   // te_general_gemm runs on the bf16 input and weight): MoE 15.8 -> 16.0%, a sourced correction that moves away
   // (the measured fp8 tables run this narrow n = experts GEMM slower than bf16's at its size).
-  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 12.5, kGuardDense = 15.3, kGuardMoe = 16.3;
+  // torchtitan's eager RoPE (fp32 complex multiply) and repeat_kv copies (models/llama/model.py @9dec370): all
+  // dense 14.8 -> 14.7%, the torchtitan rows only.
+  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 12.5, kGuardDense = 15.2, kGuardMoe = 16.3;
   const io::GroupStats e = group(moe);
   report_target("Korthikanti", k, 5.0, kGuardKorthikanti);
   report_target("Megatron-based", m, 12.0, kGuardMegatron);
@@ -159,7 +161,8 @@ TEST_CASE("with framework defaults: torchtitan's pipelined rows run its pp micro
   // ~30% faster than plain 2D where the measured gain is 5.7%: the TP overlap model hides more than torchtitan's
   // async TP does (tensor_parallel.cc's layer window), left for the overlap model's owner.
   // Memory 5.1 -> 3.3% with the FSDP root, head-input, DTensor gathered-input and eager-norm terms above.
-  constexpr double kGuardMemory = 3.8, kGuardTorchtitan = 26.0;
+  // 25.0 -> 24.1% with torchtitan's eager RoPE (fp32 complex multiply) and repeat_kv copies (model.py @9dec370).
+  constexpr double kGuardMemory = 3.8, kGuardTorchtitan = 24.6;
   report_target("memory, fw dflt", rep.memory, 12.0, kGuardMemory);
   CHECK(rep.memory.mape <= kGuardMemory);
   CHECK(rep.by_framework.at("torchtitan").mape <= kGuardTorchtitan);
@@ -190,7 +193,8 @@ TEST_CASE("issue 10 targets, per GPU family and precision (printed; guards on wh
   // Blackwell 16.0 -> 17.2 with issue 13: its 11 rows hold 6 MoE rows, which moved when the MoE memory terms
   // followed Megatron-Core (no fc2 output saved) and no longer fall back to full recompute (docs/moe.md); its
   // dense rows are unchanged.
-  const std::map<std::string, double> guard_mape = {{"A100", 7.2}, {"H100", 22.1}, {"Blackwell", 17.2}};
+  // H100 21.0 -> 20.8 and fp8 19.4 -> 19.3 with torchtitan's eager RoPE and repeat_kv copies (torchtitan rows only).
+  const std::map<std::string, double> guard_mape = {{"A100", 7.2}, {"H100", 21.3}, {"Blackwell", 17.2}};
   for (const auto& [gen, g] : family) {
     const std::string generation = gen;  // clang 14 cannot capture a structured binding (CAPTURE's lambda)
     std::printf("validation: %-10s %5.1f%% bias %+5.1f%% over %3d runs (target |bias| 5.0%%: %s)\n", gen.c_str(),
@@ -198,8 +202,8 @@ TEST_CASE("issue 10 targets, per GPU family and precision (printed; guards on wh
     CAPTURE(generation);
     if (guard_mape.count(gen)) CHECK(g.mape <= guard_mape.at(gen));
   }
-  report_target("fp8 rows", fp8, 10.0, 20.2);
-  CHECK(fp8.mape <= 20.2);
+  report_target("fp8 rows", fp8, 10.0, 19.8);
+  CHECK(fp8.mape <= 19.8);
 }
 
 TEST_CASE("the shipped validation record is what validate produces now") {
