@@ -104,6 +104,7 @@ std::string format_time(const TimeBreakdown& t) {
   s += line("pipeline bubble", t.bubble);
   s += line("optimizer step", t.optimizer);
   if (t.host_transfer.v > 0) s += line("exposed offload copies", t.host_transfer);
+  if (t.host_layer.v > 0) s += line("host time per layer pass", t.host_layer);
   s += row("step", step, "%.2f", 100.0, "%.1f");
   return s;
 }

@@ -29,6 +29,7 @@ void apply_param(System* s, const ParamRef& p, double value) {
       break;
     case FitParameter::overlap_efficiency: s->overlap_efficiency = value; break;
     case FitParameter::kernel_overhead_us: s->gpu.eff.kernel_overhead = us(value); break;
+    case FitParameter::host_layer_pass_ms: s->host_layer_pass = ms(value); break;
   }
 }
 
@@ -36,6 +37,7 @@ double base_value(const System& s, const ParamRef& p) {
   switch (p.kind) {
     case FitParameter::overlap_efficiency: return s.overlap_efficiency;
     case FitParameter::kernel_overhead_us: return s.gpu.eff.kernel_overhead.v * 1e6;
+    case FitParameter::host_layer_pass_ms: return s.host_layer_pass.v * 1e3;
     default: return 1.0;
   }
 }
@@ -68,6 +70,7 @@ std::vector<ParamRef> candidate_params(const std::vector<RunCase>& runs) {
     for (const std::string& t : tiers) out.push_back({FitParameter::alltoall_scale, Dtype::bf16, t, false});
   out.push_back({FitParameter::overlap_efficiency, Dtype::bf16, ""});
   out.push_back({FitParameter::kernel_overhead_us, Dtype::bf16, ""});
+  out.push_back({FitParameter::host_layer_pass_ms, Dtype::bf16, ""});
   return out;
 }
 

@@ -34,13 +34,13 @@ struct ParamRef {
 /// The parameters the runs could inform: gemm_scale of each dtype the runs' GEMMs use (bf16 always: the LM head
 /// and the bf16 fallback), attention_scale, memory_bw_scale, busbw_scale of each tier, alltoall_scale of each tier
 /// when a run is a mixture of experts with expert parallelism (its dispatch and combine are all-to-alls),
-/// overlap_efficiency, kernel_overhead_us.
+/// overlap_efficiency, kernel_overhead_us, host_layer_pass_ms.
 std::vector<ParamRef> candidate_params(const std::vector<RunCase>& runs);
 
 /// Applies one parameter value to a system.
 void apply_param(System* s, const ParamRef& p, double value);
-/// The parameter's value in a system before any fit (the prior): 1 for a scale, the system's overlap efficiency
-/// and kernel overhead.
+/// The parameter's value in a system before any fit (the prior): 1 for a scale, the system's overlap efficiency,
+/// kernel overhead and host time per layer pass.
 double base_value(const System& s, const ParamRef& p);
 
 }  // namespace shardplan::calibrate

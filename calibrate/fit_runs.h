@@ -1,7 +1,8 @@
 // Fitting a few named, physical parameters to measured training steps (calibrate fit-runs, docs/fit-runs.md).
 //
 // Each run is predicted by the real modeler on its own system with the parameters applied (scales on the base
-// profile's GEMM, attention, HBM streaming and bus-bandwidth tables, the overlap efficiency, the per-kernel overhead;
+// profile's GEMM, attention, HBM streaming and bus-bandwidth tables, the overlap efficiency, the per-kernel overhead,
+// the host time per layer pass;
 // see modeler/fit_parameters.h for each range and why). The fit minimises, over the parameters u (log of a scale, or
 // the value itself),
 //     sum_i (log predicted step_i(u) - log measured step_i)^2 / sigma_y^2 + sum_j ((u_j - prior_j) / sigma_j)^2,

@@ -110,6 +110,7 @@ std::string emit_fit_runs_profile(const FitRunsProfileSpec& spec, const RunsFit&
   keyed(FitParameter::busbw_scale);
   keyed(FitParameter::alltoall_scale);
   scalar(FitParameter::overlap_efficiency);
+  scalar(FitParameter::host_layer_pass_ms);
   if (fit.memory_reserve_gib)
     out << YAML::Key << "memory_reserve_gib" << YAML::Value << round4(*fit.memory_reserve_gib);
   out << YAML::Key << "loo_errors_pct" << YAML::Value << YAML::Flow << YAML::BeginSeq;

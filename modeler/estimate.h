@@ -52,13 +52,16 @@ struct TimeBreakdown {
   /// Per-layer host-link copies of offloaded parameters and activations not hidden behind the layers' compute
   /// (modeler/param_offload.h); 0 without parameter or activation offload.
   Seconds host_transfer;
+  /// Host time per layer pass the GPU waits for (System::host_layer_pass), over all layers, micro-batches and
+  /// passes; 0 unless a fitted profile states it.
+  Seconds host_layer;
   StepShape shape;
   Seconds exposed_comm_total() const {
     Seconds s;
     for (Seconds c : exposed_comm) s += c;
     return s;
   }
-  Seconds step() const { return compute + exposed_comm_total() + bubble + optimizer + host_transfer; }
+  Seconds step() const { return compute + exposed_comm_total() + bubble + optimizer + host_transfer + host_layer; }
 };
 
 /// Optimizer offload to host memory (modeler/offload.h); all zero when the plan offloads nothing.

@@ -121,6 +121,10 @@ struct System {
   /// Fraction of a compute window's time that hides the communication assigned to it (time_model.cc): 1 hides up
   /// to the window's whole length. `calibrate fit-runs` fits it from measured steps (docs/fit-runs.md).
   double overlap_efficiency = 1.0;
+  /// Host time the GPU waits for once per layer, micro-batch and pass (forward, backward, the re-run forward of
+  /// full recompute): the Python and dispatch work of an eager framework's layer (modeler/fit_parameters.h,
+  /// time_model.cc). 0 in every shipped profile; `calibrate fit-runs` fits it (fitted.host_layer_pass_ms).
+  Seconds host_layer_pass;
   /// Allocator memory beyond the model's own accounting (framework caches, allocator behaviour), added to the
   /// predicted peak; fitted by `calibrate fit-runs` from measured peaks, 0 otherwise. May be negative: the
   /// model's 5% fragmentation allowance then held less (the sum stays >= 0).

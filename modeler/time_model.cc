@@ -176,8 +176,15 @@ TimeBreakdown step_time(const Context& ctx, const Sharding& sh, const Schedule& 
   // Collectives that run concurrently with compute take SMs from it (NCCL runs one CTA per channel; DeepSeek-V3
   // dedicates 20 of 132 H100 SMs to its communication kernels): overlapped compute runs on the rest.
   const Seconds contend_f = ef.contention, contend_b = eb.contention;
-  const Seconds t_f = (layer.forward.time + contend_f + sum(exp_f)) * L + head.forward.time;
-  const Seconds t_b = (compute_b + contend_b + sum(exp_b)) * L + head.backward.time;
+  // Host time per layer pass (System::host_layer_pass; 0 unless fitted), serial with the layer's kernels: the
+  // time it stands for is the same on A100 and H100 (docs/h100-gap.md), where every kernel is 1.6-3.2x faster
+  // on H100, so the GPU does not hide it behind its own work (max(host, GPU) would vanish on the slower A100).
+  // Passes: forward, backward, and full recompute's re-run forward (PyTorch's checkpoint re-enters the module's
+  // Python forward); a selective recompute re-runs a part of the layer and counts none.
+  const double rerun = full_recompute_share(p, sh);  // 0 unless full recompute
+  const Seconds host_f = sys.host_layer_pass * L, host_b = sys.host_layer_pass * ((1.0 + rerun) * L);
+  const Seconds t_f = (layer.forward.time + contend_f + sum(exp_f)) * L + head.forward.time + host_f;
+  const Seconds t_b = (compute_b + contend_b + sum(exp_b)) * L + head.backward.time + host_b;
 
   Exposure mb(sys);
   mb.add(comm.microbatch);
@@ -199,6 +206,7 @@ TimeBreakdown step_time(const Context& ctx, const Sharding& sh, const Schedule& 
   tb.compute = (layer.forward.time + compute_b + contend_f + contend_b) * (L * m) +
                (head.forward.time + head.backward.time + contend_mb) * m + contend_step;
   tb.recompute = layer.recompute.time * (L * m);
+  tb.host_layer = (host_f + host_b) * m;
   tb.moe = (layer.forward.moe + layer.backward.moe + layer.recompute.moe) * (L * m);
   add_scaled(&tb.exposed_comm, exp_f, L * m);
   add_scaled(&tb.exposed_comm, exp_b, L * m);

@@ -143,6 +143,8 @@ json estimate_json(const Estimate& e) {
                {"bubble_s", t.bubble.v},
                {"optimizer_s", t.optimizer.v}};
   j["time"]["host_transfer_s"] = t.host_transfer.v;
+  // Only where a fitted profile states a host time per layer pass: uncalibrated reports stay as they were.
+  if (t.host_layer.v != 0) j["time"]["host_layer_s"] = t.host_layer.v;
   if (e.plan.optimizer_offload > 0 || e.offload.any()) {
     const OffloadEstimate& o = e.offload;
     j["offload"] = {{"host_bytes", o.host.v},         {"device_to_host_bytes", o.device_to_host.v},

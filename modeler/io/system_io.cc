@@ -312,7 +312,7 @@ YAML::Node with_ancestors(const YAML::Node& doc, const std::string& file, int de
 void read_fitted(const YAML::Node& node, const std::string& file, System* s, Problems& problems) {
   reject_unknown(node, file, "fitted",
                  {"gemm_scale", "attention_scale", "memory_bw_scale", "busbw_scale", "alltoall_scale",
-                  "overlap_efficiency", "memory_reserve_gib", "loo_errors_pct", "source"});
+                  "overlap_efficiency", "host_layer_pass_ms", "memory_reserve_gib", "loo_errors_pct", "source"});
   MapReader r(node, file, "fitted");
   const auto in_range = [&](const YAML::Node& map, MapReader& m, const std::string& key,
                             FitParameter p) -> std::optional<double> {
@@ -361,6 +361,8 @@ void read_fitted(const YAML::Node& node, const std::string& file, System* s, Pro
     if (alltoall[i]) scale_alltoall_busbw(&s->tiers[i], *alltoall[i]);
   if (const auto k = in_range(node, r, "overlap_efficiency", FitParameter::overlap_efficiency))
     s->overlap_efficiency = *k;
+  if (const auto k = in_range(node, r, "host_layer_pass_ms", FitParameter::host_layer_pass_ms))
+    s->host_layer_pass = ms(*k);
   if (const auto gib = r.opt_number_in("memory_reserve_gib", kMemoryReserveMinGiB, kMemoryReserveMaxGiB))
     s->memory_reserve = GiB(*gib);
   const YAML::Node loo = r.opt_node("loo_errors_pct");

@@ -47,6 +47,7 @@ System apply_calibration(System base, const System& calibrated) {
         t.busbw_eff_by = c.busbw_eff_by;
       }
   base.overlap_efficiency = calibrated.overlap_efficiency;  // fitted by calibrate fit-runs, 1 and 0 otherwise
+  base.host_layer_pass = calibrated.host_layer_pass;
   base.memory_reserve = calibrated.memory_reserve;
   base.provenance = calibrated.provenance;
   return base;

@@ -72,6 +72,13 @@ TEST_CASE("labels, base values and applying a parameter") {
   CHECK(s.overlap_efficiency == 0.8);
   apply_param(&s, {FitParameter::kernel_overhead_us, Dtype::bf16, ""}, 7.0);
   CHECK(s.gpu.eff.kernel_overhead.v == doctest::Approx(7e-6));
+  // Host time per layer pass: 0 before any fit (shipped profiles state none), in ms as the profile spells it.
+  const ParamRef host{FitParameter::host_layer_pass_ms, Dtype::bf16, ""};
+  CHECK(host.label() == "host_layer_pass_ms");
+  CHECK(base_value(s, host) == 0.0);
+  apply_param(&s, host, 2.5);
+  CHECK(s.host_layer_pass.v == doctest::Approx(2.5e-3));
+  CHECK(base_value(s, host) == doctest::Approx(2.5));
 }
 
 TEST_CASE("candidates: bf16 always, the runs' own dtype, every tier; bf16 applied last") {
@@ -83,6 +90,7 @@ TEST_CASE("candidates: bf16 always, the runs' own dtype, every tier; bf16 applie
   CHECK(c[2].label() == "attention_scale");
   CHECK(c[3].label() == "memory_bw_scale");
   CHECK(c[4].label() == "busbw_scale.nvlink");
+  CHECK(c.back().label() == "host_layer_pass_ms");  // every run has layers and passes
 }
 
 }

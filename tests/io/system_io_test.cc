@@ -262,3 +262,19 @@ TEST_CASE("fitted: scales apply to the inherited tables, ranges and names are ch
   CHECK_THROWS_WITH_AS(parse_cluster(base + "fitted:\n  loo_errors_pct: [abc]\n", "c.yaml", 0),
                        doctest::Contains("c.yaml:7: fitted.loo_errors_pct[0]"), ConfigError);
 }
+
+TEST_CASE("fitted.host_layer_pass_ms: host time per layer pass, 0 when absent, its range checked") {
+  const std::string base = "schema_version: 1\nkind: cluster\nname: c\ninherits: dgx-h100\nprovenance: \"t\"\n";
+  CHECK(load_system("dgx-h100", 0).host_layer_pass.v == 0);  // shipped profiles state none
+  CHECK(parse_cluster(base, "c.yaml", 0).host_layer_pass.v == 0);
+  const System s = parse_cluster(base + "fitted:\n  host_layer_pass_ms: 2.5\n", "c.yaml", 0);
+  CHECK(s.host_layer_pass.v == doctest::Approx(2.5e-3));
+  CHECK(parse_cluster(base + "fitted:\n  host_layer_pass_ms: 0\n", "c.yaml", 0).host_layer_pass.v == 0);
+  CHECK_THROWS_WITH_AS(
+      parse_cluster(base + "fitted:\n  host_layer_pass_ms: 25\n", "c.yaml", 0),
+      doctest::Contains("c.yaml:7: fitted.host_layer_pass_ms: 25 is outside the physical range [0, 20]"),
+      ConfigError);
+  CHECK_THROWS_WITH_AS(parse_cluster(base + "fitted:\n  host_layer_pass_ms: -1\n", "c.yaml", 0),
+                       doctest::Contains("fitted.host_layer_pass_ms: -1 is outside the physical range"),
+                       ConfigError);
+}

@@ -74,6 +74,35 @@ TEST_CASE("recompute time joins the backward and the compute") {
   CHECK(t.shape.backward.v == doctest::Approx(0.0058));
 }
 
+TEST_CASE("host time per layer pass: layers x micro-batches x passes x value, serial with the kernels") {
+  test::Setup su(test::tiny_model(), test::plan_of(1, 1, 1, 1, 1, 8));
+  const TimeBreakdown none = step_time(su.ctx(), su.sharding(), eight(0.5), CommPlan{}, layer_1_2(), head_half_1());
+  CHECK(none.host_layer.v == 0);  // shipped profiles state none
+  su.system.host_layer_pass = ms(3);
+  // No recompute: 2 passes (forward, backward) x 2 layers x 8 micro-batches x 3 ms = 96 ms.
+  const TimeBreakdown t = step_time(su.ctx(), su.sharding(), eight(0.5), CommPlan{}, layer_1_2(), head_half_1());
+  CHECK(t.host_layer.v == doctest::Approx(0.096));
+  CHECK(t.compute.v == doctest::Approx(none.compute.v));  // the kernels' time is unchanged
+  CHECK(t.shape.forward.v == doctest::Approx(0.0025 + 2 * 0.003));
+  CHECK(t.shape.backward.v == doctest::Approx(0.005 + 2 * 0.003));
+  // The pipeline's fill and drain wait on it too: bubble_fraction x (t_f + t_b).
+  CHECK(t.bubble.v == doctest::Approx(0.5 * (0.0075 + 0.012)));
+  CHECK(t.step().v == doctest::Approx((t.compute + t.bubble + t.optimizer + t.host_layer).v));
+  // Full recompute re-runs each layer's forward: 3 passes x 2 layers x 8 x 3 ms = 144 ms.
+  su.plan.recompute = Recompute::full;
+  const TimeBreakdown full = step_time(su.ctx(), su.sharding(), eight(), CommPlan{}, layer_1_2(), head_half_1());
+  CHECK(full.host_layer.v == doctest::Approx(0.144));
+  CHECK(full.shape.backward.v == doctest::Approx(0.005 + 2 * 2 * 0.003));
+  // Block recompute of 1 of the 2 layers: 5 layer passes x 8 x 3 ms = 120 ms.
+  su.plan.recompute_layers = 1;
+  const TimeBreakdown half = step_time(su.ctx(), su.sharding(), eight(), CommPlan{}, layer_1_2(), head_half_1());
+  CHECK(half.host_layer.v == doctest::Approx(0.120));
+  // Selective recompute re-runs a part of the layer: no pass of its own.
+  su.plan.recompute = Recompute::selective;
+  const TimeBreakdown sel = step_time(su.ctx(), su.sharding(), eight(), CommPlan{}, layer_1_2(), head_half_1());
+  CHECK(sel.host_layer.v == doctest::Approx(0.096));
+}
+
 TEST_CASE("exposed per-layer communication repeats for every layer and micro-batch") {
   const test::Setup su(test::tiny_model(), test::plan_of(1, 1, 1, 1, 1, 8));
   CommPlan comm;
