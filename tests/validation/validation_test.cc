@@ -115,7 +115,9 @@ TEST_CASE("throughput MAPE per group") {
   // The router's logits GEMM in 16 bits under fp8 recipes (Megatron-Core's router is no TE module; its
   // te_general_gemm runs on the bf16 input and weight): MoE 15.8 -> 16.0%, a sourced correction that moves away
   // (the measured fp8 tables run this narrow n = experts GEMM slower than bf16's at its size).
-  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 12.5, kGuardDense = 15.3, kGuardMoe = 16.3;
+  // Weight gradients into fp32 main_grad (gradient_accumulation_fusion, TE v2.7 GroupedLinear): MoE 16.0 -> 15.9%
+  // (DeepSeek-V3 on B200 only; no dense row moves).
+  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 12.5, kGuardDense = 15.3, kGuardMoe = 16.2;
   const io::GroupStats e = group(moe);
   report_target("Korthikanti", k, 5.0, kGuardKorthikanti);
   report_target("Megatron-based", m, 12.0, kGuardMegatron);
