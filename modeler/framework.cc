@@ -134,6 +134,7 @@ std::vector<FrameworkTrait> framework_traits(const Framework& f) {
       {"fused_moe_permutation", text(f.fused_moe_permutation)},
       {"fused_moe_router", text(f.fused_moe_router)},
       {"moe_gemm_per_expert", text(f.moe_gemm_per_expert)},
+      {"wgrad_into_fp32_main_grad", text(f.wgrad_into_fp32_main_grad)},
       {"offers_moe_max_nodes", text(f.offers_moe_max_nodes)},
       {"moe_probs_in_activation", text(f.moe_probs_in_activation)},
       {"moe_dispatchers", dispatchers_text(f.moe_dispatchers)},

@@ -147,6 +147,10 @@ struct Framework {
   /// The experts' grouped linear runs one GEMM per local expert, each with its own launch (Transformer Engine
   /// v2.7 GroupedLinear: a cuBLAS GEMM per expert over 4 streams, cublaslt_gemm.cu); false: one grouped kernel.
   bool moe_gemm_per_expert = false;
+  /// Weight gradients accumulate into the fp32 main_grad inside the wgrad GEMM (Megatron's
+  /// gradient_accumulation_fusion, TE fuse_wgrad_accumulation): C is fp32 and, on every micro-batch but the step's
+  /// first, read before it is written (TE v2.7 linear.py / grouped_linear.py: accumulate = not is_first_microbatch).
+  bool wgrad_into_fp32_main_grad = false;
   /// Node-limited routing (Plan::moe_max_nodes): Megatron-Core --moe-router-num-groups / --moe-router-group-topk.
   bool offers_moe_max_nodes = false;
   /// The router probabilities scale the experts' activation (Megatron-Core TEGroupedMLP "scaled activation",

@@ -65,6 +65,11 @@ Framework megatron() {
   // TEGroupedMLP (experts.py) over TE GroupedLinear: one cuBLAS GEMM per local expert (TE v2.7
   // nvte_multi_stream_cublas_gemm; CUTLASS grouped GEMM only behind NVTE_USE_CUTLASS_GROUPED_GEMM from v2.8).
   f.moe_gemm_per_expert = true;
+  // Megatron-LM core_v0.14.0 megatron/training/arguments.py: gradient_accumulation_fusion on unless
+  // --no-gradient-accumulation-fusion; Megatron-Bridge a2884419 scripts/performance/run_script.py sets it for every
+  // performance run. TE then computes each wgrad into the parameter's fp32 main_grad (GroupedLinear: one cuBLAS
+  // GEMM per expert with out = main_grads[i], out_dtype fp32, accumulate on all but the first micro-batch).
+  f.wgrad_into_fp32_main_grad = true;
   // Group-limited routing (moe_utils.py group_limited_topk, transformer_config.py moe_router_num_groups and
   // moe_router_group_topk): the experts in node groups, each token's experts from its top groups.
   f.offers_moe_max_nodes = true;
@@ -169,6 +174,9 @@ Framework megatron_deepspeed() {
   f.moe_dispatchers = {MoeDispatcher::alltoall};  // DeepSpeed-MoE: capacity-padded all-to-all (deepspeed/moe)
   f.offers_moe_max_nodes = false;                 // DeepSpeed-MoE's top-k gating has no node groups
   f.moe_probs_in_activation = false;  // DeepSpeed-MoE combines with a probability-weighted einsum
+  // DeepSpeed's engine owns the gradients (its bf16/fp16 optimizers accumulate .grad outside the GEMM); the fork's
+  // fused accumulation into main_grad is not read here, so its wgrads keep the plain 16-bit output.
+  f.wgrad_into_fp32_main_grad = false;
   f.attention = AttentionKernel::flash2;  // flash-attn 2 package, no TE fused attention
   f.fp8_saves_linear_inputs = false;      // no Transformer Engine linears
   f.overlap_param_gather = false;

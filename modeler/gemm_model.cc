@@ -37,10 +37,10 @@ double dtype_bytes(Dtype dtype) {
   return 2.0;
 }
 
-Bytes gemm_bytes(Dtype dtype, double m, double n, double k) {
+Bytes gemm_bytes(Dtype dtype, double m, double n, double k, GemmOutput out) {
   const double in = dtype_bytes(dtype);
-  const double out = std::max(in, 2.0);
-  return Bytes((m * k + k * n) * in + m * n * out);
+  const double c = out.bytes_per_elem > 0 ? out.bytes_per_elem : std::max(in, 2.0);
+  return Bytes((m * k + k * n) * in + m * n * c * (1.0 + out.c_reads));
 }
 
 namespace {
@@ -85,12 +85,12 @@ double memory_efficiency(const Gpu& gpu, double bytes) {
   return gpu.eff.memory.empty() ? 1.0 : gpu.eff.memory.at(bytes);
 }
 
-Seconds gemm_time(const Gpu& gpu, Dtype dtype, double m, double n, double k, Fp8Scaling scaling) {
+Seconds gemm_time(const Gpu& gpu, Dtype dtype, double m, double n, double k, Fp8Scaling scaling, GemmOutput out) {
   const FlopsPerSec peak = gpu.sustained_peak(dtype);
   if (peak.v <= 0)
     throw ConfigError("gpu '" + gpu.name + "' states no " + kDtypeNames[static_cast<int>(dtype)] + " peak");
   const Flops flops(2.0 * m * n * k);
-  const Bytes bytes = gemm_bytes(dtype, m, n, k);
+  const Bytes bytes = gemm_bytes(dtype, m, n, k, out);
   const Seconds compute = flops / (peak * gemm_shape_efficiency(gpu, dtype, m, n, k, scaling));
   const Seconds memory = gpu.hbm_bw.v > 0 ? bytes / (gpu.hbm_bw * memory_efficiency(gpu, bytes.v)) : Seconds(0);
   return gpu.eff.kernel_overhead + std::max(compute, memory);

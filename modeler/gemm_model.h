@@ -6,7 +6,8 @@
 //                = min(eff_gemm(flops) * f_k(k), top) * wave_eff(m, n)   otherwise
 //
 // flops = 2mnk; bytes = A (m x k) + B (k x n) in the input dtype plus C (m x n) in the output dtype (at least
-// 16-bit: fp8/fp4 GEMMs write bf16). f_k is the GPU's reduction-depth factor (1 when the profile has none), top
+// 16-bit: fp8/fp4 GEMMs write bf16; a weight gradient accumulated into fp32 main_grad reads and writes 4 bytes,
+// GemmOutput). f_k is the GPU's reduction-depth factor (1 when the profile has none), top
 // the largest value of the eff_gemm table. The grid (hwprofiles/tables/, fitted from measured GEMMs of every shape
 // on its axes) holds tile and wave quantisation and the depth effect as measured, so nothing is applied on top.
 //
@@ -35,8 +36,17 @@ GemmTile gemm_tile(const Gpu& gpu);
 /// Fraction of SM-slots doing useful work: tiles / (waves * sm_count). 1 when sm_count is unknown (0).
 double wave_efficiency(const Gpu& gpu, double m, double n);
 
-/// Bytes one GEMM moves to and from HBM at least once (A, B read; C written).
-Bytes gemm_bytes(Dtype dtype, double m, double n, double k);
+/// Where a GEMM's C goes. Default: written once in the input dtype, at least 16-bit. A weight gradient that
+/// accumulates into an fp32 main_grad (Megatron's gradient_accumulation_fusion, Framework::wgrad_into_fp32_main_grad)
+/// writes 4 bytes per element and first reads them (cuBLAS beta = 1) on `c_reads` of its calls (a fraction: the
+/// share of micro-batches that accumulate rather than overwrite).
+struct GemmOutput {
+  double bytes_per_elem = 0;  // 0: the default above
+  double c_reads = 0;         // times C is read before it is written, averaged over calls
+};
+
+/// Bytes one GEMM moves to and from HBM at least once (A, B read; C written, and read when it accumulates).
+Bytes gemm_bytes(Dtype dtype, double m, double n, double k, GemmOutput out = {});
 
 /// How an fp8 GEMM's operands carry their scales, which selects its table. per_tensor: one scale per tensor
 /// (delayed and current scaling; per-row or per-channel scales applied in the epilogue count here too). block: a
@@ -49,7 +59,7 @@ enum class Fp8Scaling { per_tensor, block };
 
 /// Predicted time of one m x n x k GEMM. Throws ConfigError when the GPU states no peak for `dtype`.
 Seconds gemm_time(const Gpu& gpu, Dtype dtype, double m, double n, double k,
-                  Fp8Scaling scaling = Fp8Scaling::per_tensor);
+                  Fp8Scaling scaling = Fp8Scaling::per_tensor, GemmOutput out = {});
 
 /// The measured GEMM grid for `dtype`: its own, else (for a dtype with no FLOPs table of its own either) bf16's;
 /// nullptr when the profile has none, and the FLOPs table applies. A block-scaled fp8 GEMM uses the GPU's fp8_block

@@ -33,6 +33,17 @@ Dtype sixteen_bit_gemm(const Context& ctx) {
   return p == Dtype::fp8 || p == Dtype::fp4 ? ctx.system.gpu.sixteen_bit() : p;
 }
 
+/// Where a weight gradient's GEMM writes: the fp32 main_grad under gradient accumulation fusion (framework.h),
+/// read first on every micro-batch of the step but the first (accumulate = not is_first_microbatch, TE v2.7
+/// linear.py and grouped_linear.py; Megatron-Core core_v0.14.0 TELinear/TEGroupedLinear pass is_first_microbatch,
+/// True on a step's first forward). Matters where the GEMM is shallow: an expert's wgrad reduces over its few
+/// hundred to few thousand tokens, so its h x f fp32 output moves 8 bytes per element against 2k FLOPs.
+GemmOutput wgrad_output(const Context& ctx) {
+  if (!ctx.framework.wgrad_into_fp32_main_grad) return {};
+  const int mb = std::max(1, ctx.plan.num_microbatches());
+  return {4.0, (mb - 1.0) / mb};
+}
+
 /// Forward and backward (data + weight gradient) time of one linear layer y[m,n] = x[m,k] W[k,n].
 struct Linear {
   Seconds fwd, bwd, dgrad, wgrad;  // bwd = dgrad + wgrad
@@ -49,7 +60,7 @@ Linear linear(const Context& ctx, Dtype d, double m, double n, double k, double 
   l.fwd = gemm_time(g, d, m / fwd_chunks, n, k, s) * fwd_chunks;
   l.dgrad = gemm_time(g, d, m / dgrad_chunks, k, n, s) * dgrad_chunks;  // dX = dY W^T
   // dW = X^T dY (none for frozen weights)
-  l.wgrad = base_frozen(ctx.plan) ? Seconds{0} : gemm_time(g, d, k, n, m, s);
+  l.wgrad = base_frozen(ctx.plan) ? Seconds{0} : gemm_time(g, d, k, n, m, s, wgrad_output(ctx));
   l.bwd = l.dgrad + l.wgrad;
   l.flops_fwd = 2.0 * m * n * k;
   return l;
@@ -162,7 +173,7 @@ Linear sharded_linear(const Context& ctx, double m, double n, double k, double s
 /// but each tile computes one expert's small problem, so the FLOP efficiency is the GEMM table's at the per-expert
 /// size, not at the summed size (a sum of per-expert gemm_time calls would count the overhead `groups` times, one
 /// GEMM of the summed size would credit the small problems with a large GEMM's efficiency).
-Seconds grouped_gemm_time(const Context& ctx, double groups, double m, double n, double k) {
+Seconds grouped_gemm_time(const Context& ctx, double groups, double m, double n, double k, GemmOutput out = {}) {
   const Gpu& g = ctx.system.gpu;
   const Dtype d = gemm_dtype(ctx.plan);
   if (groups <= 0 || m <= 0) return Seconds(0);
@@ -174,7 +185,7 @@ Seconds grouped_gemm_time(const Context& ctx, double groups, double m, double n,
   const Grid3* grid = gemm_grid(g, d, fp8_scaling(ctx));
   const double eff = grid ? grid->at(m, n, k) : gemm_efficiency(g, d, 2.0 * m * n * k, k) * wave_efficiency(g, rows, n);
   const Seconds compute = flops / (g.sustained_peak(d) * eff);
-  const Bytes bytes = gemm_bytes(d, m, n, k) * groups;
+  const Bytes bytes = gemm_bytes(d, m, n, k, out) * groups;
   const Seconds memory = g.hbm_bw.v > 0 ? bytes / (g.hbm_bw * memory_efficiency(g, bytes.v)) : Seconds(0);
   return g.eff.kernel_overhead + std::max(compute, memory);
 }
@@ -182,7 +193,7 @@ Linear grouped_linear(const Context& ctx, double groups, double m, double n, dou
   Linear l;
   l.fwd = grouped_gemm_time(ctx, groups, m, n, k);
   l.dgrad = grouped_gemm_time(ctx, groups, m, k, n);
-  l.wgrad = base_frozen(ctx.plan) ? Seconds{0} : grouped_gemm_time(ctx, groups, k, n, m);
+  l.wgrad = base_frozen(ctx.plan) ? Seconds{0} : grouped_gemm_time(ctx, groups, k, n, m, wgrad_output(ctx));
   l.bwd = l.dgrad + l.wgrad;
   l.flops_fwd = 2.0 * m * n * k * groups;
   return l;

@@ -100,6 +100,21 @@ TEST_CASE("element sizes; narrow GEMMs write at least 16-bit outputs") {
   CHECK(gemm_bytes(Dtype::fp4, 2, 3, 4).v == (8 + 12) * 0.5 + 6 * 2.0);
 }
 
+TEST_CASE("a weight gradient accumulated into fp32 main_grad writes 4 bytes and reads them back") {
+  // m=2, n=3, k=4 in fp8: A and B 20 bytes; C 6 fp32 elements written (24 bytes), read first on 3 of 4 calls.
+  CHECK(gemm_bytes(Dtype::fp8, 2, 3, 4, GemmOutput{4.0, 0.0}).v == 20.0 + 24.0);
+  CHECK(gemm_bytes(Dtype::fp8, 2, 3, 4, GemmOutput{4.0, 0.75}).v == 20.0 + 24.0 * 1.75);
+  // Memory-bound: on a GPU with unbounded FLOPs the time is the bytes over HBM.
+  Gpu g;
+  g.name = "mem";
+  g.peak[static_cast<int>(Dtype::bf16)] = FlopsPerSec(1e30);
+  g.hbm_bw = BytesPerSec(1e9);
+  const double plain = gemm_time(g, Dtype::bf16, 1000, 1000, 8).v;
+  const double accum = gemm_time(g, Dtype::bf16, 1000, 1000, 8, Fp8Scaling::per_tensor, GemmOutput{4.0, 1.0}).v;
+  CHECK(plain == doctest::Approx((2 * 8000 * 2.0 + 1e6 * 2.0) / 1e9));
+  CHECK(accum == doctest::Approx((2 * 8000 * 2.0 + 1e6 * 8.0) / 1e9));
+}
+
 TEST_CASE("tiles: 128x256 on Hopper and later profile names, else 128x128") {
   Gpu g;
   for (const std::string name :

@@ -343,6 +343,25 @@ TEST_CASE("linear slots: each linear's fprop, dgrad and wgrad; TP overlap chunks
   CHECK(split.forward.time.v == doctest::Approx(plain.forward.time.v + 8e-6));
 }
 
+TEST_CASE("gradient accumulation fusion: each wgrad writes fp32 main_grad, read first after the first micro-batch") {
+  test::Setup su = tiny();
+  bandwidth_only(&su);
+  const auto wgrad = [&su](LinearGemm w) {
+    return layer_cost(su.ctx(), su.sharding()).backward.linear[linear_slot(w, true)].v;
+  };
+  su.framework.wgrad_into_fp32_main_grad = false;
+  // T 256, h 64, f 256, bf16: the MLP-up wgrad is a 64 x 256 GEMM of depth 256: A and B 2 x 65,536 bytes, C 32,768.
+  const double plain = wgrad(LinearGemm::fc1);
+  CHECK(plain == doctest::Approx((131072.0 + 32768.0) / test::kHbm));
+  su.framework.wgrad_into_fp32_main_grad = true;
+  const int mb = su.plan.num_microbatches();
+  REQUIRE(mb >= 1);
+  // C as fp32 (65,536 bytes), read back on (mb - 1) / mb of the micro-batches.
+  CHECK(wgrad(LinearGemm::fc1) == doctest::Approx((131072.0 + 65536.0 * (1.0 + (mb - 1.0) / mb)) / test::kHbm));
+  su.plan.global_batch = 4 * su.plan.global_batch;  // 4x the micro-batches: more of them accumulate
+  CHECK(wgrad(LinearGemm::fc1) > plain * 1.3);
+}
+
 TEST_CASE("fp8 GEMMs: blockwise and mxfp8 use the block-scaled table, delayed and tensorwise the per-tensor one") {
   test::Setup su = tiny();
   compute_only(&su);

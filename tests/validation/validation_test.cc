@@ -117,7 +117,9 @@ TEST_CASE("throughput MAPE per group") {
   // (the measured fp8 tables run this narrow n = experts GEMM slower than bf16's at its size).
   // torchtitan's eager RoPE (fp32 complex multiply) and repeat_kv copies (models/llama/model.py @9dec370): all
   // dense 14.8 -> 14.7%, the torchtitan rows only.
-  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 12.5, kGuardDense = 15.2, kGuardMoe = 16.3;
+  // Weight gradients into fp32 main_grad (gradient_accumulation_fusion, TE v2.7 GroupedLinear): MoE 16.0 -> 15.9%
+  // (DeepSeek-V3 on B200 only; no dense row moves).
+  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 12.5, kGuardDense = 15.2, kGuardMoe = 16.2;
   const io::GroupStats e = group(moe);
   report_target("Korthikanti", k, 5.0, kGuardKorthikanti);
   report_target("Megatron-based", m, 12.0, kGuardMegatron);
