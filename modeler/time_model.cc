@@ -179,6 +179,9 @@ TimeBreakdown step_time(const Context& ctx, const Sharding& sh, const Schedule& 
   // Host time per layer pass (System::host_layer_pass; 0 unless fitted), serial with the layer's kernels: the
   // time it stands for is the same on A100 and H100 (docs/h100-gap.md), where every kernel is 1.6-3.2x faster
   // on H100, so the GPU does not hide it behind its own work (max(host, GPU) would vanish on the slower A100).
+  // It is a per-pass stall of unknown cause, not dispatch cost: asynchronous dispatch (~1-4 ms per layer and
+  // micro-batch) hides behind the 10-130 ms of kernels the llm-foundry rows run per layer and micro-batch, so no
+  // published per-op cost gives it a shipped value (docs/h100-gap.md, "Can the host time per layer pass be ...").
   // Passes: forward, backward, and full recompute's re-run forward (PyTorch's checkpoint re-enters the module's
   // Python forward); a selective recompute re-runs a part of the layer and counts none.
   const double rerun = full_recompute_share(p, sh);  // 0 unless full recompute
