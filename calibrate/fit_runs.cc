@@ -195,12 +195,10 @@ RunsFit fit_runs(const std::vector<RunCase>& runs, const FitOptions& opt) {
         if (fixed[j]) continue;
         const FitParameterSpec& sp = spec(pb.param(j));
         const double v = from_u(pb.param(j), sol.u[j]);
-        if (v < sp.lo && pb.param(j).kind == FitParameter::host_layer_pass_ms) {
-          // Its prior is its range's lower end (none, as shipped profiles state): runs that push it below 0 show
-          // no host time per layer pass, not a misconfiguration, so it is pinned at 0 rather than refused.
-          char buf[200];
-          std::snprintf(buf, sizeof buf, "host_layer_pass_ms (the runs show none: they push it to %.3g ms, pinned at "
-                        "0)", v);
+        if (v < sp.lo && sp.pin_at_lo) {
+          char buf[256];
+          std::snprintf(buf, sizeof buf, "%s (the runs show none: they push it to %.3g, pinned at %g)",
+                        pb.param(j).label().c_str(), v, sp.lo);
           fit.not_fitted.push_back(buf);
           sol.u[j] = to_u(pb.param(j), sp.lo);
           fixed[j] = true;

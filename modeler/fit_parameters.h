@@ -23,6 +23,10 @@ struct FitParameterSpec {
   bool log;            // fitted in log space (a multiplicative scale) or linearly
   double prior_sigma;  // width of the prior around the base profile's value (log units when `log`)
   const char* why;     // the reason for the range, printed with a refusal
+  // The lower end is "none" and the prior sits on it (shipped profiles state none): runs that push the value
+  // below it show none of the effect, not a misconfigured cluster, so the fit pins it there and lists it as not
+  // fitted instead of refusing the group.
+  bool pin_at_lo = false;
 };
 
 // Ranges. A scale multiplies the base profile's tables, whose large-size values are published or measured rates
@@ -82,7 +86,8 @@ inline constexpr FitParameterSpec kFitParameters[kNumFitParameters] = {
                                              "fabric fault"},
     {"host_layer_pass_ms", 0.0, 20.0, false, 2.0, "20 ms of host time per layer pass is ~1000 eager op dispatches, "
                                                   "ten times a transformer block's; beyond it the host waits on "
-                                                  "something else"},
+                                                  "something else",
+     /*pin_at_lo=*/true},
 };
 
 inline const FitParameterSpec& fit_parameter_spec(FitParameter p) { return kFitParameters[static_cast<int>(p)]; }
