@@ -22,8 +22,8 @@ constexpr double kMemoryPriorSigmaGiB = 2.0, kMemorySigmaGiB = 2.0;
 // The sensitivity below which a parameter is left at its prior: a 1-sigma change moving no run's log step time by
 // 0.1%.
 constexpr double kMinSensitivity = 1e-3;
-// The eager-dispatch prior width of kernel_overhead_us: in eager PyTorch each op's host dispatch is ~10-20 us
-// (PyTorch performance tuning guide, "CUDA graphs"; fit_parameters.h), above the GPU-side launch of ~2-5 us the
+// The eager-dispatch prior width of kernel_overhead_us: in eager PyTorch each op's host dispatch is ~5-15 us
+// (pytorch/pytorch#41383, TransformerEngine#2053; fit_parameters.h), above the GPU-side launch of ~2-5 us the
 // base's +-4 us states; a GPU that waits on the host pays the larger of the two per kernel. Chosen only where the
 // runs' inner leave-one-out prefers it, and only with enough runs for that to mean something.
 constexpr double kEagerDispatchSigmaUs = 15.0;
