@@ -22,8 +22,8 @@ constexpr double kMemoryPriorSigmaGiB = 2.0, kMemorySigmaGiB = 2.0;
 // The sensitivity below which a parameter is left at its prior: a 1-sigma change moving no run's log step time by
 // 0.1%.
 constexpr double kMinSensitivity = 1e-3;
-// The eager-dispatch prior width of kernel_overhead_us: in eager PyTorch each op's host dispatch is ~10-20 us
-// (PyTorch performance tuning guide, "CUDA graphs"; fit_parameters.h), above the GPU-side launch of ~2-5 us the
+// The eager-dispatch prior width of kernel_overhead_us: in eager PyTorch each op's host dispatch is ~5-15 us
+// (pytorch/pytorch#41383, TransformerEngine#2053; fit_parameters.h), above the GPU-side launch of ~2-5 us the
 // base's +-4 us states; a GPU that waits on the host pays the larger of the two per kernel. Chosen only where the
 // runs' inner leave-one-out prefers it, and only with enough runs for that to mean something.
 constexpr double kEagerDispatchSigmaUs = 15.0;
@@ -195,12 +195,10 @@ RunsFit fit_runs(const std::vector<RunCase>& runs, const FitOptions& opt) {
         if (fixed[j]) continue;
         const FitParameterSpec& sp = spec(pb.param(j));
         const double v = from_u(pb.param(j), sol.u[j]);
-        if (v < sp.lo && pb.param(j).kind == FitParameter::host_layer_pass_ms) {
-          // Its prior is its range's lower end (none, as shipped profiles state): runs that push it below 0 show
-          // no host time per layer pass, not a misconfiguration, so it is pinned at 0 rather than refused.
-          char buf[200];
-          std::snprintf(buf, sizeof buf, "host_layer_pass_ms (the runs show none: they push it to %.3g ms, pinned at "
-                        "0)", v);
+        if (v < sp.lo && sp.pin_at_lo) {
+          char buf[256];
+          std::snprintf(buf, sizeof buf, "%s (the runs show none: they push it to %.3g, pinned at %g)",
+                        pb.param(j).label().c_str(), v, sp.lo);
           fit.not_fitted.push_back(buf);
           sol.u[j] = to_u(pb.param(j), sp.lo);
           fixed[j] = true;

@@ -23,6 +23,10 @@ struct FitParameterSpec {
   bool log;            // fitted in log space (a multiplicative scale) or linearly
   double prior_sigma;  // width of the prior around the base profile's value (log units when `log`)
   const char* why;     // the reason for the range, printed with a refusal
+  // The lower end is "none" and the prior sits on it (shipped profiles state none): runs that push the value
+  // below it show none of the effect, not a misconfigured cluster, so the fit pins it there and lists it as not
+  // fitted instead of refusing the group.
+  bool pin_at_lo = false;
 };
 
 // Ranges. A scale multiplies the base profile's tables, whose large-size values are published or measured rates
@@ -44,9 +48,10 @@ struct FitParameterSpec {
 //   window would be a quarter longer than the compute it models; below 0.25 almost nothing overlaps, which is a
 //   configuration (overlap turned off) to state in the plan, not to fit.
 // - kernel_overhead_us [0, 50]: the fixed cost per kernel (launch and ramp, host dispatch in eager PyTorch):
-//   CUDA launch latency is ~2-5 us and an eager PyTorch op's dispatch ~10-20 us (PyTorch performance tuning
-//   guide, "CUDA graphs"); beyond 50 us per kernel the step is host-bound for another reason (data loading,
-//   Python) that a per-kernel cost would misattribute.
+//   CUDA launch latency is ~2-5 us and an eager PyTorch op's host dispatch ~5-15 us (pytorch/pytorch#41383:
+//   ~5-7 us for a one-element op; TransformerEngine#2053: 13.5 us for a torch.nn.Linear forward on an H100 DGX,
+//   Xeon 8480C; docs/h100-gap.md's source table); beyond 50 us per kernel the step is host-bound for another
+//   reason (data loading, Python) that a per-kernel cost would misattribute.
 // - alltoall_scale [0.25, 1.4]: the MoE token dispatch and combine (expert parallelism) are all-to-alls, whose
 //   achieved bus bandwidth on a tier is not the ring collectives': every rank talks to every peer at once in
 //   messages of S/n, bound by the NIC's message rate and the fabric's bisection rather than by a ring's
@@ -55,14 +60,15 @@ struct FitParameterSpec {
 //   dense rows' all-reduce and all-gather (and the reverse). The range is busbw_scale's: 1.4 brings a ~0.75
 //   curve to the line rate, a quarter is a fault. With it, busbw_scale leaves the tier's all-to-all alone.
 // - host_layer_pass_ms [0, 20]: host time the GPU waits for once per layer and pass (forward, backward, and the
-//   re-run forward of full recompute; System::host_layer_pass, time_model.cc) -- the Python and dispatch work of
-//   an eager framework's layer that the GPU does not hide (docs/h100-gap.md: a time per layer and micro-batch
-//   that is the same on A100 and H100). An eager transformer block pass dispatches on the order of 100 ATen ops
-//   (its GEMM, attention and elementwise kernels, plus views, autocast casts and the FSDP pre/post hooks that
-//   unshard and reshard), at ~10-20 us of host time each (PyTorch performance tuning guide, "CUDA graphs"): 1-2 ms,
-//   the prior's width. 20 ms is ~1000 such ops, ten times a block's; beyond it the host waits on something else
-//   (a host sync on a slow collective, data loading) that a per-layer time would misattribute. Not negative: the
-//   GPU cannot run ahead of work the host has not issued.
+//   re-run forward of full recompute; System::host_layer_pass, time_model.cc) -- host work of an eager
+//   framework's layer that the GPU does not hide: dispatch where the host falls behind, or a stall
+//   (docs/h100-gap.md: a time per layer and micro-batch that is the same on A100 and H100, and what it is not).
+//   An eager transformer block pass dispatches on the order of 100 ATen ops (its GEMM, attention and elementwise
+//   kernels, plus views, autocast casts and the FSDP pre/post hooks that unshard and reshard), at ~5-15 us of
+//   host time each (the sources of kernel_overhead_us above; a Transformer Engine module's forward is 115-140 us,
+//   TransformerEngine#1191): ~1-2 ms, the prior's width. 20 ms is ~1000 such ops, ten times a block's; beyond it
+//   the host waits on something else (a host sync on a slow collective, data loading) that a per-layer time
+//   would misattribute. Not negative: the GPU cannot run ahead of work the host has not issued.
 // Prior widths are statements of how far a cluster is expected to differ from the shipped tables before any run
 // is seen (15% for GEMMs and HBM streams, 20% for attention, communication and overlap, 4 us per kernel, 2 ms per
 // layer pass of host time around a prior of 0: shipped profiles state none, time_model.cc); the data then
@@ -82,7 +88,8 @@ inline constexpr FitParameterSpec kFitParameters[kNumFitParameters] = {
                                              "fabric fault"},
     {"host_layer_pass_ms", 0.0, 20.0, false, 2.0, "20 ms of host time per layer pass is ~1000 eager op dispatches, "
                                                   "ten times a transformer block's; beyond it the host waits on "
-                                                  "something else"},
+                                                  "something else",
+     /*pin_at_lo=*/true},
 };
 
 inline const FitParameterSpec& fit_parameter_spec(FitParameter p) { return kFitParameters[static_cast<int>(p)]; }

@@ -122,8 +122,9 @@ struct System {
   /// to the window's whole length. `calibrate fit-runs` fits it from measured steps (docs/fit-runs.md).
   double overlap_efficiency = 1.0;
   /// Host time the GPU waits for once per layer, micro-batch and pass (forward, backward, the re-run forward of
-  /// full recompute): the Python and dispatch work of an eager framework's layer (modeler/fit_parameters.h,
-  /// time_model.cc). 0 in every shipped profile; `calibrate fit-runs` fits it (fitted.host_layer_pass_ms).
+  /// full recompute), serial with the layer's kernels: a host stall the GPU cannot run ahead of (what stalls is
+  /// open: docs/h100-gap.md rules out asynchronous dispatch; modeler/fit_parameters.h, time_model.cc). 0 in every
+  /// shipped profile; `calibrate fit-runs` fits it (fitted.host_layer_pass_ms).
   Seconds host_layer_pass;
   /// Allocator memory beyond the model's own accounting (framework caches, allocator behaviour), added to the
   /// predicted peak; fitted by `calibrate fit-runs` from measured peaks, 0 otherwise. May be negative: the

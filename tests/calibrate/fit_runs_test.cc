@@ -165,6 +165,32 @@ TEST_CASE("a fit that needs a parameter outside its physical range is refused, n
   CHECK_FALSE(pinned.out_of_range.empty());
 }
 
+TEST_CASE("runs that push a parameter whose lower end means none below it pin it there instead of refusing") {
+  // Runs faster by a fixed time per layer pass than the tables: what a negative host time would give, which no
+  // host can (fit_parameters.h, pin_at_lo). The group is fitted with it at 0 and says so.
+  const std::string stated = "\n    micro_batch: 1\n    sequence_parallel: false\n    recompute: none";
+  const auto shape = io::parse_published_runs(runs_text(std::vector<double>(6, 1.0), "bf16", stated), "runs.yaml");
+  System truth = cases(shape).front().base;
+  apply_param(&truth, {FitParameter::host_layer_pass_ms, Dtype::bf16, ""}, -0.2);  // ms
+  std::vector<double> measured;
+  for (const auto& r : io::run_validation(shape, &truth).results) measured.push_back(r.predicted_tokens_per_s_per_gpu);
+  const auto runs = io::parse_published_runs(runs_text(measured, "bf16", stated), "runs.yaml");
+  FitOptions opt;
+  opt.leave_one_out = false;
+  const RunsFit fit = fit_runs(cases(runs), opt);
+  for (const auto& o : fit.out_of_range) MESSAGE(o);
+  CHECK(fit.out_of_range.empty());  // not refused
+  const ParamValue* h = find(fit, "host_layer_pass_ms");
+  REQUIRE(h != nullptr);
+  CHECK(h->value == 0.0);
+  bool listed = false;
+  for (const std::string& n : fit.not_fitted) listed = listed || n.find("host_layer_pass_ms (the runs show none") == 0;
+  CHECK(listed);
+  // A parameter without the flag is refused at the same end (the range test above): only "none" ends pin.
+  CHECK_FALSE(fit_parameter_spec(FitParameter::kernel_overhead_us).pin_at_lo);
+  CHECK(fit_parameter_spec(FitParameter::host_layer_pass_ms).pin_at_lo);
+}
+
 TEST_CASE("runs of two GPUs are not one fit") {
   const auto runs = io::parse_published_runs(runs_text({1, 1}), "runs.yaml");
   std::vector<RunCase> c = cases(runs);
