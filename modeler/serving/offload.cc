@@ -48,6 +48,25 @@ int host_runs(const std::vector<OffloadItem>& items, const std::vector<Home>& ho
   return runs;
 }
 
+GraphsVerdict cuda_graphs_off_with_splits(const std::string& engine, const std::string& build_date,
+                                          double compute_capability) {
+  // ISO dates compare as strings.
+  auto on_or_before = [&](const char* day) { return !build_date.empty() && build_date <= day; };
+  if (engine == "llama.cpp") {
+    if (on_or_before("2026-01-19")) return {true, "CUDA graphs off with graph splits (llama.cpp before PR #18934)"};
+    if (compute_capability > 0 && compute_capability < 8.0 && on_or_before("2026-07-16"))
+      return {true, "CUDA graphs off below Ampere (llama.cpp before PR #25749)"};
+    if (build_date.empty()) return {false, "build date unknown: a CUDA graph per split (llama.cpp PR #18934)"};
+    return {false, ""};
+  }
+  if (engine == "ik_llama.cpp") {
+    if (build_date.empty() || on_or_before("2026-01-20"))
+      return {true, "CUDA graphs off with graph splits (ik_llama.cpp before PR #1172)"};
+    return {false, ""};
+  }
+  return {false, ""};
+}
+
 bool is_pinned(const WeightTensor& t) { return t.role == TensorRole::other || t.role == TensorRole::router; }
 
 Bytes pinned_bytes(const ServingModel& sm) {

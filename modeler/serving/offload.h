@@ -66,6 +66,25 @@ struct OffloadSetup {
 /// CPU between the GPU's attention of that layer and of the next). The tests recompute the slope.
 inline constexpr double kGraphsOffCostPerHostRunS = 51.8e-6;
 
+/// Whether an engine build ran a decode step that has graph splits with CUDA graphs off (then each host run costs
+/// kGraphsOffCostPerHostRunS), from the dates the changes landed; `build_date` is 'YYYY-MM-DD' or empty (unknown),
+/// `compute_capability` 0 when unknown. A build dated on or before a PR's opening day lacks it (the merge cannot
+/// come earlier; on that day itself the build is taken as the older).
+/// - llama.cpp: every GPU until PR #18934 (2026-01-19, a CUDA graph per split; before it a graph with splits
+///   was updated every call and disabled after four updates); NVIDIA below Ampere (cc < 8.0) until PR #25749
+///   (opened 2026-07-16, "Enable CUDA graphs on Volta+Turing": ggml_cuda_graph_set_enabled set
+///   disable_due_to_gpu_arch for cc < GGML_CUDA_CC_AMPERE). Unknown date: graphs per split assumed.
+/// - ik_llama.cpp: until PR #1172 (2026-01-20, CUDA graphs with tensor overrides); its CMake option
+///   GGML_CUDA_USE_GRAPHS was off by default then (ikawrakow, ik_llama.cpp issue #479, 2025-05-31). Unknown
+///   date: off, as the October 2025 rows ran.
+/// - any other engine: false.
+struct GraphsVerdict {
+  bool off = false;
+  std::string why;  // the rule that decided, for the validator's `assumed` column
+};
+GraphsVerdict cuda_graphs_off_with_splits(const std::string& engine, const std::string& build_date,
+                                          double compute_capability);
+
 /// ggml-cuda's rule for an op whose weight lives in host memory (ggml_backend_cuda_device_offload_op): the
 /// scheduler runs it on the GPU, copying the weight over PCIe, when its batch (ne[1] of MUL_MAT, ne[2] of
 /// MUL_MAT_ID: the step's tokens) is at least 32; below that the CPU backend computes it.

@@ -54,8 +54,11 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // 69.9% -> 63.4% with the graphs-off cost per host run (kGraphsOffCostPerHostRunS, 51.8 us, llama.cpp PR
   // #18934's measurement) on the ik_llama.cpp rows, whose engine disabled CUDA graphs under graph splits until
   // its PR #1172: PR #829 +118.8/+112.4% -> +98.6/+94.1%, PR #841 +33.1% -> +26.0%; the llama.cpp rows unchanged.
+  // 63.4% -> 60.5% when the rule follows the rows' engine_build_date and the GPU's compute_capability
+  // (serving::cuda_graphs_off_with_splits): llmfit #755's RTX 2080 (Turing) ran before llama.cpp PR #25749 turned
+  // graphs on below Ampere, +81.7% -> +61.6%; PR #11397 (2025-02, before PR #18934) gains one host run, 52 us.
   CHECK(off[2].runs >= 7);
-  CHECK(off[2].mape <= 63.6);
+  CHECK(off[2].mape <= 60.7);
   // Offload prefill: 58.5% over 4 before the prompt ran in the rows' ubatches (plan.offload.n_ubatch,
   // llama-sweep-bench's PP = one ubatch) with ggml-cuda's 32-token op-offload rule, 37.2% after, 24.5% once
   // prefill attention covered the cache before each ubatch (OffloadSetup::prefill_keys), 25.0% with the host
