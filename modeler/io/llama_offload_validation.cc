@@ -99,6 +99,10 @@ void predict_llama_offload_row(const ServingRun& r, const GpuProfile& gpu, Serve
       serving::cuda_graphs_off_with_splits(r.engine, r.engine_build_date.value_or(""), gpu.gpu.compute_capability);
   if (graphs.off) st.decode_host_run_s = serving::kGraphsOffCostPerHostRunS;
   if (!graphs.why.empty()) out->assumed.push_back(graphs.why);
+  // -ngl's order: the output layer first since llama.cpp PR #18148, the blocks first before it.
+  st.ngl_output_first = serving::llama_ngl_output_first(r.engine, r.engine_build_date.value_or(""));
+  if (!st.ngl_output_first && o.gpu_layers && *o.gpu_layers <= r.model.layers)
+    out->assumed.push_back("-ngl fills blocks before the output layer (llama.cpp before PR #18148)");
   // The prompt runs in ubatch-sized steps (llama_decode splits n_batch into n_ubatch pieces).
   const double in = r.input_len.value_or(0), outl = r.output_len.value_or(128);
   const double ub = o.n_ubatch.value_or(kLlamaCppDefaultUbatch);

@@ -55,6 +55,11 @@ struct OffloadSetup {
   /// graph per split (llama.cpp since PR #18934, on Ampere and newer), or the planner's default.
   /// kGraphsOffCostPerHostRunS is the measured figure for an engine that disables CUDA graphs under partial offload.
   double decode_host_run_s = 0;
+  /// How -ngl N fills the GPU. true (llama.cpp since PR #18148, 2025-12-17, "offload output layer to GPU first";
+  /// src/llama-model.cpp: i_gpu_start = n_layer + 1 - N): the output layer, then the last N - 1 blocks. false
+  /// (before it: i_gpu_start = n_layer - N): the last N blocks, and the output layer only when N > n_layer.
+  /// Either way N = blocks + 1 puts everything there.
+  bool ngl_output_first = true;
 };
 
 /// The decode cost of one host run with CUDA graphs off, measured on llama.cpp: PR #18934 (ggml-org/llama.cpp,
@@ -85,6 +90,12 @@ struct GraphsVerdict {
 GraphsVerdict cuda_graphs_off_with_splits(const std::string& engine, const std::string& build_date,
                                           double compute_capability);
 
+/// Whether the build's -ngl puts the output layer on the GPU first (OffloadSetup::ngl_output_first): llama.cpp
+/// builds dated after PR #18148 (opened 2025-12-17) do; one dated on or before it does not. ik_llama.cpp forked
+/// before that PR and is given the older rule by the same date (whether it took the change later is not checked;
+/// its rows here put every layer on the GPU, where the two rules agree). Unknown date: output first.
+bool llama_ngl_output_first(const std::string& engine, const std::string& build_date);
+
 /// ggml-cuda's rule for an op whose weight lives in host memory (ggml_backend_cuda_device_offload_op): the
 /// scheduler runs it on the GPU, copying the weight over PCIe, when its batch (ne[1] of MUL_MAT, ne[2] of
 /// MUL_MAT_ID: the step's tokens) is at least 32; below that the CPU backend computes it.
@@ -111,7 +122,8 @@ Bytes pinned_bytes(const ServingModel& sm);
 std::vector<OffloadItem> offload_items(const OffloadSetup& s);
 
 /// llama.cpp -ngl N: the output layer and the last N - 1 blocks (weights and KV) on the GPU (llama.cpp counts the
-/// output layer as one: N = blocks + 1 puts everything there); the token embedding stays in host memory.
+/// output layer as one: N = blocks + 1 puts everything there), or the older rule (OffloadSetup::ngl_output_first);
+/// the token embedding stays in host memory.
 Placement layer_placement(const std::vector<OffloadItem>& items, const OffloadSetup& s, int ngl);
 /// A placement given as llama.cpp flags: -ngl N, then --n-cpu-moe K (the routed experts of blocks 0..K-1 in host
 /// memory) and -ot REGEX=CPU overrides (every tensor whose name matches goes to host memory; names as

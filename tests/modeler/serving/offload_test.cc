@@ -94,6 +94,20 @@ TEST_CASE("-ngl counts the output layer: blocks + 1 puts everything on the GPU")
     CHECK((one.home[1][i] == Home::gpu) == (items[i].name == "output"));
   }
   CHECK(llama_cpp_flags(items, all, 1) == "-ngl 999");
+  // Before llama.cpp PR #18148 -ngl N filled the last N blocks and the output layer only for N > blocks.
+  s.ngl_output_first = false;
+  const Placement old_one = layer_placement(items, s, 1), old_all = layer_placement(items, s, 33);
+  for (size_t i = 0; i < items.size(); ++i) {
+    CHECK((old_one.home[1][i] == Home::gpu) == (items[i].layer == 31));  // the last block (weights and KV)
+    CHECK(old_all.home[1][i] == Home::gpu);
+  }
+  const Placement old_blocks = layer_placement(items, s, 32);  // every block in, the output still out
+  for (size_t i = 0; i < items.size(); ++i) CHECK((old_blocks.home[1][i] == Home::gpu) == (items[i].name != "output"));
+  CHECK(llama_ngl_output_first("llama.cpp", "2026-01-05"));
+  CHECK_FALSE(llama_ngl_output_first("llama.cpp", "2025-12-17"));
+  CHECK_FALSE(llama_ngl_output_first("ik_llama.cpp", "2025-10-13"));
+  CHECK(llama_ngl_output_first("llama.cpp", ""));  // unknown date: the current rule
+  CHECK(llama_ngl_output_first("vllm", "2024-01-01"));
 }
 
 TEST_CASE_FIXTURE(MoeCase, "experts of the first N blocks on the host read as --n-cpu-moe N") {
