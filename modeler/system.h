@@ -62,6 +62,9 @@ struct Gpu {
   int sm_count = 0;                             // SMs (NVIDIA) or CUs (AMD): for wave quantization
   BytesPerSec host_link_bw;                     // PCIe/C2C to host memory, one direction
   double tdp_w = 0;                             // board power the efficiency tables were measured at (0: unknown)
+  /// CUDA compute capability, major.minor as a number (7.5 for Turing); 0: not stated or not an NVIDIA part.
+  /// Engines gate kernels and features on it (llama.cpp's CUDA graphs: offload.h, cuda_graphs_off_with_splits).
+  double compute_capability = 0;
   /// Sustained tensor-core clock relative to the one the efficiency tables were measured at: below 1 under a
   /// power limit (set_power_limit). Scales compute-bound kernel time, not HBM or network rates.
   double clock_scale = 1.0;

@@ -16,22 +16,24 @@ serving::WeightFormat fmt_of(const std::string& s) { return *serving::parse_weig
 }  // namespace
 
 // The platforms of the CPUs the offload rows name: memory channels x the vendor's rated DDR data rate (the peak
-// by serving::dram_peak_gbps), each from the vendor's specification page (Intel ARK "Memory Specifications": Max #
-// of Memory Channels, Memory Types; AMD's product page "Connectivity": Memory Channels, System Memory
-// Specification), and the ISA class of the host rule's per-core matmul rate: avx512 for Zen 4, where it was
-// measured; the Intel parts' AVX-512 (Cascade Lake-X) is not that measurement, so they take the AVX2 rate, as does
-// Zen 3 (AVX2 only).
+// by serving::dram_peak_gbps), as the vendor's specification pages state them (Intel ARK "Memory
+// Specifications": Max # of Memory Channels, Memory Types; AMD's product page "Connectivity": Memory Channels,
+// System Memory Specification), and the ISA class of the host rule's per-core matmul rate: avx512 for Zen 4, where
+// it was measured; the Intel parts' AVX-512 (Cascade Lake-X) is not that measurement, so they take the AVX2 rate,
+// as does Zen 3 (AVX2 only). Verification (2026-12-02, the reference search corpora): neither vendor page is
+// stored there; the AMD figures are confirmed by secondary sources [S] (named per part), the Intel ones are not
+// [U: recalled from Intel ARK, to be checked against the page].
 std::optional<CpuPlatform> cpu_platform(const std::string& cpu) {
   using serving::CpuIsa;
-  // Intel ARK, Intel Core i7-10700 Processor (Comet Lake-S): 2 channels, DDR4-2933.
+  // Intel ARK, Intel Core i7-10700 Processor (Comet Lake-S): 2 channels, DDR4-2933 [U].
   if (cpu.find("i7-10700") != std::string::npos) return CpuPlatform{2, 2933, CpuIsa::avx2};
-  // Intel ARK, Intel Core i9-10900X X-series Processor (Cascade Lake-X): 4 channels, DDR4-2933.
+  // Intel ARK, Intel Core i9-10900X X-series Processor (Cascade Lake-X): 4 channels, DDR4-2933 [U].
   if (cpu.find("i9-10900X") != std::string::npos) return CpuPlatform{4, 2933, CpuIsa::avx2};
   // amd.com, AMD Ryzen Threadripper PRO 5975WX (Zen 3, sWRX8): 8 channels, DDR4 up to 3200 MT/s (the eight DDR4
-  // channels of the 5000WX series also in SweClockers' 2021-12 report of the series).
+  // channels of the 5000WX series in SweClockers' 2021-12 report of the series [S]; the 3200 MT/s [U]).
   if (cpu.find("5975WX") != std::string::npos) return CpuPlatform{8, 3200, CpuIsa::avx2};
-  // amd.com, AMD Ryzen 9 7950X (Zen 4, AM5): 2 channels, DDR5 2x1R 5200 MT/s (dual-channel DDR5-5200 for the Ryzen
-  // 7000 series also in Hardware Times' report of Apacer's 2022 release).
+  // amd.com, AMD Ryzen 9 7950X (Zen 4, AM5): 2 channels, DDR5 2x1R 5200 MT/s (DDR5-5200 for the Ryzen 7000 series
+  // in Hardware Times' report of Apacer's 2022 release, dual channel in hwsetup.it's report of the same slide [S]).
   if (cpu.find("7950X") != std::string::npos) return CpuPlatform{2, 5200, CpuIsa::avx512};
   return std::nullopt;
 }
@@ -89,15 +91,18 @@ void predict_llama_offload_row(const ServingRun& r, const GpuProfile& gpu, Serve
   st.vram = gpu.gpu.hbm_capacity;
   st.decode_batch = r.batch_size.value_or(1);
   st.op_offload_min_batch = serving::kLlamaCppOpOffloadMinBatch;
-  // CUDA graphs in a decode step with graph splits: ik_llama.cpp disabled them (ggml-cuda.cu before PR #1172,
-  // 2026-01-20, "CUDA graphs with tensor overrides": a split graph updates the one graph every call, and four
-  // consecutive updates disable it), so each host run costs the measured graphs-off figure. llama.cpp keeps a
-  // graph per split since PR #18934 (the llmfit rows run a 2026 build); its one pre-2026 row here (PR #11397,
-  // -ngl 33) has a single host run, 52 us of its 480 ms step, so it is left at 0.
-  if (r.engine == "ik_llama.cpp") {
-    st.decode_host_run_s = serving::kGraphsOffCostPerHostRunS;
-    out->assumed.push_back("CUDA graphs off with graph splits (ik_llama.cpp before PR #1172)");
-  }
+  // CUDA graphs in a decode step with graph splits: off in the builds serving::cuda_graphs_off_with_splits names
+  // (by the row's engine_build_date and the GPU's compute capability); then each host run costs the measured
+  // graphs-off figure (PR #18934's, measured on Ampere and newer: applied below Ampere too, where the launches
+  // it measures are the same host-side work).
+  const serving::GraphsVerdict graphs =
+      serving::cuda_graphs_off_with_splits(r.engine, r.engine_build_date.value_or(""), gpu.gpu.compute_capability);
+  if (graphs.off) st.decode_host_run_s = serving::kGraphsOffCostPerHostRunS;
+  if (!graphs.why.empty()) out->assumed.push_back(graphs.why);
+  // -ngl's order: the output layer first since llama.cpp PR #18148, the blocks first before it.
+  st.ngl_output_first = serving::llama_ngl_output_first(r.engine, r.engine_build_date.value_or(""));
+  if (!st.ngl_output_first && o.gpu_layers && *o.gpu_layers <= r.model.layers)
+    out->assumed.push_back("-ngl fills blocks before the output layer (llama.cpp before PR #18148)");
   // The prompt runs in ubatch-sized steps (llama_decode splits n_batch into n_ubatch pieces).
   const double in = r.input_len.value_or(0), outl = r.output_len.value_or(128);
   const double ub = o.n_ubatch.value_or(kLlamaCppDefaultUbatch);

@@ -1,6 +1,7 @@
 #include "modeler/io/serving_runs.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "modeler/io/model_io.h"
@@ -118,6 +119,7 @@ ServingRun read_run(const YAML::Node& node, const std::string& file) {
   run.id = r0.string("id");
   // Unknown top-level keys first: a misspelled required key reads as a suggestion, not as "missing".
   const std::vector<std::string> known = {"id", "source", "url", "trust", "notes", "engine", "engine_version",
+                                          "engine_build_date",
                                           "model", "weights_precision", "moe_weights_precision", "weights_gib",
                                           "kv_precision", "system", "plan", "workload", "measured"};
   for (const auto& kv : node) {
@@ -136,6 +138,19 @@ ServingRun read_run(const YAML::Node& node, const std::string& file) {
   run.engine = r.choice("engine", {"trtllm", "vllm", "sglang", "llama.cpp", "ik_llama.cpp", "flexgen",
                                    "hf-accelerate", "other"});
   run.engine_version = r.opt_string("engine_version");
+  run.engine_build_date = r.opt_string("engine_build_date");
+  if (run.engine_build_date) {
+    const std::string& d = *run.engine_build_date;
+    auto digits = [&](size_t at, size_t n) {
+      for (size_t i = at; i < at + n; ++i)
+        if (!std::isdigit(static_cast<unsigned char>(d[i]))) return false;
+      return true;
+    };
+    const bool shape = d.size() == 10 && d[4] == '-' && d[7] == '-' && digits(0, 4) && digits(5, 2) && digits(8, 2);
+    const int month = shape ? std::stoi(d.substr(5, 2)) : 0, day = shape ? std::stoi(d.substr(8, 2)) : 0;
+    if (!shape || month < 1 || month > 12 || day < 1 || day > 31)
+      r.fail("engine_build_date", "expected a date YYYY-MM-DD, got '" + d + "'");
+  }
   {
     MapReader m = r.map("model");
     if (m.has("hf_config")) {

@@ -36,6 +36,10 @@ struct ServingHost {
 struct ServingRun {
   std::string id, source, url, trust, engine, notes;
   std::optional<std::string> engine_version;
+  // engine_build_date (optional, 'YYYY-MM-DD'): the engine build's date or, where the source gives none, the date
+  // the source published the run (the build is no later). The validator compares it with the dates engine
+  // changes landed (serving::cuda_graphs_off_with_splits).
+  std::optional<std::string> engine_build_date;
   int line = 0;
   ModelDesc model;
   std::string model_name;

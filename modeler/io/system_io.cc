@@ -164,7 +164,8 @@ void apply_tables(const YAML::Node& ref, const std::string& file, const YAML::No
 GpuProfile read_gpu(const YAML::Node& doc, const std::string& file, const std::string& path,
                     const YAML::Node& overrides = YAML::Node()) {
   reject_unknown(doc, file, path, {"schema_version", "kind", "name", "sources", "peak_tflops", "hbm_capacity_gib",
-                                   "hbm_bw_gbps", "l2_mib", "sm_count", "host_link_gbps", "tdp_w", "efficiency", "node",
+                                   "hbm_bw_gbps", "l2_mib", "sm_count", "host_link_gbps", "tdp_w", "compute_capability",
+                                   "efficiency", "node",
                                    "scale_out", "host_memory_gib_per_gpu", "host_memory_bw_gbps_per_gpu",
                                    "nvme_gib_per_gpu", "nvme_read_gbps_per_gpu", "nvme_write_gbps_per_gpu", "tables"});
   MapReader r(doc, file, path);
@@ -189,6 +190,13 @@ GpuProfile read_gpu(const YAML::Node& doc, const std::string& file, const std::s
   g.sm_count = r.positive_int("sm_count");
   g.host_link_bw = GBps(r.positive("host_link_gbps"));
   g.tdp_w = r.opt_positive("tdp_w").value_or(0);
+  // NVIDIA's compute capabilities run from 1.0 (Tesla) to 12.x (Blackwell GeForce) with one minor digit
+  // (developer.nvidia.com/cuda-gpus); anything else is a typo (75 for 7.5).
+  if (auto cc = r.opt_number_in("compute_capability", 1.0, 19.9)) {
+    if (std::abs(*cc * 10 - std::round(*cc * 10)) > 1e-9)
+      r.fail("compute_capability", "expected major.minor with one minor digit (7.5), got " + num(*cc));
+    g.compute_capability = *cc;
+  }
 
   const YAML::Node eff_node = required_node(r, "efficiency");
   reject_unknown(eff_node, file, r.key_path("efficiency"),

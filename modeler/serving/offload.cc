@@ -48,6 +48,30 @@ int host_runs(const std::vector<OffloadItem>& items, const std::vector<Home>& ho
   return runs;
 }
 
+GraphsVerdict cuda_graphs_off_with_splits(const std::string& engine, const std::string& build_date,
+                                          double compute_capability) {
+  // ISO dates compare as strings.
+  auto on_or_before = [&](const char* day) { return !build_date.empty() && build_date <= day; };
+  if (engine == "llama.cpp") {
+    if (on_or_before("2026-01-19")) return {true, "CUDA graphs off with graph splits (llama.cpp before PR #18934)"};
+    if (compute_capability > 0 && compute_capability < 8.0 && on_or_before("2026-07-16"))
+      return {true, "CUDA graphs off below Ampere (llama.cpp before PR #25749)"};
+    if (build_date.empty()) return {false, "build date unknown: a CUDA graph per split (llama.cpp PR #18934)"};
+    return {false, ""};
+  }
+  if (engine == "ik_llama.cpp") {
+    if (build_date.empty() || on_or_before("2026-01-20"))
+      return {true, "CUDA graphs off with graph splits (ik_llama.cpp before PR #1172)"};
+    return {false, ""};
+  }
+  return {false, ""};
+}
+
+bool llama_ngl_output_first(const std::string& engine, const std::string& build_date) {
+  if (engine != "llama.cpp" && engine != "ik_llama.cpp") return true;
+  return build_date.empty() || build_date > "2025-12-17";
+}
+
 bool is_pinned(const WeightTensor& t) { return t.role == TensorRole::other || t.role == TensorRole::router; }
 
 Bytes pinned_bytes(const ServingModel& sm) {
@@ -148,10 +172,15 @@ void evaluate(const std::vector<OffloadItem>& items, const std::vector<bool>& on
   p->gpu_bytes[ph] = Bytes(b);
 }
 
-std::vector<bool> ngl_set(const std::vector<OffloadItem>& items, int layers, int ngl) {
-  const int first = layers + 1 - ngl;  // blocks >= first, and the output layer (index layers), on the GPU
+std::vector<bool> ngl_set(const std::vector<OffloadItem>& items, int layers, int ngl, bool output_first) {
+  // Output first: blocks >= first and the output layer (index layers) on the GPU. Before: the last ngl blocks,
+  // and the output layer only when ngl exceeds the blocks.
+  const int first = output_first ? layers + 1 - ngl : layers - ngl;
   std::vector<bool> on(items.size());
-  for (size_t i = 0; i < items.size(); ++i) on[i] = ngl > 0 && items[i].layer >= first;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const bool output = items[i].layer == layers;
+    on[i] = ngl > 0 && (output_first || !output ? items[i].layer >= first : ngl > layers);
+  }
   return on;
 }
 
@@ -210,7 +239,7 @@ int layers_of(const std::vector<OffloadItem>& items) {
 Placement layer_placement(const std::vector<OffloadItem>& items, const OffloadSetup& s, int ngl) {
   Placement p;
   p.ngl = ngl;
-  const std::vector<bool> on = ngl_set(items, s.model->model.layers, ngl);
+  const std::vector<bool> on = ngl_set(items, s.model->model.layers, ngl, s.ngl_output_first);
   for (int ph = 0; ph < 2; ++ph) evaluate(items, on, ph, s, &p);
   return p;
 }
@@ -219,7 +248,7 @@ Placement flags_placement(const std::vector<OffloadItem>& items, const OffloadSe
                           const std::vector<std::string>& cpu_regexes) {
   Placement p;
   p.ngl = ngl;
-  std::vector<bool> on = ngl_set(items, s.model->model.layers, ngl);
+  std::vector<bool> on = ngl_set(items, s.model->model.layers, ngl, s.ngl_output_first);
   std::vector<std::regex> res;
   for (const std::string& r : cpu_regexes) {
     try {
@@ -244,7 +273,7 @@ Placement best_layer_placement(const std::vector<OffloadItem>& items, const Offl
   for (int ph = 0; ph < 2; ++ph) {
     double best_t = 1e300;
     for (int ngl = 0; ngl <= layers + 1; ++ngl) {
-      const std::vector<bool> on = ngl_set(items, layers, ngl);
+      const std::vector<bool> on = ngl_set(items, layers, ngl, s.ngl_output_first);
       if (bytes_of(items, on) > s.vram.v) break;  // each ngl holds the previous one's tensors and more
       Placement p;
       evaluate(items, on, ph, s, &p);
@@ -287,7 +316,7 @@ Placement tensor_placement(const std::vector<OffloadItem>& items, const OffloadS
     std::vector<bool> seed(n, false);
     double best_t = 1e300;
     for (int ngl = 0; ngl <= layers + 1; ++ngl) {
-      const std::vector<bool> on = ngl_set(items, layers, ngl);
+      const std::vector<bool> on = ngl_set(items, layers, ngl, s.ngl_output_first);
       if (bytes_of(items, on) > s.vram.v) break;
       Placement p;
       evaluate(items, on, ph, s, &p);

@@ -55,6 +55,11 @@ struct OffloadSetup {
   /// graph per split (llama.cpp since PR #18934, on Ampere and newer), or the planner's default.
   /// kGraphsOffCostPerHostRunS is the measured figure for an engine that disables CUDA graphs under partial offload.
   double decode_host_run_s = 0;
+  /// How -ngl N fills the GPU. true (llama.cpp since PR #18148, 2025-12-17, "offload output layer to GPU first";
+  /// src/llama-model.cpp: i_gpu_start = n_layer + 1 - N): the output layer, then the last N - 1 blocks. false
+  /// (before it: i_gpu_start = n_layer - N): the last N blocks, and the output layer only when N > n_layer.
+  /// Either way N = blocks + 1 puts everything there.
+  bool ngl_output_first = true;
 };
 
 /// The decode cost of one host run with CUDA graphs off, measured on llama.cpp: PR #18934 (ggml-org/llama.cpp,
@@ -65,6 +70,31 @@ struct OffloadSetup {
 /// layers; its least-squares slope is 51.8 us per layer, and each such layer is one host run (its experts on the
 /// CPU between the GPU's attention of that layer and of the next). The tests recompute the slope.
 inline constexpr double kGraphsOffCostPerHostRunS = 51.8e-6;
+
+/// Whether an engine build ran a decode step that has graph splits with CUDA graphs off (then each host run costs
+/// kGraphsOffCostPerHostRunS), from the dates the changes landed; `build_date` is 'YYYY-MM-DD' or empty (unknown),
+/// `compute_capability` 0 when unknown. A build dated on or before a PR's opening day lacks it (the merge cannot
+/// come earlier; on that day itself the build is taken as the older).
+/// - llama.cpp: every GPU until PR #18934 (2026-01-19, a CUDA graph per split; before it a graph with splits
+///   was updated every call and disabled after four updates); NVIDIA below Ampere (cc < 8.0) until PR #25749
+///   (opened 2026-07-16, "Enable CUDA graphs on Volta+Turing": ggml_cuda_graph_set_enabled set
+///   disable_due_to_gpu_arch for cc < GGML_CUDA_CC_AMPERE). Unknown date: graphs per split assumed.
+/// - ik_llama.cpp: until PR #1172 (2026-01-20, CUDA graphs with tensor overrides); its CMake option
+///   GGML_CUDA_USE_GRAPHS was off by default then (ikawrakow, ik_llama.cpp issue #479, 2025-05-31). Unknown
+///   date: off, as the October 2025 rows ran.
+/// - any other engine: false.
+struct GraphsVerdict {
+  bool off = false;
+  std::string why;  // the rule that decided, for the validator's `assumed` column
+};
+GraphsVerdict cuda_graphs_off_with_splits(const std::string& engine, const std::string& build_date,
+                                          double compute_capability);
+
+/// Whether the build's -ngl puts the output layer on the GPU first (OffloadSetup::ngl_output_first): llama.cpp
+/// builds dated after PR #18148 (opened 2025-12-17) do; one dated on or before it does not. ik_llama.cpp forked
+/// before that PR and is given the older rule by the same date (whether it took the change later is not checked;
+/// its rows here put every layer on the GPU, where the two rules agree). Unknown date: output first.
+bool llama_ngl_output_first(const std::string& engine, const std::string& build_date);
 
 /// ggml-cuda's rule for an op whose weight lives in host memory (ggml_backend_cuda_device_offload_op): the
 /// scheduler runs it on the GPU, copying the weight over PCIe, when its batch (ne[1] of MUL_MAT, ne[2] of
@@ -92,7 +122,8 @@ Bytes pinned_bytes(const ServingModel& sm);
 std::vector<OffloadItem> offload_items(const OffloadSetup& s);
 
 /// llama.cpp -ngl N: the output layer and the last N - 1 blocks (weights and KV) on the GPU (llama.cpp counts the
-/// output layer as one: N = blocks + 1 puts everything there); the token embedding stays in host memory.
+/// output layer as one: N = blocks + 1 puts everything there), or the older rule (OffloadSetup::ngl_output_first);
+/// the token embedding stays in host memory.
 Placement layer_placement(const std::vector<OffloadItem>& items, const OffloadSetup& s, int ngl);
 /// A placement given as llama.cpp flags: -ngl N, then --n-cpu-moe K (the routed experts of blocks 0..K-1 in host
 /// memory) and -ot REGEX=CPU overrides (every tensor whose name matches goes to host memory; names as

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "modeler/io/paths.h"
+#include "modeler/serving/offload.h"
 
 using namespace shardplan;
 
@@ -95,4 +96,18 @@ TEST_CASE("offload rows: the host comes from the row, else from the CPU's platfo
   const io::ServeRowResult unknown = predict(r);
   CHECK(unknown.skipped);
   CHECK(unknown.skip_reason.find("Some Unknown CPU") != std::string::npos);
+}
+
+TEST_CASE("offload rows: the graphs-off cost follows the row's build date and the GPU's compute capability") {
+  // llmfit #755: llama.cpp on a Turing RTX 2080 (cc 7.5) dated the day PR #25749 opened: graphs off, 36 host runs.
+  io::ServingRun r = shipped_row("llamacpp_llmfit755_rtx2080_qwen3_30b_a3b_ncpumoe36");
+  REQUIRE(r.engine_build_date);
+  const io::ServeRowResult off = predict(r);
+  CHECK(assumed(off, "below Ampere"));
+  r.engine_build_date = "2026-07-30";  // a build after PR #25749: a graph per split
+  const io::ServeRowResult on = predict(r);
+  CHECK_FALSE(assumed(on, "CUDA graphs off"));
+  REQUIRE(off.predicted[2]);
+  REQUIRE(on.predicted[2]);
+  CHECK(1 / *off.predicted[2] == doctest::Approx(1 / *on.predicted[2] + 36 * serving::kGraphsOffCostPerHostRunS));
 }

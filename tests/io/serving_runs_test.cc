@@ -146,3 +146,16 @@ TEST_CASE("plan.offload.n_ubatch: optional, at least 1") {
   bad.replace(bad.find("offload: null}"), 14, "offload: {gpu_layers: 3, n_ubatch: 0}}");
   CHECK_THROWS_WITH_AS(io::parse_serving_runs(bad, "runs.yaml"), doctest::Contains("n_ubatch"), ConfigError);
 }
+
+TEST_CASE("engine_build_date: optional YYYY-MM-DD, anything else refused naming the key") {
+  CHECK(!io::parse_serving_runs(kRow, "runs.yaml")[0].engine_build_date);
+  std::string text = kRow;
+  text.replace(text.find("engine_version: null"), 20, "engine_version: null\n  engine_build_date: '2026-07-16'");
+  CHECK(*io::parse_serving_runs(text, "runs.yaml")[0].engine_build_date == "2026-07-16");
+  for (const char* bad : {"2026-7-16", "2026-13-01", "July 2026", "2026-07-00"}) {
+    std::string b = kRow;
+    b.replace(b.find("engine_version: null"), 20, std::string("engine_version: null\n  engine_build_date: '") + bad + "'");
+    CHECK_THROWS_WITH_AS(io::parse_serving_runs(b, "runs.yaml"), doctest::Contains("row1.engine_build_date"),
+                         ConfigError);
+  }
+}

@@ -83,6 +83,20 @@ TEST_CASE("the mini GPU profile reads with units converted once") {
   CHECK(p.node.scale_out.domain_gpus == 0);
 }
 
+TEST_CASE("compute_capability: optional major.minor; 0 when absent; out of range or two minor digits refused") {
+  CHECK(parse_gpu_profile(kMiniGpu, "mini.yaml").gpu.compute_capability == 0);
+  const std::string with = replaced(kMiniGpu, "sm_count: 10\n", "sm_count: 10\ncompute_capability: 7.5\n");
+  CHECK(parse_gpu_profile(with, "mini.yaml").gpu.compute_capability == doctest::Approx(7.5));
+  CHECK_THROWS_WITH_AS(parse_gpu_profile(replaced(with, "7.5", "75"), "mini.yaml"),
+                       doctest::Contains("mini.yaml:10: compute_capability"), ConfigError);
+  CHECK_THROWS_WITH_AS(parse_gpu_profile(replaced(with, "7.5", "7.55"), "mini.yaml"),
+                       doctest::Contains("mini.yaml:10: compute_capability: expected major.minor"), ConfigError);
+  // The shipped consumer profiles state theirs (NVIDIA, developer.nvidia.com/cuda-gpus).
+  CHECK(load_gpu_profile("rtx-2080").gpu.compute_capability == doctest::Approx(7.5));
+  CHECK(load_gpu_profile("rtx-3090").gpu.compute_capability == doctest::Approx(8.6));
+  CHECK(load_gpu_profile("rtx-4080").gpu.compute_capability == doctest::Approx(8.9));
+}
+
 TEST_CASE("the optional reduction-depth GEMM table reads like the other efficiency tables") {
   CHECK(parse_gpu_profile(kMiniGpu, "mini.yaml").gpu.eff.gemm_k.empty());
   const std::string with_k = replaced(kMiniGpu, "  attention:\n",

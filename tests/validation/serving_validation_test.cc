@@ -54,15 +54,23 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // 69.9% -> 63.4% with the graphs-off cost per host run (kGraphsOffCostPerHostRunS, 51.8 us, llama.cpp PR
   // #18934's measurement) on the ik_llama.cpp rows, whose engine disabled CUDA graphs under graph splits until
   // its PR #1172: PR #829 +118.8/+112.4% -> +98.6/+94.1%, PR #841 +33.1% -> +26.0%; the llama.cpp rows unchanged.
+  // 63.4% -> 60.5% when the rule follows the rows' engine_build_date and the GPU's compute_capability
+  // (serving::cuda_graphs_off_with_splits): llmfit #755's RTX 2080 (Turing) ran before llama.cpp PR #25749 turned
+  // graphs on below Ampere, +81.7% -> +61.6%; PR #11397 (2025-02, before PR #18934) gains one host run, 52 us.
+  // 60.5% -> 61.1% with -ngl's order by build date (llama.cpp PR #18148 put the output layer on the GPU first;
+  // before it -ngl 33 of 56 blocks kept the output layer on the host): PR #11397 +67.2% -> +70.8%, a sourced
+  // correction that moves away from the target (a 161 MB output layer on the CPU instead of a 430 MB block).
   CHECK(off[2].runs >= 7);
-  CHECK(off[2].mape <= 63.6);
+  CHECK(off[2].mape <= 61.3);
   // Offload prefill: 58.5% over 4 before the prompt ran in the rows' ubatches (plan.offload.n_ubatch,
   // llama-sweep-bench's PP = one ubatch) with ggml-cuda's 32-token op-offload rule, 37.2% after, 24.5% once
   // prefill attention covered the cache before each ubatch (OffloadSetup::prefill_keys), 25.0% with the host
   // rule's measured pinned PCIe fraction (0.831 of Gen4 x16, nvbandwidth; was 26/31.5 = 0.825 [U]): the expert
   // copies of the over-predicted gpt-oss rows run 0.7% faster.
+  // 25.0% -> 25.8% with -ngl's order by build date (above): PR #11397 +27.4% -> +30.7%, one fewer block's weights
+  // streamed per ubatch.
   CHECK(off[3].runs >= 4);
-  CHECK(off[3].mape <= 25.1);
+  CHECK(off[3].mape <= 25.9);
   // The TRT-LLM dense aggregated rows, the best-covered family, stay within their measured error.
   const auto& trt = rep.by_engine.at("trtllm");
   CHECK(trt[1].mape <= 18.2);

@@ -32,6 +32,17 @@ ModelDesc small_moe() {
   m.moe = MoeDesc{32, 4, 2048, 0, 0, 0, false, false};
   return m;
 }
+/// The fixture of the MoE cases: the small MoE model in bf16 on the round system beside the desktop host, and its
+/// items. `s` points into the object, so it is built in place and never copied.
+struct MoeCase {
+  System sys = test::round_system();
+  ServingModel sm = make_serving_model(small_moe(), Precision{});
+  OffloadSetup s = setup(sm, sys);
+  std::vector<OffloadItem> items = offload_items(s);
+  MoeCase() = default;
+  MoeCase(const MoeCase&) = delete;
+  MoeCase& operator=(const MoeCase&) = delete;
+};
 }  // namespace
 
 TEST_CASE("tensor placement is never slower than the best -ngl split at equal VRAM") {
@@ -83,13 +94,23 @@ TEST_CASE("-ngl counts the output layer: blocks + 1 puts everything on the GPU")
     CHECK((one.home[1][i] == Home::gpu) == (items[i].name == "output"));
   }
   CHECK(llama_cpp_flags(items, all, 1) == "-ngl 999");
+  // Before llama.cpp PR #18148 -ngl N filled the last N blocks and the output layer only for N > blocks.
+  s.ngl_output_first = false;
+  const Placement old_one = layer_placement(items, s, 1), old_all = layer_placement(items, s, 33);
+  for (size_t i = 0; i < items.size(); ++i) {
+    CHECK((old_one.home[1][i] == Home::gpu) == (items[i].layer == 31));  // the last block (weights and KV)
+    CHECK(old_all.home[1][i] == Home::gpu);
+  }
+  const Placement old_blocks = layer_placement(items, s, 32);  // every block in, the output still out
+  for (size_t i = 0; i < items.size(); ++i) CHECK((old_blocks.home[1][i] == Home::gpu) == (items[i].name != "output"));
+  CHECK(llama_ngl_output_first("llama.cpp", "2026-01-05"));
+  CHECK_FALSE(llama_ngl_output_first("llama.cpp", "2025-12-17"));
+  CHECK_FALSE(llama_ngl_output_first("ik_llama.cpp", "2025-10-13"));
+  CHECK(llama_ngl_output_first("llama.cpp", ""));  // unknown date: the current rule
+  CHECK(llama_ngl_output_first("vllm", "2024-01-01"));
 }
 
-TEST_CASE("experts of the first N blocks on the host read as --n-cpu-moe N") {
-  System sys = test::round_system();
-  const ServingModel sm = make_serving_model(small_moe(), Precision{});
-  OffloadSetup s = setup(sm, sys);
-  const auto items = offload_items(s);
+TEST_CASE_FIXTURE(MoeCase, "experts of the first N blocks on the host read as --n-cpu-moe N") {
   Placement p = layer_placement(items, s, 33);
   for (size_t i = 0; i < items.size(); ++i)
     if (items[i].expert && items[i].layer < 3) p.home[1][i] = Home::cpu;
@@ -98,11 +119,8 @@ TEST_CASE("experts of the first N blocks on the host read as --n-cpu-moe N") {
   CHECK(llama_cpp_flags(items, p, 1).find("-ot 'blk\\.(0)\\.attn_q=CPU'") != std::string::npos);
 }
 
-TEST_CASE("llama.cpp flags as a placement: -ngl, --n-cpu-moe and -ot regexes; the flags round-trip") {
-  System sys = test::round_system();
-  const ServingModel sm = make_serving_model(small_moe(), Precision{});
-  OffloadSetup s = setup(sm, sys);
-  const auto items = offload_items(s);
+TEST_CASE_FIXTURE(MoeCase,
+                  "llama.cpp flags as a placement: -ngl, --n-cpu-moe and -ot regexes; the flags round-trip") {
   // -ngl alone is the layer placement.
   const Placement ngl = flags_placement(items, s, 20, 0, {});
   CHECK(ngl.step[1].v == doctest::Approx(layer_placement(items, s, 20).step[1].v));
@@ -173,11 +191,8 @@ TEST_CASE("prefill attention covers the cache before the ubatch: prefill_keys") 
   }
 }
 
-TEST_CASE("host runs: one per block with CPU experts, one for a run of whole CPU blocks, none on the GPU") {
-  System sys = test::round_system();
-  const ServingModel sm = make_serving_model(small_moe(), Precision{});
-  OffloadSetup s = setup(sm, sys);
-  const auto items = offload_items(s);
+TEST_CASE_FIXTURE(MoeCase,
+                  "host runs: one per block with CPU experts, one for a run of whole CPU blocks, none on the GPU") {
   CHECK(host_runs(items, flags_placement(items, s, 33, 0, {}).home[1]) == 0);
   CHECK(host_runs(items, flags_placement(items, s, 33, 5, {}).home[1]) == 5);     // --n-cpu-moe 5
   CHECK(host_runs(items, flags_placement(items, s, 33, 0, {"exps"}).home[1]) == 32);  // -ot exps=CPU
@@ -187,11 +202,7 @@ TEST_CASE("host runs: one per block with CPU experts, one for a run of whole CPU
   CHECK(host_runs(items, flags_placement(items, s, 20, 15, {}).home[1]) == 3);
 }
 
-TEST_CASE("the graphs-off cost per host run is added to decode only, once per run") {
-  System sys = test::round_system();
-  const ServingModel sm = make_serving_model(small_moe(), Precision{});
-  OffloadSetup s = setup(sm, sys);
-  const auto items = offload_items(s);
+TEST_CASE_FIXTURE(MoeCase, "the graphs-off cost per host run is added to decode only, once per run") {
   const Placement before = flags_placement(items, s, 33, 6, {});
   s.decode_host_run_s = kGraphsOffCostPerHostRunS;
   const Placement after = flags_placement(items, s, 33, 6, {});
@@ -220,4 +231,21 @@ TEST_CASE("kGraphsOffCostPerHostRunS is the slope of llama.cpp PR #18934's graph
   CHECK(sxy / sxx == doctest::Approx(kGraphsOffCostPerHostRunS).epsilon(0.002));
   // Linear in K: each step of the table is within 10% of the slope (50-55 us per layer).
   for (int i = 1; i < 4; ++i) CHECK((d[i] - d[i - 1]) / (k[i] - k[i - 1]) == doctest::Approx(sxy / sxx).epsilon(0.1));
+}
+
+TEST_CASE("CUDA graphs with graph splits: off by engine, build date and compute capability") {
+  // llama.cpp: off everywhere before PR #18934 (2026-01-19), below Ampere until PR #25749 (2026-07-16).
+  CHECK(cuda_graphs_off_with_splits("llama.cpp", "2025-02-16", 8.6).off);
+  CHECK(!cuda_graphs_off_with_splits("llama.cpp", "2026-03-01", 8.6).off);
+  CHECK(cuda_graphs_off_with_splits("llama.cpp", "2026-03-01", 7.5).off);
+  CHECK(cuda_graphs_off_with_splits("llama.cpp", "2026-07-16", 7.5).off);  // the opening day: the older build
+  CHECK(!cuda_graphs_off_with_splits("llama.cpp", "2026-07-20", 7.5).off);
+  CHECK(!cuda_graphs_off_with_splits("llama.cpp", "2026-03-01", 0).off);   // compute capability unknown
+  CHECK(!cuda_graphs_off_with_splits("llama.cpp", "", 7.5).off);           // date unknown: said so
+  CHECK(!cuda_graphs_off_with_splits("llama.cpp", "", 7.5).why.empty());
+  // ik_llama.cpp: off until PR #1172 (2026-01-20), and when the date is unknown.
+  CHECK(cuda_graphs_off_with_splits("ik_llama.cpp", "2025-10-13", 8.9).off);
+  CHECK(cuda_graphs_off_with_splits("ik_llama.cpp", "", 8.9).off);
+  CHECK(!cuda_graphs_off_with_splits("ik_llama.cpp", "2026-02-01", 8.9).off);
+  CHECK(!cuda_graphs_off_with_splits("vllm", "2025-01-01", 7.5).off);
 }
