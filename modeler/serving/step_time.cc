@@ -10,6 +10,7 @@
 #include "modeler/serving/decode_attention_table.h"
 #include "modeler/serving/decode_gemm_table.h"
 #include "modeler/serving/moe_table.h"
+#include "modeler/serving/prefill_gemm_table.h"
 
 namespace shardplan::serving {
 
@@ -122,14 +123,18 @@ double serving_wave_efficiency(const Gpu& gpu, double m, double n) {
 }  // namespace
 
 Seconds weight_gemm_time(const Gpu& gpu, Dtype math, double m, double n, double k, Bytes weight_bytes,
-                         double compute_speedup) {
+                         double compute_speedup, std::optional<WeightFormat> format) {
   if (m <= 0) return Seconds(0);
-  const FlopsPerSec peak = gpu.sustained_peak(math);
   const double flops = 2.0 * m * n * k;
+  const Seconds memory = weight_stream_time(gpu, math, weight_bytes, Bytes(m * k * act_bytes(math) + m * n * 2.0));
+  // Prefill-sized GEMMs: the measured rate of the engines' kernels for this format (its fixed cost included).
+  if (format && m >= kPrefillGemmMinRows)
+    if (const Curve* rate = prefill_gemm_rate(gpu.name, *format))
+      return std::max(Seconds(flops / rate->at(flops)) * (1.0 / compute_speedup), memory);
+  const FlopsPerSec peak = gpu.sustained_peak(math);
   const Seconds compute =
       Flops(flops) / (peak * (gemm_efficiency(gpu, math, flops, k) * serving_wave_efficiency(gpu, m, n))) *
       (1.0 / compute_speedup);
-  const Seconds memory = weight_stream_time(gpu, math, weight_bytes, Bytes(m * k * act_bytes(math) + m * n * 2.0));
   return std::max(gpu.eff.kernel_overhead + compute, memory);
 }
 
@@ -162,7 +167,7 @@ Seconds linear_time(const Ctx& c, const LinearSpec& s, double tokens) {
   const Dtype math = math_dtype(s.format, c.g);
   if (s.xf.rank <= 0)
     return weight_gemm_time(c.g, math, tokens, n, k, s.bytes * share,
-                            sparse_compute_speedup(s.xf, tokens, n, k));
+                            sparse_compute_speedup(s.xf, tokens, n, k), s.format);
   // W = A B runs as two GEMMs, x -> B x (r wide) -> A (B x). Under tensor parallelism a column-parallel layer
   // keeps B whole and splits A's rows; a row-parallel one splits B's columns and keeps A whole.
   const double r = s.xf.rank;
@@ -171,8 +176,10 @@ Seconds linear_time(const Ctx& c, const LinearSpec& s, double tokens) {
   const double b_k = column ? s.k : k, a_n = column ? n : s.n;
   const Bytes b_bytes = s.bytes * in_share * (column ? 1.0 : share);
   const Bytes a_bytes = s.bytes * (1.0 - in_share) * (column ? share : 1.0);
-  return weight_gemm_time(c.g, math, tokens, r, b_k, b_bytes, sparse_compute_speedup(s.xf, tokens, r, b_k)) +
-         weight_gemm_time(c.g, math, tokens, a_n, r, a_bytes, sparse_compute_speedup(s.xf, tokens, a_n, r));
+  return weight_gemm_time(c.g, math, tokens, r, b_k, b_bytes, sparse_compute_speedup(s.xf, tokens, r, b_k),
+                          s.format) +
+         weight_gemm_time(c.g, math, tokens, a_n, r, a_bytes, sparse_compute_speedup(s.xf, tokens, a_n, r),
+                          s.format);
 }
 
 // Routed experts on one EP rank: `pairs` token-expert pairs of the whole MoE group spread uniformly over the

@@ -101,3 +101,21 @@ TEST_CASE("an MoE layer on a GPU of the MoE table runs near the measured kernel 
     CHECK(moe_us < measured_us * 1.6);
   }
 }
+
+TEST_CASE("a prefill-sized GEMM on a GPU of the prefill table runs at the measured rate (H200, fp8)") {
+  Gpu g = test::round_system().gpu;
+  g.name = "h200-sxm-141gb";
+  g.hbm_bw = GBps(4800);
+  // AIConfigurator's measured GEMM (shared/data/measured_kernels/gemm.csv.gz, h200_sxm fp8, m 8192, n 4096,
+  // k 4096): 225.0 us, median over versions. The table's bin median over shapes (2^38 FLOPs) is within 10%.
+  const double m = 8192, n = 4096, k = 4096;
+  const Bytes w(n * k);
+  const double t_us = weight_gemm_time(g, Dtype::fp8, m, n, k, w, 1.0, WeightFormat::fp8).v * 1e6;
+  CHECK(t_us == doctest::Approx(225.0).epsilon(0.1));
+  // Without the format (offload placement, the steady-state formula) the profile's GEMM curve applies.
+  const double generic_us = weight_gemm_time(g, Dtype::fp8, m, n, k, w).v * 1e6;
+  CHECK(generic_us != doctest::Approx(t_us));
+  // Below kPrefillGemmMinRows rows the table is not used: decode stays memory-bound on the decode table.
+  CHECK(weight_gemm_time(g, Dtype::fp8, 16, n, k, w, 1.0, WeightFormat::fp8).v ==
+        doctest::Approx(weight_gemm_time(g, Dtype::fp8, 16, n, k, w).v));
+}
