@@ -12,6 +12,9 @@
 #include "modeler/serving/prefill_gemm_table.h"
 
 #include <array>
+#include <iterator>
+#include <string_view>
+#include <vector>
 
 namespace shardplan::serving {
 
@@ -58,8 +61,8 @@ constexpr Row kRows[] = {
 }  // namespace
 
 const Curve* prefill_gemm_rate(const std::string& gpu, WeightFormat f) {
-  static const std::vector<std::pair<std::string, Curve>> curves = [] {
-    std::vector<std::pair<std::string, Curve>> out;
+  static const std::vector<Curve> curves = [] {
+    std::vector<Curve> out;
     for (const Row& r : kRows) {
       Curve c;
       for (int i = 0; i < 15; ++i) {
@@ -67,11 +70,11 @@ const Curve* prefill_gemm_rate(const std::string& gpu, WeightFormat f) {
         c.y.push_back(r.tflops[static_cast<size_t>(i)] * 1e12);
       }
       c.source = "AIConfigurator measured GEMMs, m >= 128 (prefill_gemm_table.cc)";
-      out.emplace_back(std::string(r.gpu) + "/" + r.format, std::move(c));
+      out.push_back(std::move(c));
     }
     return out;
   }();
-  const char* name = nullptr;
+  std::string_view name;
   switch (f) {
     case WeightFormat::bf16:
     case WeightFormat::fp16: name = "bf16"; break;
@@ -79,9 +82,9 @@ const Curve* prefill_gemm_rate(const std::string& gpu, WeightFormat f) {
     case WeightFormat::fp8_block: name = "fp8_block"; break;
     default: return nullptr;  // fp4, MX, weight-only and GGUF formats: not in the measured table
   }
-  const std::string key = gpu + "/" + name;
-  for (const auto& [k, c] : curves)
-    if (k == key) return &c;
+  // Compared in place (no key string built): the step model looks a GEMM up several times per layer class.
+  for (size_t i = 0; i < std::size(kRows); ++i)
+    if (name == kRows[i].format && gpu == kRows[i].gpu) return &curves[i];
   return nullptr;
 }
 

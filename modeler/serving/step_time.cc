@@ -187,6 +187,7 @@ Seconds linear_time(const Ctx& c, const LinearSpec& s, double tokens) {
 // every expert that received at least one token (expected count under uniform routing: E(1-(1-1/E)^pairs)).
 struct ExpertWork {
   Seconds compute;     // the grouped GEMM's math at the GEMM table's efficiency
+  Flops flops;         // that math on this rank
   Bytes weights;       // weights of the touched local experts
   Bytes activations;   // rows in and out
   Dtype math = Dtype::bf16;
@@ -204,6 +205,7 @@ ExpertWork expert_work(const Ctx& c, const LinearSpec& s, double pairs) {
   w.math = math_dtype(s.format, c.g);
   const double flops_one = 2.0 * m * n * k;
   const Flops flops(flops_one * local);
+  w.flops = flops;
   const GemmTile tile = gemm_tile(c.g);
   const double rows = local * std::max(1.0, std::ceil(m / tile.m)) * tile.m;
   w.compute = flops / (c.g.sustained_peak(w.math) * (gemm_efficiency(c.g, w.math, flops_one, k) *
@@ -230,10 +232,23 @@ Seconds moe_layer_time(const Ctx& c, const std::vector<LinearSpec>& experts, dou
   const WeightFormat f = experts.front().format;
   const bool uniform =
       std::all_of(experts.begin(), experts.end(), [&](const LinearSpec& s) { return s.format == f; });
-  // The table was measured at <= 16 rows per expert; beyond that the grouped GEMMs' own model applies.
+  // The byte-rate table was measured at <= 16 rows per expert; beyond that the layer runs at the measured
+  // FLOP rate of moe_layer_flop_rate (more rows per expert), bounded below by streaming the touched experts at
+  // the HBM bandwidth; GPUs and formats without measurements use the grouped GEMMs' own model.
   const bool measured_regime = pairs / experts.front().experts <= kMoeTableMaxRowsPerExpert;
   const Curve* rate = uniform && measured_regime ? moe_layer_rate(c.g, f) : nullptr;
+  const Curve* flop_rate = uniform && !measured_regime ? moe_layer_flop_rate(c.g, f) : nullptr;
   Seconds t;
+  if (flop_rate) {
+    Flops flops;
+    Bytes weights;
+    for (const LinearSpec& s : experts) {
+      const ExpertWork w = expert_work(c, s, pairs);
+      flops += w.flops;
+      weights += w.weights;
+    }
+    return std::max(Seconds(flops.v / flop_rate->at(flops.v)), weights / c.g.hbm_bw);
+  }
   if (!rate) {
     for (const LinearSpec& s : experts) t += expert_time(c, s, pairs);
     return t;

@@ -119,3 +119,30 @@ TEST_CASE("a prefill-sized GEMM on a GPU of the prefill table runs at the measur
   CHECK(weight_gemm_time(g, Dtype::fp8, 16, n, k, w, 1.0, WeightFormat::fp8).v ==
         doctest::Approx(weight_gemm_time(g, Dtype::fp8, 16, n, k, w).v));
 }
+
+TEST_CASE("an MoE layer beyond 16 rows per expert runs near the measured layer (Qwen3-235B, H200, fp8 blocks, tp 4)") {
+  System sys = test::round_system();
+  sys.gpu.name = "h200-sxm-141gb";
+  sys.gpu.hbm_bw = GBps(4800);
+  ModelDesc m = test::llama3_8b();
+  m.layers = 1;
+  m.moe = MoeDesc{128, 8, 1536, 0, 0, 0, false, false};
+  Precision p;
+  p.moe_weights = WeightFormat::fp8_block;
+  const ServingModel sm = make_serving_model(m, p);
+  WorkerPlan w;
+  w.tp = 4;
+  w.moe_tp = 4;
+  StepLoad load;
+  load.prefill_seqs = 1;
+  load.prefill_keys = 2048;
+  // AIConfigurator's measured layer (shared/data/measured_kernels/moe.csv.gz, h200_sxm fp8_block
+  // 4096/1536/128/8, tp 4, ep 1, balanced): 916.4 us at 4096 tokens, 3383 us at 16384 (345 and 1301 us with the
+  // per-projection GEMM model this replaced). The table's bins pool geometries, hence the band.
+  for (const auto& [tokens, measured_us] : {std::pair{4096.0, 916.4}, std::pair{16384.0, 3383.0}}) {
+    load.prefill_tokens = tokens;
+    const double moe_us = step_time(sm, sys, w, load).moe.v * 1e6;
+    CHECK(moe_us > measured_us / 1.5);
+    CHECK(moe_us < measured_us * 1.5);
+  }
+}
