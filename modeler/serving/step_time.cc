@@ -7,6 +7,7 @@
 #include "modeler/collectives.h"
 #include "modeler/gemm_model.h"
 #include "modeler/layer_cost.h"
+#include "modeler/serving/allreduce_table.h"
 #include "modeler/serving/decode_attention_table.h"
 #include "modeler/serving/decode_gemm_table.h"
 #include "modeler/serving/moe_table.h"
@@ -316,6 +317,11 @@ Seconds attention_time(const Ctx& c, const LayerClass& cls, const StepLoad& l) {
 
 Seconds comm(const Ctx& c, Collective coll, CommKind kind, Bytes bytes, int group) {
   if (group <= 1 || bytes.v <= 0) return Seconds(0);
+  // A tensor-parallel all-reduce inside one node runs the engines' custom all-reduce kernel: its measured
+  // latency where allreduce_table.h has the GPU and group size (messages up to 64 MiB).
+  if (coll == Collective::all_reduce && kind == CommKind::tp && group <= c.sys.gpus_per_node &&
+      bytes.v <= kAllReduceTableMaxBytes)
+    if (const Curve* lat = tp_allreduce_latency(c.g.name, group)) return Seconds(lat->at(bytes.v));
   CommOp op{kind, coll, bytes, group, 1, 1, Window::exposed};
   return collective_time(c.sys, op);
 }

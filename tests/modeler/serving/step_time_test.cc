@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "modeler/serving/allreduce_table.h"
 #include "tests/modeler/serving/serving_fixtures.h"
 
 using namespace shardplan;
@@ -145,4 +146,28 @@ TEST_CASE("an MoE layer beyond 16 rows per expert runs near the measured layer (
     CHECK(moe_us > measured_us / 1.5);
     CHECK(moe_us < measured_us * 1.5);
   }
+}
+
+TEST_CASE("tensor-parallel all-reduces inside a node run at the engines' measured custom all-reduce latency") {
+  System sys = test::round_system();
+  sys.gpu.name = "h200-sxm-141gb";
+  sys.gpu.hbm_bw = GBps(4800);
+  Precision p;
+  const ServingModel sm = make_serving_model(test::llama3_8b(), p);
+  WorkerPlan w;
+  w.tp = 8;
+  StepLoad l;
+  l.decode_seqs = 4;  // 4 x 4096 x 2 = 32 KiB per all-reduce
+  l.decode_ctx = 1024;
+  // Two all-reduces per layer, each at the table's ~5 us (allreduce_table.cc), not the collective model's
+  // latency-bound figure.
+  const StepTime t = step_time(sm, sys, w, l);
+  const double per_ar = t.comm.v / (2.0 * sm.model.layers);
+  CHECK(per_ar == doctest::Approx(tp_allreduce_latency("h200-sxm-141gb", 8)->at(4 * 4096 * 2.0)));
+  CHECK(per_ar < 8e-6);
+  // Across nodes (a group larger than the node) the collective model still applies.
+  System two = sys;
+  two.gpus_per_node = 4;
+  const StepTime t2 = step_time(sm, two, w, l);
+  CHECK(t2.comm.v != doctest::Approx(t.comm.v));
 }
