@@ -19,6 +19,8 @@
 #include "modeler/serving/moe_table.h"
 
 #include <array>
+#include <iterator>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -105,7 +107,98 @@ const char* dtype_key(WeightFormat f, const Gpu& gpu) {
     default: return nullptr;
   }
 }
+// The layer beyond 16 rows per expert (moe_layer_flop_rate), from the same file and the same row filter
+// (balanced routing, gated geometries) with tokens x top_k / experts > 16: flops = 2 x tokens x top_k / ep x 3 x
+// hidden x expert_ffn / tp (the pairs EP rank 0 receives under balanced routing), rate = flops /
+// latency_us_median; bins round(log2(flops)) from 2^30 to 2^44, the bin's median rate in TFLOP/s; an empty bin
+// repeats its nearest lower (else upper) neighbour. The bins mix geometries that are still weight-bound at
+// 17-200 rows per expert with compute-bound ones, as the prefill chunks and large batches it serves do. H200
+// fp8_block at 2^38 FLOPs: 351 TFLOP/s, where the per-projection GEMM model gave about 0.9 PFLOP/s (Qwen3-235B
+// at tp 4, 4096 tokens: 916 us measured, 345 us before).
+struct FlopRow {
+  const char* gpu;
+  const char* dtype;
+  std::array<double, 15> tflops;  // at 2^30 ... 2^44 FLOPs
+};
+constexpr FlopRow kFlopRows[] = {
+    {"a100-sxm4-80gb", "bf16", {8, 11, 14, 14, 17, 17, 22, 24, 32, 59, 73, 74, 74, 75, 75}},
+    {"a100-sxm4-80gb", "int4_wo", {9, 14, 15, 17, 18, 19, 22, 36, 71, 77, 94, 120, 136, 148, 156}},
+    {"b200", "bf16", {21, 42, 70, 91, 133, 187, 258, 314, 377, 570, 613, 675, 799, 729, 631}},
+    {"b200", "fp8", {16, 40, 68, 96, 161, 232, 331, 455, 596, 796, 1035, 1345, 1692, 2191, 3180}},
+    {"b200", "fp8_block", {13, 28, 44, 74, 117, 180, 244, 296, 375, 500, 615, 727, 813, 882, 966}},
+    {"b200", "int4_wo", {4, 6, 14, 24, 31, 36, 60, 76, 130, 139, 158, 214, 280, 314, 323}},
+    {"b200", "nvfp4", {24, 48, 76, 120, 213, 321, 512, 739, 1031, 1441, 1845, 2339, 2748, 3150, 3005}},
+    {"b200", "w4a16_mxfp4", {26, 26, 46, 78, 96, 150, 174, 248, 240, 274, 295, 278, 306, 335, 353}},
+    {"b200", "w4a8_mxfp4_mxfp8", {22, 28, 60, 104, 186, 277, 369, 571, 778, 902, 1466, 1670, 1773, 1954, 1968}},
+    {"b300", "bf16", {22, 49, 75, 93, 137, 185, 262, 314, 361, 543, 616, 680, 776, 795, 668}},
+    {"b300", "fp8", {18, 38, 71, 100, 172, 238, 332, 437, 563, 762, 989, 1249, 1735, 2053, 2188}},
+    {"b300", "fp8_block", {13, 26, 43, 64, 117, 159, 218, 280, 382, 498, 616, 754, 833, 936, 1005}},
+    {"b300", "int4_wo", {6, 10, 19, 27, 34, 43, 63, 81, 112, 134, 163, 193, 214, 224, 227}},
+    {"b300", "nvfp4", {23, 48, 77, 129, 209, 320, 480, 620, 921, 1339, 1665, 2139, 2505, 2917, 3243}},
+    {"b300", "w4a16_mxfp4", {34, 34, 63, 107, 131, 180, 225, 288, 284, 339, 377, 296, 222, 247, 264}},
+    {"b300", "w4a8_mxfp4_mxfp8", {22, 29, 62, 113, 161, 340, 377, 597, 790, 925, 1462, 1687, 1926, 2095, 2156}},
+    {"gb200", "bf16", {21, 45, 67, 92, 134, 178, 227, 286, 375, 497, 580, 676, 601, 440, 411}},
+    {"gb200", "fp8", {16, 43, 71, 100, 167, 236, 338, 457, 594, 821, 985, 1280, 1370, 1770, 1764}},
+    {"gb200", "fp8_block", {13, 26, 43, 65, 116, 160, 221, 287, 383, 516, 633, 770, 851, 956, 1038}},
+    {"gb200", "int4_wo", {6, 10, 19, 28, 34, 40, 58, 78, 140, 161, 182, 229, 295, 336, 357}},
+    {"gb200", "nvfp4", {24, 50, 76, 134, 226, 336, 545, 737, 1046, 1480, 1848, 2432, 3007, 3486, 3254}},
+    {"gb200", "w4a16_mxfp4", {35, 35, 63, 106, 134, 187, 232, 297, 292, 351, 388, 355, 340, 371, 386}},
+    {"gb200", "w4a8_mxfp4_mxfp8", {22, 28, 67, 115, 215, 331, 389, 596, 890, 917, 1451, 1711, 1830, 1972, 1771}},
+    {"gb300", "bf16", {23, 46, 74, 96, 137, 183, 253, 307, 398, 545, 589, 680, 737, 586, 569}},
+    {"gb300", "fp8", {17, 42, 72, 101, 179, 235, 341, 465, 598, 817, 1024, 1313, 1745, 2150, 2569}},
+    {"gb300", "fp8_block", {14, 27, 44, 66, 121, 163, 232, 297, 399, 523, 648, 790, 875, 982, 1059}},
+    {"gb300", "int4_wo", {6, 11, 19, 29, 34, 40, 59, 79, 143, 163, 185, 235, 302, 342, 365}},
+    {"gb300", "nvfp4", {23, 47, 80, 134, 228, 326, 490, 672, 953, 1362, 1783, 2207, 2650, 3205, 4022}},
+    {"gb300", "w4a16_mxfp4", {35, 35, 63, 109, 134, 188, 237, 300, 296, 355, 395, 359, 349, 376, 395}},
+    {"gb300", "w4a8_mxfp4_mxfp8", {22, 29, 69, 118, 220, 349, 400, 654, 939, 958, 1539, 1770, 2047, 2253, 2464}},
+    {"h100-sxm5-80gb", "bf16", {9, 15, 26, 33, 52, 71, 93, 122, 161, 228, 284, 362, 434, 415, 426}},
+    {"h100-sxm5-80gb", "fp8", {13, 31, 38, 51, 78, 107, 148, 198, 236, 325, 408, 542, 778, 931, 1087}},
+    {"h100-sxm5-80gb", "fp8_block", {17, 32, 47, 71, 100, 134, 166, 213, 285, 326, 401, 450, 491, 531, 596}},
+    {"h100-sxm5-80gb", "int4_wo", {7, 11, 19, 26, 31, 35, 51, 63, 117, 125, 139, 181, 241, 260, 278}},
+    {"h100-sxm5-80gb", "w4a16_mxfp4", {13, 13, 24, 41, 58, 128, 128, 182, 166, 202, 261, 289, 327, 372, 410}},
+    {"h200-sxm-141gb", "bf16", {8, 16, 25, 35, 61, 85, 106, 148, 200, 263, 357, 394, 434, 543, 686}},
+    {"h200-sxm-141gb", "fp8", {11, 29, 34, 49, 76, 112, 149, 207, 282, 366, 455, 609, 764, 917, 1072}},
+    {"h200-sxm-141gb", "fp8_block", {15, 32, 45, 67, 89, 130, 160, 205, 291, 351, 427, 488, 507, 553, 572}},
+    {"h200-sxm-141gb", "int4_wo", {5, 8, 16, 27, 35, 40, 49, 63, 88, 102, 117, 120, 127, 258, 171}},
+    {"h200-sxm-141gb", "w4a16_mxfp4", {14, 14, 22, 40, 54, 128, 112, 180, 130, 198, 257, 293, 331, 367, 407}},
+    {"l40s", "bf16", {10, 11, 12, 11, 17, 18, 23, 30, 40, 58, 79, 101, 119, 132, 123}},
+    {"l40s", "fp8", {10, 18, 20, 21, 29, 37, 53, 59, 75, 108, 147, 206, 253, 306, 368}},
+    {"l40s", "fp8_block", {5, 4, 8, 12, 18, 25, 34, 38, 61, 91, 121, 175, 235, 285, 294}},
+    {"l40s", "int4_wo", {8, 21, 15, 24, 22, 24, 28, 39, 49, 62, 70, 73, 82, 104, 102}},
+    {"l40s", "w4a16_mxfp4", {18, 18, 17, 23, 19, 22, 23, 23, 38, 63, 92, 97, 119, 94, 94}},
+    {"rtx-pro-6000-server", "bf16", {14, 29, 42, 37, 53, 64, 74, 88, 120, 142, 170, 209, 235, 242, 197}},
+    {"rtx-pro-6000-server", "fp8", {15, 37, 61, 68, 68, 95, 120, 147, 182, 240, 281, 377, 466, 550, 556}},
+    {"rtx-pro-6000-server", "fp8_block", {5, 8, 9, 17, 26, 42, 61, 81, 126, 168, 228, 298, 385, 457, 503}},
+    {"rtx-pro-6000-server", "int4_wo", {6, 7, 14, 22, 30, 36, 46, 63, 79, 94, 117, 130, 152, 161, 158}},
+    {"rtx-pro-6000-server", "nvfp4", {16, 32, 57, 90, 115, 131, 190, 231, 285, 397, 474, 618, 809, 973, 1126}},
+    {"rtx-pro-6000-server", "w4a16_mxfp4", {9, 9, 23, 42, 30, 103, 88, 119, 110, 154, 186, 185, 208, 238, 219}},
+    {"rtx-pro-6000-server", "w4a8_mxfp4_mxfp8", {14, 21, 42, 66, 105, 181, 183, 284, 383, 432, 500, 537, 546, 546, 546}},
+};
+
 }  // namespace
+
+const Curve* moe_layer_flop_rate(const Gpu& gpu, WeightFormat experts) {
+  static const std::vector<Curve> curves = [] {
+    std::vector<Curve> out;
+    for (const FlopRow& r : kFlopRows) {
+      Curve c;
+      for (int i = 0; i < 15; ++i) {
+        c.x.push_back(static_cast<double>(1ULL << (30 + i)));
+        c.y.push_back(r.tflops[static_cast<size_t>(i)] * 1e12);
+      }
+      c.source = "AIConfigurator measured MoE layers, balanced routing, > 16 rows per expert (moe_table.cc)";
+      out.push_back(std::move(c));
+    }
+    return out;
+  }();
+  const char* d = dtype_key(experts, gpu);
+  if (!d) return nullptr;
+  const char* alias = measured_name(gpu.name);
+  const std::string_view name = alias ? std::string_view(alias) : std::string_view(gpu.name);
+  for (size_t i = 0; i < std::size(kFlopRows); ++i)
+    if (name == kFlopRows[i].gpu && std::string_view(d) == kFlopRows[i].dtype) return &curves[i];
+  return nullptr;
+}
 
 const Curve* moe_layer_rate(const Gpu& gpu, WeightFormat experts) {
   static const std::vector<std::pair<std::string, Curve>> curves = [] {

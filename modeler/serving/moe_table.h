@@ -16,4 +16,10 @@ namespace shardplan::serving {
 /// format; nullptr where the table has no such GPU or format (then the per-projection GEMM model applies).
 const Curve* moe_layer_rate(const Gpu& gpu, WeightFormat experts);
 
+/// FLOP/s of one MoE layer on one GPU beyond the decode regime (more than 16 rows per expert: prefill chunks,
+/// large decode batches), x: the FLOPs of its grouped GEMMs (2 x pairs on the GPU x 3 x hidden x expert_ffn /
+/// moe_tp), the layer's routing, permutation and fixed costs included; nullptr where the table has no such GPU
+/// or format (then the per-projection GEMM model applies).
+const Curve* moe_layer_flop_rate(const Gpu& gpu, WeightFormat experts);
+
 }  // namespace shardplan::serving

@@ -7,9 +7,11 @@
 #include "modeler/collectives.h"
 #include "modeler/gemm_model.h"
 #include "modeler/layer_cost.h"
+#include "modeler/serving/allreduce_table.h"
 #include "modeler/serving/decode_attention_table.h"
 #include "modeler/serving/decode_gemm_table.h"
 #include "modeler/serving/moe_table.h"
+#include "modeler/serving/prefill_gemm_table.h"
 
 namespace shardplan::serving {
 
@@ -122,14 +124,18 @@ double serving_wave_efficiency(const Gpu& gpu, double m, double n) {
 }  // namespace
 
 Seconds weight_gemm_time(const Gpu& gpu, Dtype math, double m, double n, double k, Bytes weight_bytes,
-                         double compute_speedup) {
+                         double compute_speedup, std::optional<WeightFormat> format) {
   if (m <= 0) return Seconds(0);
-  const FlopsPerSec peak = gpu.sustained_peak(math);
   const double flops = 2.0 * m * n * k;
+  const Seconds memory = weight_stream_time(gpu, math, weight_bytes, Bytes(m * k * act_bytes(math) + m * n * 2.0));
+  // Prefill-sized GEMMs: the measured rate of the engines' kernels for this format (its fixed cost included).
+  if (format && m >= kPrefillGemmMinRows)
+    if (const Curve* rate = prefill_gemm_rate(gpu.name, *format))
+      return std::max(Seconds(flops / rate->at(flops)) * (1.0 / compute_speedup), memory);
+  const FlopsPerSec peak = gpu.sustained_peak(math);
   const Seconds compute =
       Flops(flops) / (peak * (gemm_efficiency(gpu, math, flops, k) * serving_wave_efficiency(gpu, m, n))) *
       (1.0 / compute_speedup);
-  const Seconds memory = weight_stream_time(gpu, math, weight_bytes, Bytes(m * k * act_bytes(math) + m * n * 2.0));
   return std::max(gpu.eff.kernel_overhead + compute, memory);
 }
 
@@ -162,7 +168,7 @@ Seconds linear_time(const Ctx& c, const LinearSpec& s, double tokens) {
   const Dtype math = math_dtype(s.format, c.g);
   if (s.xf.rank <= 0)
     return weight_gemm_time(c.g, math, tokens, n, k, s.bytes * share,
-                            sparse_compute_speedup(s.xf, tokens, n, k));
+                            sparse_compute_speedup(s.xf, tokens, n, k), s.format);
   // W = A B runs as two GEMMs, x -> B x (r wide) -> A (B x). Under tensor parallelism a column-parallel layer
   // keeps B whole and splits A's rows; a row-parallel one splits B's columns and keeps A whole.
   const double r = s.xf.rank;
@@ -171,8 +177,10 @@ Seconds linear_time(const Ctx& c, const LinearSpec& s, double tokens) {
   const double b_k = column ? s.k : k, a_n = column ? n : s.n;
   const Bytes b_bytes = s.bytes * in_share * (column ? 1.0 : share);
   const Bytes a_bytes = s.bytes * (1.0 - in_share) * (column ? share : 1.0);
-  return weight_gemm_time(c.g, math, tokens, r, b_k, b_bytes, sparse_compute_speedup(s.xf, tokens, r, b_k)) +
-         weight_gemm_time(c.g, math, tokens, a_n, r, a_bytes, sparse_compute_speedup(s.xf, tokens, a_n, r));
+  return weight_gemm_time(c.g, math, tokens, r, b_k, b_bytes, sparse_compute_speedup(s.xf, tokens, r, b_k),
+                          s.format) +
+         weight_gemm_time(c.g, math, tokens, a_n, r, a_bytes, sparse_compute_speedup(s.xf, tokens, a_n, r),
+                          s.format);
 }
 
 // Routed experts on one EP rank: `pairs` token-expert pairs of the whole MoE group spread uniformly over the
@@ -180,6 +188,7 @@ Seconds linear_time(const Ctx& c, const LinearSpec& s, double tokens) {
 // every expert that received at least one token (expected count under uniform routing: E(1-(1-1/E)^pairs)).
 struct ExpertWork {
   Seconds compute;     // the grouped GEMM's math at the GEMM table's efficiency
+  Flops flops;         // that math on this rank
   Bytes weights;       // weights of the touched local experts
   Bytes activations;   // rows in and out
   Dtype math = Dtype::bf16;
@@ -197,6 +206,7 @@ ExpertWork expert_work(const Ctx& c, const LinearSpec& s, double pairs) {
   w.math = math_dtype(s.format, c.g);
   const double flops_one = 2.0 * m * n * k;
   const Flops flops(flops_one * local);
+  w.flops = flops;
   const GemmTile tile = gemm_tile(c.g);
   const double rows = local * std::max(1.0, std::ceil(m / tile.m)) * tile.m;
   w.compute = flops / (c.g.sustained_peak(w.math) * (gemm_efficiency(c.g, w.math, flops_one, k) *
@@ -223,10 +233,23 @@ Seconds moe_layer_time(const Ctx& c, const std::vector<LinearSpec>& experts, dou
   const WeightFormat f = experts.front().format;
   const bool uniform =
       std::all_of(experts.begin(), experts.end(), [&](const LinearSpec& s) { return s.format == f; });
-  // The table was measured at <= 16 rows per expert; beyond that the grouped GEMMs' own model applies.
+  // The byte-rate table was measured at <= 16 rows per expert; beyond that the layer runs at the measured
+  // FLOP rate of moe_layer_flop_rate (more rows per expert), bounded below by streaming the touched experts at
+  // the HBM bandwidth; GPUs and formats without measurements use the grouped GEMMs' own model.
   const bool measured_regime = pairs / experts.front().experts <= kMoeTableMaxRowsPerExpert;
   const Curve* rate = uniform && measured_regime ? moe_layer_rate(c.g, f) : nullptr;
+  const Curve* flop_rate = uniform && !measured_regime ? moe_layer_flop_rate(c.g, f) : nullptr;
   Seconds t;
+  if (flop_rate) {
+    Flops flops;
+    Bytes weights;
+    for (const LinearSpec& s : experts) {
+      const ExpertWork w = expert_work(c, s, pairs);
+      flops += w.flops;
+      weights += w.weights;
+    }
+    return std::max(Seconds(flops.v / flop_rate->at(flops.v)), weights / c.g.hbm_bw);
+  }
   if (!rate) {
     for (const LinearSpec& s : experts) t += expert_time(c, s, pairs);
     return t;
@@ -294,6 +317,11 @@ Seconds attention_time(const Ctx& c, const LayerClass& cls, const StepLoad& l) {
 
 Seconds comm(const Ctx& c, Collective coll, CommKind kind, Bytes bytes, int group) {
   if (group <= 1 || bytes.v <= 0) return Seconds(0);
+  // A tensor-parallel all-reduce inside one node runs the engines' custom all-reduce kernel: its measured
+  // latency where allreduce_table.h has the GPU and group size (messages up to 64 MiB).
+  if (coll == Collective::all_reduce && kind == CommKind::tp && group <= c.sys.gpus_per_node &&
+      bytes.v <= kAllReduceTableMaxBytes)
+    if (const Curve* lat = tp_allreduce_latency(c.g.name, group)) return Seconds(lat->at(bytes.v));
   CommOp op{kind, coll, bytes, group, 1, 1, Window::exposed};
   return collective_time(c.sys, op);
 }

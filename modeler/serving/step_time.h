@@ -4,6 +4,8 @@
 // Both run through the same GEMM formula as training (gemm_model.h) with the weight bytes of the storage format.
 #pragma once
 
+#include <optional>
+
 #include <vector>
 
 #include "modeler/model_desc.h"
@@ -70,8 +72,10 @@ StepTime step_time(const ServingModel& sm, const System& sys, const WorkerPlan& 
 Seconds weight_stream_time(const Gpu& gpu, Dtype math, Bytes weight_bytes, Bytes other_bytes);
 /// Time of one m x n x k GEMM whose weight matrix is stored in `weight_bytes` (any format): the GEMM formula of
 /// gemm_model.h with the weight bytes replaced by the format's; a sparse kernel divides the compute side by its
-/// `compute_speedup` (transforms.h). Exposed for tests.
+/// `compute_speedup` (transforms.h). With the weights' `format` given, a GEMM of at least kPrefillGemmMinRows
+/// rows computes at the measured rate of prefill_gemm_table.h where it has the GPU and format (the engines'
+/// kernels as AIConfigurator timed them) instead of the profile's GEMM curve. Exposed for tests.
 Seconds weight_gemm_time(const Gpu& gpu, Dtype math, double m, double n, double k, Bytes weight_bytes,
-                         double compute_speedup = 1.0);
+                         double compute_speedup = 1.0, std::optional<WeightFormat> format = std::nullopt);
 
 }  // namespace shardplan::serving

@@ -37,10 +37,26 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // offload rows evaluated from their flags: TPOT 21.8% over 1299, TTFT 58.9% over 1305 (135.2% before the
   // worker count), decode 38.0% over 16 (llama.cpp full-GPU 14.4% over 9, offload 68.3% over 7; 69.9% with
   // the host rule, below).
+  // Prefill-sized GEMMs at AIConfigurator's measured rate per GPU and format (prefill_gemm_table.cc; the
+  // profiles' curve ran Hopper fp8 at ~0.76 of peak where the engines' kernels measure 0.58-0.62): TPOT 21.8% ->
+  // 21.1%, TTFT 59.0% -> 60.0% (median -53% -> -50%; the SGLang Llama-3.1-8B H200 rows, already over-predicted,
+  // +105% -> +146% median), the TRT-LLM static-batch throughput rows 32.1% -> 23.4% over 21. MoE layers beyond
+  // 16 rows per expert at the measured FLOP rate (moe_table.cc, moe_layer_flop_rate): TPOT 21.1% -> 21.0%, TTFT
+  // 60.0% -> 58.4% (median -50% -> -45%; Qwen3-235B's prefill had run 2.6x faster than the measured layer).
+  // TP all-reduces inside a node at the engines' measured custom all-reduce latency (allreduce_table.cc; the
+  // collective model charged ~20 us for a 64 KiB all-reduce over 8 GPUs where the kernels take ~5): TPOT 21.0% ->
+  // 21.5% (median -5.7% -> -9.4%). DeepSeek-V3 at tp 8 comes right (TRT-LLM +22.2% -> -2.8% median over 130,
+  // SGLang +12.0% -> -2.4% over 65), the dense models at tp 4-8 turn fast (TRT-LLM Llama-3.1-8B tp 8 -1.0% ->
+  // -18.6%, vLLM Qwen3-32B tp 8 -7.3% -> -20.6%): the excess had been standing in for a per-step cost the dense
+  // steps still lack (docs/serving.md). A sourced correction that moves the total away from the target.
   CHECK(o[1].runs >= 1290);
-  CHECK(o[1].mape <= 22.0);
+  CHECK(o[1].mape <= 21.6);
   CHECK(o[0].runs >= 1300);
-  CHECK(o[0].mape <= 59.5);
+  CHECK(o[0].mape <= 58.7);
+  const auto& dc = rep.by_family.at("datacenter");
+  CHECK(dc[4].runs >= 21);
+  CHECK(dc[4].mape <= 20.1);  // 23.4% with the prefill GEMMs alone, 19.5% with the MoE FLOP rate, 20.0% with
+                               // the measured all-reduce
   CHECK(o[2].runs >= 16);
   CHECK(o[2].mape <= 38.5);
   const auto& full = rep.by_family.at("llama.cpp full-GPU");
@@ -73,13 +89,15 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   CHECK(off[3].mape <= 25.9);
   // The TRT-LLM dense aggregated rows, the best-covered family, stay within their measured error.
   const auto& trt = rep.by_engine.at("trtllm");
-  CHECK(trt[1].mape <= 18.2);
+  CHECK(trt[1].mape <= 17.2);  // 18.0% before the measured prefill GEMM and MoE-layer rates, 16.8% after, 17.1%
+                                // with the measured all-reduce
   // TTFT per engine (vLLM 56.2%, SGLang 72.6%, TRT-LLM 52.7% at commit time; SGLang's was 65.3% before its
   // generator-deployed rows ran with max_prefill_tokens = isl + 1500 and mixed chunks, and 72.0% before its
   // chunked_prefill_size followed the GPU's memory (16384 from 160 GiB, server_args.py): the sourced default
   // shortens the predicted TTFT of 41 B200/B300 rows that were already predicted short).
+  // 56.9% and 76.0% with the measured prefill GEMM rates (above), 56.2% and 72.3% with the MoE FLOP rate.
   CHECK(rep.by_engine.at("vllm")[0].mape <= 56.5);
-  CHECK(rep.by_engine.at("sglang")[0].mape <= 73.0);
+  CHECK(rep.by_engine.at("sglang")[0].mape <= 72.9);  // 72.7% with the measured all-reduce
   CHECK(trt[0].mape <= 53.0);
   // AIConfigurator's rows give one worker's shape; its benchmark runs concurrency = workers x max_batch. The
   // Qwen3-32B NVFP4 run at concurrency 416 with max_batch 13 ran on 32 workers: without them its 416 clients

@@ -44,3 +44,20 @@ TEST_CASE("MoE layer table: profiles of the same silicon share rows; MXFP4 activ
   REQUIRE(blackwell != nullptr);
   CHECK(hopper != blackwell);
 }
+
+TEST_CASE("MoE layer FLOP table beyond 16 rows per expert: measured GPUs, rising with FLOPs, below the peak") {
+  const Gpu h200 = named("h200-sxm-141gb", 4800, false);
+  const Curve* fp8b = moe_layer_flop_rate(h200, WeightFormat::fp8_block);
+  REQUIRE(fp8b != nullptr);
+  // Small layers are bound by their fixed costs and weights; the largest stay well under the 1979 TFLOP/s peak
+  // (the grouped GEMMs, permutation and SwiGLU timed together).
+  CHECK(fp8b->at(1e9) < 0.1e15);
+  CHECK(fp8b->at(1e9) < fp8b->at(1e12));
+  CHECK(fp8b->at(1.76e13) < 1.0e15);
+  // Its own row per format; the 96 GB H100 reads the 80 GB one; unmeasured GPUs and GGUF formats have none.
+  CHECK(moe_layer_flop_rate(h200, WeightFormat::fp8) != fp8b);
+  CHECK(moe_layer_flop_rate(named("h100-sxm5-96gb", 3350, false), WeightFormat::fp8_block) ==
+        moe_layer_flop_rate(named("h100-sxm5-80gb", 3350, false), WeightFormat::fp8_block));
+  CHECK(moe_layer_flop_rate(named("rtx-4090", 1008, false), WeightFormat::bf16) == nullptr);
+  CHECK(moe_layer_flop_rate(h200, WeightFormat::q4_k) == nullptr);
+}

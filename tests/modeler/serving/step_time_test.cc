@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "modeler/serving/allreduce_table.h"
 #include "tests/modeler/serving/serving_fixtures.h"
 
 using namespace shardplan;
@@ -100,4 +101,73 @@ TEST_CASE("an MoE layer on a GPU of the MoE table runs near the measured kernel 
     CHECK(moe_us > measured_us / 1.6);
     CHECK(moe_us < measured_us * 1.6);
   }
+}
+
+TEST_CASE("a prefill-sized GEMM on a GPU of the prefill table runs at the measured rate (H200, fp8)") {
+  Gpu g = test::round_system().gpu;
+  g.name = "h200-sxm-141gb";
+  g.hbm_bw = GBps(4800);
+  // AIConfigurator's measured GEMM (shared/data/measured_kernels/gemm.csv.gz, h200_sxm fp8, m 8192, n 4096,
+  // k 4096): 225.0 us, median over versions. The table's bin median over shapes (2^38 FLOPs) is within 10%.
+  const double m = 8192, n = 4096, k = 4096;
+  const Bytes w(n * k);
+  const double t_us = weight_gemm_time(g, Dtype::fp8, m, n, k, w, 1.0, WeightFormat::fp8).v * 1e6;
+  CHECK(t_us == doctest::Approx(225.0).epsilon(0.1));
+  // Without the format (offload placement, the steady-state formula) the profile's GEMM curve applies.
+  const double generic_us = weight_gemm_time(g, Dtype::fp8, m, n, k, w).v * 1e6;
+  CHECK(generic_us != doctest::Approx(t_us));
+  // Below kPrefillGemmMinRows rows the table is not used: decode stays memory-bound on the decode table.
+  CHECK(weight_gemm_time(g, Dtype::fp8, 16, n, k, w, 1.0, WeightFormat::fp8).v ==
+        doctest::Approx(weight_gemm_time(g, Dtype::fp8, 16, n, k, w).v));
+}
+
+TEST_CASE("an MoE layer beyond 16 rows per expert runs near the measured layer (Qwen3-235B, H200, fp8 blocks, tp 4)") {
+  System sys = test::round_system();
+  sys.gpu.name = "h200-sxm-141gb";
+  sys.gpu.hbm_bw = GBps(4800);
+  ModelDesc m = test::llama3_8b();
+  m.layers = 1;
+  m.moe = MoeDesc{128, 8, 1536, 0, 0, 0, false, false};
+  Precision p;
+  p.moe_weights = WeightFormat::fp8_block;
+  const ServingModel sm = make_serving_model(m, p);
+  WorkerPlan w;
+  w.tp = 4;
+  w.moe_tp = 4;
+  StepLoad load;
+  load.prefill_seqs = 1;
+  load.prefill_keys = 2048;
+  // AIConfigurator's measured layer (shared/data/measured_kernels/moe.csv.gz, h200_sxm fp8_block
+  // 4096/1536/128/8, tp 4, ep 1, balanced): 916.4 us at 4096 tokens, 3383 us at 16384 (345 and 1301 us with the
+  // per-projection GEMM model this replaced). The table's bins pool geometries, hence the band.
+  for (const auto& [tokens, measured_us] : {std::pair{4096.0, 916.4}, std::pair{16384.0, 3383.0}}) {
+    load.prefill_tokens = tokens;
+    const double moe_us = step_time(sm, sys, w, load).moe.v * 1e6;
+    CHECK(moe_us > measured_us / 1.5);
+    CHECK(moe_us < measured_us * 1.5);
+  }
+}
+
+TEST_CASE("tensor-parallel all-reduces inside a node run at the engines' measured custom all-reduce latency") {
+  System sys = test::round_system();
+  sys.gpu.name = "h200-sxm-141gb";
+  sys.gpu.hbm_bw = GBps(4800);
+  Precision p;
+  const ServingModel sm = make_serving_model(test::llama3_8b(), p);
+  WorkerPlan w;
+  w.tp = 8;
+  StepLoad l;
+  l.decode_seqs = 4;  // 4 x 4096 x 2 = 32 KiB per all-reduce
+  l.decode_ctx = 1024;
+  // Two all-reduces per layer, each at the table's ~5 us (allreduce_table.cc), not the collective model's
+  // latency-bound figure.
+  const StepTime t = step_time(sm, sys, w, l);
+  const double per_ar = t.comm.v / (2.0 * sm.model.layers);
+  CHECK(per_ar == doctest::Approx(tp_allreduce_latency("h200-sxm-141gb", 8)->at(4 * 4096 * 2.0)));
+  CHECK(per_ar < 8e-6);
+  // Across nodes (a group larger than the node) the collective model still applies.
+  System two = sys;
+  two.gpus_per_node = 4;
+  const StepTime t2 = step_time(sm, two, w, l);
+  CHECK(t2.comm.v != doctest::Approx(t.comm.v));
 }
