@@ -372,15 +372,13 @@ MoeLinears moe_linears(const Context& ctx, const Sharding& sh) {
           grouped_linear(ctx, sh.local_experts, per_expert, h, sh.expert_ffn)};
 }
 
-}  // namespace
-
-MoeForwardParts moe_forward_parts(const Context& ctx, const Sharding& sh) {
+/// moe_forward_parts over linears already built (moe_mlp builds them once and uses them for both).
+MoeForwardParts moe_forward_parts_of(const Context& ctx, const Sharding& sh, const MoeLinears& lin) {
   const ModelDesc& m = ctx.model;
   const Gpu& g = ctx.system.gpu;
   MoeForwardParts p;
   if (!m.moe || sh.local_experts <= 0) return p;
   const double h = m.hidden, pairs = sh.expert_tokens;
-  const MoeLinears lin = moe_linears(ctx, sh);
   p.router_gemm = lin.router.fwd;
   p.fc1 = lin.fc1.fwd;
   p.fc2 = lin.fc2.fwd;
@@ -404,6 +402,13 @@ MoeForwardParts moe_forward_parts(const Context& ctx, const Sharding& sh) {
   return p;
 }
 
+}  // namespace
+
+MoeForwardParts moe_forward_parts(const Context& ctx, const Sharding& sh) {
+  if (!ctx.model.moe || sh.local_experts <= 0) return {};
+  return moe_forward_parts_of(ctx, sh, moe_linears(ctx, sh));
+}
+
 namespace {
 
 /// One MoE layer's MLP on one rank (Megatron-Core MoELayer): router GEMM and top-k over the rank's tokens, the
@@ -413,8 +418,8 @@ namespace {
 MlpCost moe_mlp(const Context& ctx, const Sharding& sh) {
   const ModelDesc& m = ctx.model;
   const double h = m.hidden, pairs = sh.expert_tokens;
-  const MoeForwardParts parts = moe_forward_parts(ctx, sh);
   const MoeLinears lin = moe_linears(ctx, sh);
+  const MoeForwardParts parts = moe_forward_parts_of(ctx, sh, lin);
   MlpCost c = dense_mlp(ctx, sh, sh.shared_ffn);
   c.up.add(lin.router);
   c.up.add(lin.fc1);
