@@ -326,6 +326,7 @@ struct MlpCost {
   Gemms gemms;
   Gemms up, down;  // the parts of `gemms` before and after the activation (the fc1 and fc2 slots)
   Seconds mem_fwd;
+  Seconds mem_bwd;  // the backward of mem_fwd's kernels
   double linear_input_elems = 0;
   double linear_output_elems = 0;  // elements of its linear layers' outputs (the gradients an fp8 recipe casts)
   double linear_weight_elems = 0;  // elements of its linear layers' weights on this rank
@@ -350,6 +351,7 @@ MlpCost dense_mlp(const Context& ctx, const Sharding& sh, double ffn) {
   c.gemms.add(c.up);
   c.gemms.add(c.down);
   c.mem_fwd = memory_time(ctx.system.gpu, Bytes(activation_elems(m, ctx.framework) * tokens * ffn * kAct));
+  c.mem_bwd = c.mem_fwd * 2.0;  // elementwise backward: about twice the forward's traffic (layer_cost)
   // The up projection's input is cast before sequence parallelism's all-gather (norm tokens), the down
   // projection's after it.
   c.linear_input_elems = sh.norm_tokens * m.hidden + tokens * ffn;
@@ -372,29 +374,46 @@ MoeLinears moe_linears(const Context& ctx, const Sharding& sh) {
           grouped_linear(ctx, sh.local_experts, per_expert, h, sh.expert_ffn)};
 }
 
-}  // namespace
-
-MoeForwardParts moe_forward_parts(const Context& ctx, const Sharding& sh) {
+/// moe_forward_parts over linears already built (moe_mlp builds them once and uses them for both).
+MoeForwardParts moe_forward_parts_of(const Context& ctx, const Sharding& sh, const MoeLinears& lin) {
   const ModelDesc& m = ctx.model;
   const Gpu& g = ctx.system.gpu;
   MoeForwardParts p;
   if (!m.moe || sh.local_experts <= 0) return p;
   const double h = m.hidden, pairs = sh.expert_tokens;
-  const MoeLinears lin = moe_linears(ctx, sh);
   p.router_gemm = lin.router.fwd;
   p.fc1 = lin.fc1.fwd;
   p.fc2 = lin.fc2.fwd;
-  // Router softmax/top-k over fp32 logits (read + write).
-  p.routing = memory_time(g, Bytes(sh.moe_tokens * m.moe->experts * 4.0 * 2.0));
+  const double logits = sh.moe_tokens * m.moe->experts;
+  if (ctx.framework.fused_moe_router) {
+    // Transformer Engine v2.7 fused router (common/fused_router/), bytes per fp32 logit: the top-k kernel reads
+    // the logits and writes probs (4), routing map (1) and the intermediate it saves (4), 13; its backward reads
+    // map, intermediate and grad-probs and writes grad-logits, 13 (fused_topk_with_score_function.cu). The aux
+    // loss (Megatron-Core core_v0.14.0 router.py _apply_aux_loss, every shipped MoE recipe) recomputes scores
+    // from the logits, 13 forward (scores, map, intermediate) and 12 backward (fused_score_for_moe_aux_loss.cu),
+    // and its loss kernel reads the probabilities and writes their gradient, 4 each way (fused_moe_aux_loss.cu).
+    p.routing = memory_time(g, Bytes(logits * (13.0 + 13.0 + 4.0)));
+    p.routing_bwd = memory_time(g, Bytes(logits * (13.0 + 12.0 + 4.0)));
+  } else {
+    // Unfused: softmax/top-k over fp32 logits (read + write); backward about twice the forward (not read).
+    p.routing = memory_time(g, Bytes(logits * 4.0 * 2.0));
+    p.routing_bwd = p.routing * 2.0;
+  }
   // The permutation and un-permutation of the pairs' hidden vectors (fused: tokens + pairs rows per pass;
   // unfused: every pair's row read and written, framework.h).
-  const double per_pass = ctx.framework.fused_moe_permutation ? sh.moe_tokens + pairs : 2.0 * pairs;
+  const bool fused = ctx.framework.fused_moe_permutation;
+  const double per_pass = fused ? sh.moe_tokens + pairs : 2.0 * pairs;
   p.permutation = memory_time(g, Bytes(per_pass * h * kAct)) * 2.0;
   // Megatron-Core's all-to-all dispatcher then sorts the received pairs by local expert for the grouped GEMM
   // ("permutation 2": sort_chunks_by_idxs, or a transposed copy when padding to capacity) and restores the
   // order before the combine (token_dispatcher.py): two more read-and-write passes when a rank holds several
   // experts.
   if (sh.local_experts > 1) p.permutation += memory_time(g, Bytes(pairs * h * kAct * 2.0)) * 2.0;
+  // Fused, each pass's backward is the other pass (TE v2.7 pytorch/permutation.py: _moe_permute_mask_map's
+  // backward runs unpermute_with_mask_map, _moe_unpermute_mask_map's without merging probs runs
+  // permute_with_mask_map; the chunk sort's backward sorts back, a transposed copy's is a transposed copy):
+  // the same rows as the forward. Unfused (index_select / scatter_add and their autograd): about twice.
+  p.permutation_bwd = fused ? p.permutation : p.permutation * 2.0;
   p.activation = memory_time(g, Bytes(activation_elems(m, ctx.framework) * pairs * sh.expert_ffn * kAct));
   // The router's, permutation's and dispatcher's small kernels and the token-count wait (moe_host.h).
   const MoeHostCost host = moe_host_cost(ctx.plan, ctx.framework, g, static_cast<int>(sh.local_experts));
@@ -402,6 +421,13 @@ MoeForwardParts moe_forward_parts(const Context& ctx, const Sharding& sh) {
   p.kernels_bwd = host.kernels_bwd;
   p.host = host.sync;
   return p;
+}
+
+}  // namespace
+
+MoeForwardParts moe_forward_parts(const Context& ctx, const Sharding& sh) {
+  if (!ctx.model.moe || sh.local_experts <= 0) return {};
+  return moe_forward_parts_of(ctx, sh, moe_linears(ctx, sh));
 }
 
 namespace {
@@ -413,8 +439,8 @@ namespace {
 MlpCost moe_mlp(const Context& ctx, const Sharding& sh) {
   const ModelDesc& m = ctx.model;
   const double h = m.hidden, pairs = sh.expert_tokens;
-  const MoeForwardParts parts = moe_forward_parts(ctx, sh);
   const MoeLinears lin = moe_linears(ctx, sh);
+  const MoeForwardParts parts = moe_forward_parts_of(ctx, sh, lin);
   MlpCost c = dense_mlp(ctx, sh, sh.shared_ffn);
   c.up.add(lin.router);
   c.up.add(lin.fc1);
@@ -422,6 +448,7 @@ MlpCost moe_mlp(const Context& ctx, const Sharding& sh) {
   c.gemms = c.up;
   c.gemms.add(c.down);
   c.mem_fwd += parts.routing + parts.permutation + parts.activation;
+  c.mem_bwd += parts.routing_bwd + parts.permutation_bwd + parts.activation * 2.0;
   // The experts' grouped linears (TE GroupedLinear) cast every token-expert pair's input; the router stays in
   // 16 bits.
   c.linear_input_elems += pairs * (h + sh.expert_ffn);
@@ -462,15 +489,16 @@ MlpCost mlp_cost(const MlpParts& parts, const Sharding& sh) {
   c.down = dense.down.scaled(1.0 - moe);
   c.down.add(routed.down.scaled(moe));
   c.mem_fwd = dense.mem_fwd * (1.0 - moe) + routed.mem_fwd * moe;
+  c.mem_bwd = dense.mem_bwd * (1.0 - moe) + routed.mem_bwd * moe;
   c.linear_input_elems = dense.linear_input_elems * (1.0 - moe) + routed.linear_input_elems * moe;
   c.linear_output_elems = dense.linear_output_elems * (1.0 - moe) + routed.linear_output_elems * moe;
   c.linear_weight_elems = dense.linear_weight_elems * (1.0 - moe) + routed.linear_weight_elems * moe;
-  // Elementwise backward traffic is twice the forward's (layer_cost below).
+  // Elementwise backward traffic: twice the forward's, except the MoE kernels the sources show (mem_bwd).
   c.host_fwd = routed.host_fwd * moe;
   c.kernels_fwd = routed.kernels_fwd * moe;
   c.kernels_bwd = routed.kernels_bwd * moe;
   c.moe_fwd = (routed.gemms.fwd + routed.mem_fwd + routed.host_fwd + routed.kernels_fwd) * moe;
-  c.moe_bwd = (routed.gemms.bwd * sh.backward_fraction + routed.mem_fwd * 2.0 + routed.kernels_bwd) * moe;
+  c.moe_bwd = (routed.gemms.bwd * sh.backward_fraction + routed.mem_bwd + routed.kernels_bwd) * moe;
   return c;
 }
 
@@ -581,7 +609,7 @@ LayerCost layer_cost(const Context& ctx, const Sharding& sh) {
   if (rotary && !own_rope) mem_fwd += memory_time(g, rope);
   // Backward of elementwise kernels reads the saved input and the incoming gradient and writes one gradient:
   // about twice the forward traffic.
-  Seconds mem_bwd = mem_fwd * 2.0;
+  Seconds mem_bwd = (mem_fwd - mlp.mem_fwd) * 2.0 + mlp.mem_bwd;
   // Kernels whose backward moves what their forward moves (framework.h): an eager RoPE of the framework's own
   // and the K/V repeat of grouped-query attention (the copy, then the sum over the copies).
   const Seconds same_both_ways =

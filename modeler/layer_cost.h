@@ -48,8 +48,10 @@ double attention_fwd_flops(const Context& ctx, const Sharding& sh);
 /// pieces layer_cost sums, so that they can be checked one by one against a measured MoE-layer op.
 struct MoeForwardParts {
   Seconds router_gemm;       // the router's logits GEMM
-  Seconds routing;           // softmax / top-k over the logits
+  Seconds routing;           // softmax / top-k over the logits (fused router: and the aux loss's scores and loss)
   Seconds permutation;       // permute and un-permute passes, and the local-expert sort when a rank holds several
+  Seconds routing_bwd;       // the backward of `routing` (not a forward part: what layer_cost charges for it)
+  Seconds permutation_bwd;   // the backward of `permutation`, likewise
   Seconds fc1, fc2;          // the grouped gate+up and down GEMMs
   Seconds activation;        // the activation function over the pairs
   Seconds kernels_fwd;       // the layer's small kernels layer_cost times nowhere else (moe_host.h), forward

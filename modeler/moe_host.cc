@@ -82,8 +82,12 @@ MoeKernelCount moe_layer_kernels(const MoeKernelSetup& s) {
   // assumption).
   const int extra_experts = s.gemm_per_expert ? std::max(0, s.local_experts - 1) : 0;
   n.expert_gemms = 2 * extra_experts;
-  n.expert_quant = 2 * extra_experts * s.quant_kernels;
-  const int expert_bwd = (s.wgrad ? 4 : 2) * extra_experts + 2 * extra_experts * s.quant_kernels;
+  // Quantization: every split runs quant_ops_per_split GPU operations, of which layer_cost times quant_kernels
+  // once per linear; two tensors per pass (fc1's and fc2's inputs forward, their output gradients backward).
+  const int ops = s.quant_ops_per_split < 0 ? s.quant_kernels : s.quant_ops_per_split;
+  const int splits = extra_experts > 0 ? s.local_experts : 0;
+  n.expert_quant = 2 * std::max(0, splits * ops - s.quant_kernels);
+  const int expert_bwd = (s.wgrad ? 4 : 2) * extra_experts + n.expert_quant;
   // The probabilities' cast before the scaled activation (experts.py), and its gradient's reduction.
   n.dispatch += 1;
   n.bwd = router_bwd + drop_bwd + dispatch_bwd + 1 + expert_bwd;
@@ -109,7 +113,14 @@ MoeHostCost moe_host_cost(const Plan& p, const Framework& f, const Gpu& gpu, int
   if (quantized_gemms(p)) {
     const RecipeKernels k = recipe_kernels(effective_fp8_recipe(p, f), f);
     // Delayed scaling quantizes all splits in one fused multi_cast_transpose (no per-expert launches).
-    s.quant_kernels = effective_fp8_recipe(p, f) == Fp8Recipe::delayed ? 0 : k.activation.kernels;
+    const Fp8Recipe recipe = effective_fp8_recipe(p, f);
+    s.quant_kernels = recipe == Fp8Recipe::delayed ? 0 : k.activation.kernels;
+    // Transformer Engine v2.7 current scaling, per split (pytorch/csrc/quantizer.cpp
+    // Float8CurrentScalingQuantizer::quantize_impl): nvte_compute_amax (common/recipe/current_scaling.cu: a
+    // cudaMemsetAsync of the amax, then the amax kernel), nvte_compute_scale_from_amax (a 1x1 kernel),
+    // nvte_quantize_v2: 4 GPU operations, of which precision_recipe times the amax pass and the cast.
+    if (recipe == Fp8Recipe::tensorwise && f.fp8_library == Fp8Library::transformer_engine)
+      s.quant_ops_per_split = 4;
   }
   s.wgrad = !base_frozen(p);
   const MoeKernelCount n = moe_layer_kernels(s);

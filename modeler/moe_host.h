@@ -51,6 +51,8 @@ struct MoeKernelSetup {
   int local_experts = 1;
   bool gemm_per_expert = false;    // the grouped linear runs one GEMM per expert (Framework::moe_gemm_per_expert)
   int quant_kernels = 0;           // quantization kernels per expert input under an fp8 recipe (0: 16-bit GEMMs)
+  int quant_ops_per_split = -1;    // GPU operations per expert split (-1: quant_kernels); layer_cost times
+                                   // quant_kernels of them once per linear
   bool wgrad = true;               // weight gradients are computed (not a frozen base)
 };
 

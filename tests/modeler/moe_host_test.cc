@@ -52,6 +52,14 @@ TEST_CASE("kernel count of a Megatron-Core MoE layer, by hand") {
   CHECK(n.fwd() == 6 + 5 + 6 + 30 + 60);
   // Backward: router 4, drop 1, dispatcher 2, probs 1, dgrad + wgrad of both linears 60, gradient quantization 60.
   CHECK(n.bwd == 4 + 1 + 2 + 1 + 60 + 60);
+  // TE v2.7 current scaling runs 4 GPU operations per split (memset, amax, scale, cast), of which the 2 timed
+  // once per linear are not counted again: 16 x 4 - 2 = 62 per tensor, two tensors per pass.
+  MoeKernelSetup cur = s;
+  cur.quant_ops_per_split = 4;
+  CHECK(moe_layer_kernels(cur).expert_quant == 2 * 62);
+  CHECK(moe_layer_kernels(cur).bwd == n.bwd - 60 + 2 * 62);
+  cur.quant_kernels = cur.quant_ops_per_split = 0;  // 16-bit GEMMs: no quantization
+  CHECK(moe_layer_kernels(cur).expert_quant == 0);
   // A frozen base skips the wgrad GEMMs; one grouped kernel (torch._grouped_mm) or one expert adds none.
   s.wgrad = false;
   CHECK(moe_layer_kernels(s).bwd == n.bwd - 30);
@@ -103,6 +111,18 @@ TEST_CASE("the layer's cost: counted kernels at the GPU's kernel time, the token
   // More local experts launch more GEMMs.
   p.moe_dispatcher.reset();
   CHECK(moe_host_cost(p, f, g, 16).kernels_fwd > dropless.kernels_fwd);
+  // fp8 tensorwise under Transformer Engine: 4 operations per expert split (current scaling), under torchao the
+  // recipe's own kernel count; 4 experts, two tensors per pass: 2 (4 x 4 - 2) = 28 against 2 (4 x 3 - 3) = 18.
+  p.precision = Dtype::fp8;
+  p.fp8_recipe = Fp8Recipe::tensorwise;
+  f.fp8_library = Fp8Library::transformer_engine;
+  const MoeHostCost te = moe_host_cost(p, f, g, 4);
+  CHECK(te.kernels_fwd.v == doctest::Approx(dropless.kernels_fwd.v + 4e-6 * 28));
+  CHECK(te.kernels_bwd.v == doctest::Approx(dropless.kernels_bwd.v + 4e-6 * 28));
+  f.fp8_library = Fp8Library::torchao;
+  CHECK(moe_host_cost(p, f, g, 4).kernels_fwd.v == doctest::Approx(dropless.kernels_fwd.v + 4e-6 * 18));
+  p.precision = Dtype::bf16;
+  p.fp8_recipe.reset();
   // On a measured GPU the wait is the measured eager-op time.
   g.name = "b200";
   CHECK(moe_host_cost(p, f, g, 4).sync.v == doctest::Approx(10.73e-6 * kKernelsAfterTokenSync));

@@ -85,18 +85,38 @@ TEST_CASE("a rank holding several experts sorts the received pairs by expert and
 }
 
 TEST_CASE("fused permutation (TE) reads each token once and writes its top-k rows; unfused moves every pair twice") {
-  // Bandwidth only. T 128 tokens, 256 pairs, h 64, 2-byte rows. Per pass (permute, un-permute): unfused
-  // 2 x 256 rows, fused 128 + 256 rows: 128 rows x 64 x 2 = 16,384 bytes less, twice, on the MoE half of the layers.
+  // Bandwidth only. T 128 tokens, 256 pairs, h 64, 2-byte rows, 8 local experts (the sort and its inverse,
+  // 256 rows read and written each: 131,072 bytes). Per pass (permute, un-permute): unfused 2 x 256 rows,
+  // fused 128 + 256: unfused 131,072 + 131,072 bytes, fused 98,304 + 131,072. Backward: fused, each pass's
+  // backward is the other pass (TE v2.7 permutation.py), the same bytes; unfused twice. MoE is half the layers.
+  // (Approx(...).scale(0): doctest's default scale of 1 would accept any two times under a microsecond.)
   Setup su(tiny_moe(), plan_of(1, 1, 1));
   su.system.gpu.peak[static_cast<int>(Dtype::bf16)] = FlopsPerSec(1e30);
   su.framework.fused_moe_permutation = false;
   const LayerCost unfused = layer_cost(su.ctx(), su.sharding());
   su.framework.fused_moe_permutation = true;
   const LayerCost fused = layer_cost(su.ctx(), su.sharding());
-  CHECK((unfused.forward.time - fused.forward.time).v == doctest::Approx(0.5 * 2 * 16384.0 / kHbm));
-  CHECK((unfused.backward.time - fused.backward.time).v == doctest::Approx(0.5 * 2 * 2 * 16384.0 / kHbm));
+  const double u = 262144.0, f = 229376.0;
+  CHECK((unfused.forward.time - fused.forward.time).v == doctest::Approx(0.5 * (u - f) / kHbm).scale(0));
+  CHECK((unfused.backward.time - fused.backward.time).v == doctest::Approx(0.5 * (2.0 * u - f) / kHbm).scale(0));
+  const MoeForwardParts q = moe_forward_parts(su.ctx(), su.sharding());
+  CHECK(q.permutation_bwd.v == doctest::Approx(q.permutation.v).scale(0));
   CHECK(find_framework("nemo")->fused_moe_permutation);
   CHECK_FALSE(find_framework("megatron-lm")->fused_moe_permutation);  // --moe-permute-fusion is off by default
+}
+
+TEST_CASE("fused router (TE): top-k, aux-loss scores and loss move 30 bytes per fp32 logit forward, 29 backward") {
+  // T 128 x 8 experts = 1024 logits at 1000 GB/s: top-k 13 + 13, aux scores 13 + 12, aux loss 4 + 4
+  // (fused_topk_with_score_function.cu, fused_score_for_moe_aux_loss.cu, fused_moe_aux_loss.cu); unfused 8 and 16.
+  Setup su(tiny_moe(), plan_of(1, 1, 1));
+  su.framework.fused_moe_router = true;
+  const MoeForwardParts fused = moe_forward_parts(su.ctx(), su.sharding());
+  CHECK(fused.routing.v == doctest::Approx(1024.0 * 30.0 / kHbm).scale(0));
+  CHECK(fused.routing_bwd.v == doctest::Approx(1024.0 * 29.0 / kHbm).scale(0));
+  su.framework.fused_moe_router = false;
+  const MoeForwardParts eager = moe_forward_parts(su.ctx(), su.sharding());
+  CHECK(eager.routing.v == doctest::Approx(1024.0 * 8.0 / kHbm).scale(0));
+  CHECK(eager.routing_bwd.v == doctest::Approx(1024.0 * 16.0 / kHbm).scale(0));
 }
 
 TEST_CASE("MLA: projections through the LoRA ranks, attention over qk = nope + rope and v head dims") {

@@ -119,7 +119,12 @@ TEST_CASE("throughput MAPE per group") {
   // dense 14.8 -> 14.7%, the torchtitan rows only.
   // Weight gradients into fp32 main_grad (gradient_accumulation_fusion, TE v2.7 GroupedLinear): MoE 16.0 -> 15.9%
   // (DeepSeek-V3 on B200 only; no dense row moves).
-  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 12.5, kGuardDense = 15.2, kGuardMoe = 16.2;
+  // TE v2.7 current scaling's 4 GPU operations per expert split (memset, amax, scale, cast; moe_host.cc), of
+  // which 2 were counted: MoE 15.9 -> 13.6% (every MoE row slower; no dense row moves). Then the fused
+  // permutation's backward as TE v2.7 runs it (each pass's backward is the other pass: the forward's bytes, not
+  // twice) and the fused router's bytes (top-k, aux-loss scores and loss: 30 per logit forward, 29 backward):
+  // MoE 13.6 -> 16.9%, a sourced correction that moves away from the target (no dense row moves).
+  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 12.5, kGuardDense = 15.2, kGuardMoe = 17.2;
   const io::GroupStats e = group(moe);
   report_target("Korthikanti", k, 5.0, kGuardKorthikanti);
   report_target("Megatron-based", m, 12.0, kGuardMegatron);
