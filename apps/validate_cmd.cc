@@ -31,9 +31,11 @@ class ValidateCommand final : public Command {
     sub->add_option("--runs", runs_, "published-runs YAML file (schema in docs/design.md)")->required();
     sub->add_option("--system", system_,
                     "a calibrated cluster profile: runs on its GPU use its efficiency tables and tier curves");
-    sub->add_flag("--framework-defaults", framework_defaults_,
+    sub->add_flag("--fastest-fit", fastest_fit_,
                   "null plan fields the run's framework sets by default (torchtitan's pipeline micro-batch: local "
-                  "batch / pp) take that default, not the fastest setting that fits");
+                  "batch / pp) take the fastest setting that fits, not that default. Default: the framework's "
+                  "default, which a source that does not state the field ran (the bracket spans the open settings "
+                  "either way)");
     sub->add_flag("--json", json_, "print a JSON report");
     sub->add_option("--write-record", record_,
                     "also write the validation record (MAPE and bias by GPU generation x framework) that predict and "
@@ -50,18 +52,18 @@ class ValidateCommand final : public Command {
   int run() override {
     const std::vector<io::PublishedRun> runs = io::load_published_runs(runs_);
     if (!fit_on_.empty()) {
-      if (!system_.empty() || framework_defaults_ || !record_.empty())
-        throw ConfigError("--fit-on fits on the standard systems of the runs: drop --system, --framework-defaults and "
+      if (!system_.empty() || fastest_fit_ || !record_.empty())
+        throw ConfigError("--fit-on fits on the standard systems of the runs: drop --system, --fastest-fit and "
                           "--write-record");
       return run_fit_on(runs, runs_, fit_on_, json_);
     }
     std::optional<System> calibrated;
     if (!system_.empty()) calibrated = io::load_system(system_, 0);
     const io::ValidationReport rep =
-        io::run_validation(runs, calibrated ? &*calibrated : nullptr, framework_defaults_);
+        io::run_validation(runs, calibrated ? &*calibrated : nullptr, fastest_fit_);
     if (!record_.empty()) {
-      if (!system_.empty() || framework_defaults_)
-        throw ConfigError("--write-record records the plain validation: drop --system and --framework-defaults");
+      if (!system_.empty() || fastest_fit_)
+        throw ConfigError("--write-record records the plain validation: drop --system and --fastest-fit");
       io::write_file_atomic(record_, io::record_yaml(io::record_from_report(rep, runs_)), force_);
     }
     if (json_) {
@@ -95,8 +97,8 @@ class ValidateCommand final : public Command {
                   run.measured_tokens_per_s_per_gpu, r.predicted_tokens_per_s_per_gpu, r.error_pct, bracket.c_str(),
                   chosen.c_str());
     }
-    if (framework_defaults_)
-      std::printf("\n(--framework-defaults: null fields the framework sets by default took that default)\n");
+    if (fastest_fit_)
+      std::printf("\n(--fastest-fit: null fields the framework sets by default took the fastest setting that fits)\n");
     auto table = [](const char* title, const std::map<std::string, io::GroupStats>& groups) {
       if (groups.empty()) return;
       std::printf("throughput MAPE and bias by %s\n", title);
@@ -124,7 +126,7 @@ class ValidateCommand final : public Command {
     ctx.command = "validate";
     j["context"] = io::context_json(ctx);
     j["context"]["runs_file"] = runs_;
-    j["context"]["framework_defaults"] = framework_defaults_;
+    j["context"]["fastest_fit"] = fastest_fit_;
     nlohmann::json rows = nlohmann::json::array();
     for (const io::RunResult& r : rep.results) {
       nlohmann::json row{{"id", r.run->id},
@@ -181,7 +183,7 @@ class ValidateCommand final : public Command {
   std::string system_;
   std::string record_;
   std::string fit_on_;
-  bool json_ = false, framework_defaults_ = false, force_ = false;
+  bool json_ = false, fastest_fit_ = false, force_ = false;
 };
 
 }  // namespace

@@ -11,6 +11,9 @@ namespace shardplan {
 
 namespace {
 /// The micro-batch a framework sets by default when a run leaves it open, 0 where it is a free choice.
+/// torchtitan@9dec370 torchtitan/parallelisms/pipelining_utils.py build_pipeline_schedule: n_microbatches =
+/// experimental.pipeline_parallel_microbatches, or pipeline_parallel_degree when unset (config_manager.py: "The
+/// default value will be the number of pipeline stages"); each rank's batch is split into that many.
 int default_micro_batch(const Plan& p, const Framework& fw) {
   if (!fw.pp_microbatches_default_to_pp || p.pp <= 1 || p.dp < 1 || p.global_batch % p.dp != 0) return 0;
   const int per_rank = p.global_batch / p.dp;
@@ -63,15 +66,17 @@ int chunk_layers(const ModelDesc& m, const Plan& p) {
 }  // namespace
 
 Resolution fastest_fitting(const ModelDesc& model, const System& system, const OpenPlan& open, const Framework& fw,
-                           bool framework_defaults) {
+                           bool fastest_fit) {
   const Plan& base = open.plan;
   std::vector<Candidate> cs = {Candidate{base, fw.compiled_by_default, true}};
-  const int framework_mbs = open.micro_batch || !framework_defaults ? 0 : default_micro_batch(base, fw);
-  expand(&cs,
-         open.micro_batch ? std::vector<int>{*open.micro_batch}
-         : framework_mbs  ? std::vector<int>{framework_mbs}
-                          : micro_batch_choices(base),
-         [](Candidate& c, int m) { return c.plan.micro_batch = m, true; });
+  // An unstated micro-batch the framework sets itself is a recipe default: the source ran it. The other
+  // micro-batches stay in the bracket; with `fastest_fit` (or no framework default) every one is a candidate.
+  const int framework_mbs = open.micro_batch || fastest_fit ? 0 : default_micro_batch(base, fw);
+  std::vector<int> mbs_values = open.micro_batch ? std::vector<int>{*open.micro_batch} : micro_batch_choices(base);
+  if (framework_mbs && std::find(mbs_values.begin(), mbs_values.end(), framework_mbs) == mbs_values.end())
+    mbs_values.push_back(framework_mbs);
+  expand(&cs, mbs_values, [](Candidate& c, int m) { return c.plan.micro_batch = m, true; },
+         [framework_mbs](const Candidate&, int m) { return !framework_mbs || m == framework_mbs; });
   expand(&cs,
          open.sequence_parallel ? std::vector<bool>{*open.sequence_parallel}
          : base.tp > 1          ? std::vector<bool>{true, false}
@@ -221,7 +226,7 @@ Resolution fastest_fitting(const ModelDesc& model, const System& system, const O
     best.chosen.push_back(field + "=" + value + " (" + why + ")");
     best.choices.push_back({std::move(field), std::move(value), std::move(why)});
   };
-  if (!open.micro_batch) choose("mbs", std::to_string(p.micro_batch), framework_mbs ? "pp micro-batches" : fastest);
+  if (!open.micro_batch) choose("mbs", std::to_string(p.micro_batch), framework_mbs ? recipe + ", pp micro-batches" : fastest);
   if (!open.sequence_parallel && base.tp > 1) choose("sp", on_off(p.sequence_parallel), fastest);
   if (!open.recompute) choose("recompute", to_string(p.recompute), fastest);
   if (modules_open && p.recompute == Recompute::selective && p.recompute_modules != kRecomputeCoreAttn)

@@ -62,10 +62,10 @@ struct Resolution {
 /// on/off at tp > 1, block recompute of 1..chunk-1 layers under full recompute, the fp8 recipes the GPU runs, fp8
 /// parameter gathers on/off under ZeRO, compiled/eager). Returns the fastest completion that fits among those
 /// taking the framework's recipe defaults (fw's recipe traits; every layer for block recompute), and the bracket
-/// over all of them. With `framework_defaults`, an unknown micro-batch the framework sets itself takes that
-/// default (torchtitan's pipeline micro-batch, gbs / dp / pp).
+/// over all of them. An unknown micro-batch the framework sets itself is a recipe default too (torchtitan's
+/// pipeline micro-batch, gbs / dp / pp); with `fastest_fit` it takes the fastest that fits like a free choice.
 Resolution fastest_fitting(const ModelDesc& model, const System& system, const OpenPlan& open, const Framework& fw,
-                           bool framework_defaults = false);
+                           bool fastest_fit = false);
 
 /// Mean absolute percentage error of predicted vs measured pairs, in percent.
 double mape(const std::vector<double>& predicted, const std::vector<double>& measured);

@@ -73,7 +73,7 @@ OpenPlan run_plan(const PublishedRun& run) {
 }
 
 ValidationReport run_validation(const std::vector<PublishedRun>& runs, const System* calibrated,
-                                bool framework_defaults) {
+                                bool fastest_fit) {
   ValidationReport report;
   std::map<std::string, GpuProfile> gpus;
   for (const PublishedRun& run : runs) {
@@ -86,13 +86,13 @@ ValidationReport run_validation(const std::vector<PublishedRun>& runs, const Sys
     const Framework* fw = framework_for(run);
     r.framework = fw->name;
     const OpenPlan plan = run_plan(run);
-    r.resolution = fastest_fitting(run.model, sys, plan, *fw, framework_defaults);
+    r.resolution = fastest_fitting(run.model, sys, plan, *fw, fastest_fit);
     // An unknown expert tensor-parallel size (null etp) is an open field like the others: Megatron-Core's default
     // (etp = tp) or no expert tensor parallelism (etp 1), whichever is the fastest that fits.
     if (run.moe && !run.etp && plan.plan.tp > 1) {
       OpenPlan alt = plan;
       alt.plan.etp = 1;
-      Resolution r1 = fastest_fitting(run.model, sys, alt, *fw, framework_defaults);
+      Resolution r1 = fastest_fitting(run.model, sys, alt, *fw, fastest_fit);
       const Estimate& a = r1.estimate;
       const Estimate& b = r.resolution.estimate;
       const bool a_valid = a.time.compute.v > 0, b_valid = b.time.compute.v > 0;

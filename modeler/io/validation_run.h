@@ -42,10 +42,10 @@ struct ValidationReport {
 /// Predicts each run on its GPU's standard system (GPU profiles loaded once each). With `calibrated`, runs on the
 /// calibrated GPU use its efficiency tables, and each tier of the run's standard system takes the fitted latency
 /// and bus-bandwidth curves of the calibrated tier of the same name; the run keeps its own topology and sizes.
-/// With `framework_defaults`, unknown plan fields the run's framework sets by default take that default (see
-/// fastest_fitting) instead of the contract's fastest setting that fits.
+/// Unknown plan fields the run's framework sets by default take that default (see fastest_fitting); with
+/// `fastest_fit`, the fastest setting that fits instead.
 ValidationReport run_validation(const std::vector<PublishedRun>& runs, const System* calibrated = nullptr,
-                                bool framework_defaults = false);
+                                bool fastest_fit = false);
 
 /// How validation reads a run, shared with the search-quality test so both predict the same thing:
 /// the framework profile (megatron-lm-legacy for Megatron-LM runs whose source cites a year before 2023),

@@ -47,5 +47,5 @@ expect 0 "{generation: H100, framework: megatron-lm, runs: 3," -- cat "$tmp/rec.
 expect 2 "exists" -- "$BIN" validate --runs "$tmp/few.yaml" --write-record "$tmp/rec.yaml"
 expect 0 "" -- "$BIN" validate --runs "$tmp/few.yaml" --write-record "$tmp/rec.yaml" --force
 expect 2 "--write-record records the plain validation" -- "$BIN" validate --runs "$tmp/few.yaml" \
-  --write-record "$tmp/rec2.yaml" --framework-defaults
+  --write-record "$tmp/rec2.yaml" --fastest-fit
 finish

@@ -14,10 +14,10 @@ expect 0 "mcore080_h100_weak_1.7b" -- "$BIN" validate --runs "$tmp/few.yaml"
   'import json,sys; j=json.load(sys.stdin); assert j["summary"]["throughput"]["runs"] >= 1' \
   && echo "ok: validate --json" || { echo "FAIL: validate --json"; fails=$((fails + 1)); }
 
-# --framework-defaults: torchtitan's 405B pipeline row takes its pp micro-batches (mbs 32 / 8 = 4), not mbs 1.
+# torchtitan's 405B pipeline row takes its recipe default, pp micro-batches (mbs 32 / 8 = 4); --fastest-fit: mbs 1.
 awk '/^- id:/ {keep = ($3 == "torchtitan_h100_t5_405b_g512_1f1b")} keep' \
   "$SRC/tests/validation/published_runs.yaml" >"$tmp/titan_pp.yaml"
-expect 0 "mbs=1 (fastest that fits)" -- "$BIN" validate --runs "$tmp/titan_pp.yaml"
+expect 0 "mbs=4 (recipe default, pp micro-batches)" -- "$BIN" validate --runs "$tmp/titan_pp.yaml"
 # Every unstated field says the value used and why, with the bracket over the settings left open (text, JSON).
 expect 0 "fp8_recipe=tensorwise (recipe default) fp8_param_gather=on (recipe default)" -- \
   "$BIN" validate --runs "$tmp/titan_pp.yaml"
@@ -25,17 +25,17 @@ expect 0 "fp8_recipe=tensorwise (recipe default) fp8_param_gather=on (recipe def
 import json, sys
 row = json.load(sys.stdin)["runs"][0]
 why = {u["field"]: (u["value"], u["why"]) for u in row["unstated"]}
-assert why["mbs"] == ("1", "fastest that fits"), why
+assert why["mbs"] == ("4", "recipe default, pp micro-batches"), why
 assert why["fp8_recipe"] == ("tensorwise", "recipe default"), why
 b = row["bracket"]
 assert b["settings"] > 1 and b["worst_error_pct"] <= row["error_pct"] <= b["best_error_pct"], b
 ' && echo "ok: validate --json carries unstated fields and the bracket" \
   || { echo "FAIL: unstated/bracket JSON"; fails=$((fails + 1)); }
-expect 0 "mbs=4 (pp micro-batches)" -- "$BIN" validate --runs "$tmp/titan_pp.yaml" --framework-defaults
-"$BIN" validate --runs "$tmp/titan_pp.yaml" --framework-defaults --json |
-  python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["context"]["framework_defaults"] is True' \
-  && echo "ok: validate --framework-defaults --json" \
-  || { echo "FAIL: framework_defaults in JSON"; fails=$((fails + 1)); }
+expect 0 "mbs=1 (fastest that fits)" -- "$BIN" validate --runs "$tmp/titan_pp.yaml" --fastest-fit
+"$BIN" validate --runs "$tmp/titan_pp.yaml" --fastest-fit --json |
+  python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["context"]["fastest_fit"] is True' \
+  && echo "ok: validate --fastest-fit --json" \
+  || { echo "FAIL: fastest_fit in JSON"; fails=$((fails + 1)); }
 
 sed 's/  trust: high/  trusst: high/' "$tmp/few.yaml" >"$tmp/typo.yaml"
 expect 2 "unknown key 'mcore080_h100_weak_1.7b.trusst', did you mean 'trust'?" -- "$BIN" validate \

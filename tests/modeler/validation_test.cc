@@ -132,30 +132,45 @@ TEST_CASE("known fields are kept and not reported; tp 1 has no SP choice") {
   CHECK(r.chosen[0].rfind("recompute=", 0) == 0);
 }
 
-TEST_CASE("framework defaults: one that splits the batch into pp micro-batches fixes an open micro-batch") {
+TEST_CASE("recipe defaults: a framework that splits the batch into pp micro-batches fixes an open micro-batch") {
   test::Setup su = base();
   su.plan = test::plan_of(1, 2, 4, 1, 1, 32, 128);  // 8 sequences per data-parallel rank, 2 pipeline ranks
   const OpenPlan open = open_plan(su.plan, std::nullopt, std::nullopt, Recompute::none);
   Resolution free = fastest_fitting(su.model, su.system, open, su.framework);
   CHECK(free.candidates == 4);  // micro-batches 1, 2, 4, 8
+  REQUIRE(free.chosen.size() == 1);
+  CHECK(free.chosen[0].find("(fastest that fits)") != std::string::npos);
   su.framework.pp_microbatches_default_to_pp = true;
-  // design.md's rule (fastest that fits) unless framework defaults are asked for.
-  CHECK(fastest_fitting(su.model, su.system, open, su.framework).candidates == 4);
-  const Resolution fixed = fastest_fitting(su.model, su.system, open, su.framework, true);
-  CHECK(fixed.candidates == 1);
+  // The source ran the framework's default: it is the prediction; the other micro-batches stay in the bracket.
+  const Resolution fixed = fastest_fitting(su.model, su.system, open, su.framework);
+  CHECK(fixed.candidates == 4);
+  CHECK(fixed.bracket.settings == free.bracket.settings);
+  CHECK(fixed.bracket.best_tokens_per_s_per_gpu == doctest::Approx(free.bracket.best_tokens_per_s_per_gpu));
   CHECK(fixed.estimate.plan.micro_batch == 4);  // 8 / pp 2
   REQUIRE(fixed.chosen.size() == 1);
-  CHECK(fixed.chosen[0] == "mbs=4 (pp micro-batches)");
+  CHECK(fixed.chosen[0] == "mbs=4 (recipe default, pp micro-batches)");
+  REQUIRE(fixed.choices.size() == 1);
+  CHECK(fixed.choices[0].why == "recipe default, pp micro-batches");
+  // fastest_fit: the old completion, the fastest micro-batch that fits, as without the framework default.
+  const Resolution fast = fastest_fitting(su.model, su.system, open, su.framework, true);
+  CHECK(fast.estimate.plan.micro_batch == free.estimate.plan.micro_batch);
+  CHECK(fast.chosen == free.chosen);
   // A stated micro-batch wins; without PP, or when pp does not divide the rank's batch, the choice stays free.
-  CHECK(fastest_fitting(su.model, su.system, open_plan(su.plan, 1, std::nullopt, Recompute::none), su.framework, true)
+  CHECK(fastest_fitting(su.model, su.system, open_plan(su.plan, 1, std::nullopt, Recompute::none), su.framework)
             .estimate.plan.micro_batch == 1);
   su.plan = test::plan_of(1, 1, 8, 1, 1, 32, 128);
-  CHECK(fastest_fitting(su.model, su.system, open_plan(su.plan, std::nullopt, std::nullopt, Recompute::none),
-                        su.framework, true).candidates == 3);
+  const Resolution no_pp =
+      fastest_fitting(su.model, su.system, open_plan(su.plan, std::nullopt, std::nullopt, Recompute::none),
+                      su.framework);
+  CHECK(no_pp.candidates == 3);
+  CHECK(no_pp.chosen[0].find("(fastest that fits)") != std::string::npos);
   su.plan = test::plan_of(1, 8, 1, 1, 1, 12, 128);
   su.model.layers = 8;
-  CHECK(fastest_fitting(su.model, su.system, open_plan(su.plan, std::nullopt, std::nullopt, Recompute::none),
-                        su.framework, true).candidates == 6);  // 12 / pp 8 is no integer: 1, 2, 3, 4, 6, 12
+  const Resolution odd =
+      fastest_fitting(su.model, su.system, open_plan(su.plan, std::nullopt, std::nullopt, Recompute::none),
+                      su.framework);
+  CHECK(odd.candidates == 6);  // 12 / pp 8 is no integer: 1, 2, 3, 4, 6, 12, fastest that fits
+  CHECK(odd.chosen[0].find("(fastest that fits)") != std::string::npos);
 }
 
 TEST_CASE("an invalid plan reports its constraint problems") {
