@@ -556,7 +556,8 @@ QuantizeTimes quantize_times(const Context& ctx, const Sharding& sh, const Gemms
   const double attn_w = T > 0 ? proj.flops_fwd / (2.0 * T) : 0.0;
   constexpr double kLinears = 4.0;  // QKV, output projection, MLP up and down: one quantization each
   auto pass = [&](const QuantizeCost& q, double elems) {
-    return memory_time(g, Bytes(elems * q.bytes_per_elem / (kLinears * q.kernels))) * (kLinears * q.kernels);
+    return memory_time(g, Bytes(elems * q.bytes_per_elem / (kLinears * q.kernels))) * (kLinears * q.kernels) +
+           memory_time(g, Bytes(0.0)) * (kLinears * q.launch_only_ops);
   };
   QuantizeTimes t;
   t.fwd = pass(k.activation, attn_in + mlp.linear_input_elems);

@@ -114,13 +114,9 @@ MoeHostCost moe_host_cost(const Plan& p, const Framework& f, const Gpu& gpu, int
     const RecipeKernels k = recipe_kernels(effective_fp8_recipe(p, f), f);
     // Delayed scaling quantizes all splits in one fused multi_cast_transpose (no per-expert launches).
     const Fp8Recipe recipe = effective_fp8_recipe(p, f);
-    s.quant_kernels = recipe == Fp8Recipe::delayed ? 0 : k.activation.kernels;
-    // Transformer Engine v2.7 current scaling, per split (pytorch/csrc/quantizer.cpp
-    // Float8CurrentScalingQuantizer::quantize_impl): nvte_compute_amax (common/recipe/current_scaling.cu: a
-    // cudaMemsetAsync of the amax, then the amax kernel), nvte_compute_scale_from_amax (a 1x1 kernel),
-    // nvte_quantize_v2: 4 GPU operations, of which precision_recipe times the amax pass and the cast.
-    if (recipe == Fp8Recipe::tensorwise && f.fp8_library == Fp8Library::transformer_engine)
-      s.quant_ops_per_split = 4;
+    // Every split runs the recipe's GPU operations (Transformer Engine v2.7 current scaling: memset, amax, scale,
+    // cast; precision_recipe.cc), all of which layer_cost times once per linear.
+    s.quant_kernels = recipe == Fp8Recipe::delayed ? 0 : k.activation.kernels + k.activation.launch_only_ops;
   }
   s.wgrad = !base_frozen(p);
   const MoeKernelCount n = moe_layer_kernels(s);

@@ -19,9 +19,11 @@ RecipeKernels transformer_engine(Fp8Recipe r) {
       return {q, q, q};
     }
     case Fp8Recipe::tensorwise: {
-      // Float8CurrentScaling: the tensor's own amax first (common/recipe/current_scaling.cu: a full read), the
-      // scale from it, then the cast-transpose: two kernels, the tensor read twice.
-      const QuantizeCost q{kSrc + kSrc + 1.0 + 1.0, 2};
+      // Float8CurrentScaling (v2.7 pytorch/csrc/quantizer.cpp Float8CurrentScalingQuantizer::quantize_impl): the
+      // tensor's own amax first (nvte_compute_amax, common/recipe/current_scaling.cu: a cudaMemsetAsync of the amax,
+      // then the amax kernel, a full read), the scale from it (nvte_compute_scale_from_amax, a 1x1 kernel), then
+      // the cast-transpose (nvte_quantize_v2): two kernels that read the tensor twice, and two that move nothing.
+      const QuantizeCost q{kSrc + kSrc + 1.0 + 1.0, 2, 2};
       return {q, q, q};
     }
     case Fp8Recipe::blockwise: {

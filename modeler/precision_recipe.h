@@ -18,7 +18,8 @@ namespace shardplan {
 /// copy and the column-wise copy the backward pass needs), and the number of kernels that do it.
 struct QuantizeCost {
   double bytes_per_elem = 0;
-  int kernels = 0;
+  int kernels = 0;          // the kernels that move bytes_per_elem between them
+  int launch_only_ops = 0;  // GPU operations beside them that move next to nothing (a memset, a 1x1 kernel)
 };
 
 /// The quantization of each kind of GEMM operand under a recipe: the layer input (forward GEMM and, column-wise,

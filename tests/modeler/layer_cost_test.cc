@@ -400,4 +400,23 @@ TEST_CASE("fp8 GEMMs: blockwise and mxfp8 use the block-scaled table, delayed an
   CHECK(gemms(Fp8Recipe::blockwise) == doctest::Approx(gemms(Fp8Recipe::tensorwise)));
 }
 
+TEST_CASE("fp8 quantization launches: current scaling's memset and scale kernel beside its amax pass and cast") {
+  // Bandwidth unbounded, so each quantization operation costs the GPU's fixed kernel time. Per pass, 4 linears:
+  // delayed scaling 1 cast-transpose each; Transformer Engine's current scaling 4 operations each (memset, amax,
+  // scale, cast; precision_recipe.cc). Parameters kept in fp8 make the weights' copy the same for both.
+  test::Setup su = tiny();
+  compute_only(&su);
+  su.plan.precision = Dtype::fp8;
+  su.plan.fp8_param_gather = true;
+  su.system.gpu.peak[static_cast<int>(Dtype::fp8)] = FlopsPerSec(2 * test::kPeak);
+  su.system.gpu.eff.kernel_overhead = Seconds(3e-6);
+  const auto cost = [&](Fp8Recipe r) {
+    su.plan.fp8_recipe = r;
+    return layer_cost(su.ctx(), su.sharding());
+  };
+  const LayerCost delayed = cost(Fp8Recipe::delayed), current = cost(Fp8Recipe::tensorwise);
+  CHECK(current.forward.time.v - delayed.forward.time.v == doctest::Approx(4 * (4 - 1) * 3e-6).scale(0));
+  CHECK(current.backward.time.v - delayed.backward.time.v == doctest::Approx(4 * (4 - 1) * 3e-6).scale(0));
+}
+
 }  // TEST_SUITE

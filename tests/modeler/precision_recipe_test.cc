@@ -16,6 +16,8 @@ TEST_CASE("Transformer Engine's quantization bytes per element: one fused pass u
   const RecipeKernels current = recipe_kernels(Fp8Recipe::tensorwise, te);
   CHECK(current.activation.bytes_per_elem == doctest::Approx(6.0));  // + the amax pass's read
   CHECK(current.activation.kernels == 2);
+  CHECK(current.activation.launch_only_ops == 2);  // the amax's memset and the 1x1 scale kernel
+  CHECK(delayed.activation.launch_only_ops == 0);
   const RecipeKernels block = recipe_kernels(Fp8Recipe::blockwise, te);
   CHECK(block.activation.bytes_per_elem == doctest::Approx(4.0 + 8.0 / 128.0));
   CHECK(block.weight.bytes_per_elem < block.activation.bytes_per_elem);  // 128x128 weight blocks: fewer scales

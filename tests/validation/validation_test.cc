@@ -128,7 +128,10 @@ TEST_CASE("throughput MAPE per group") {
   // A null pipeline micro-batch takes torchtitan's default, pp micro-batches per rank's batch (the source ran it;
   // torchtitan@9dec370 pipelining_utils.py), not the fastest that fits: all dense 14.7 -> 14.3% (the two 405B
   // pipeline-schedule rows +54.1 -> +11.8% and +32.9 -> +14.1%; no other row moves).
-  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 12.5, kGuardDense = 14.8, kGuardMoe = 17.2;
+  // The same 4 operations per quantization for every current-scaling linear, dense ones included (memset and the
+  // 1x1 scale kernel at the GPU's fixed kernel time; precision_recipe.cc): MoE 16.9 -> 16.4%, Blackwell bias
+  // +5.1 -> +4.6%, every tensorwise fp8 row 0.1-1.4 points slower.
+  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 12.5, kGuardDense = 14.8, kGuardMoe = 16.7;
   const io::GroupStats e = group(moe);
   report_target("Korthikanti", k, 5.0, kGuardKorthikanti);
   report_target("Megatron-based", m, 12.0, kGuardMegatron);
