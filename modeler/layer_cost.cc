@@ -548,7 +548,7 @@ QuantizeTimes quantize_times(const Context& ctx, const Sharding& sh, const Gemms
   const Framework& fw = ctx.framework;
   const Gpu& g = ctx.system.gpu;
   const double T = sh.tokens, h = m.hidden;
-  const RecipeKernels k = recipe_kernels(effective_fp8_recipe(ctx.plan, fw), fw);
+  const RecipeKernels k = recipe_kernels(effective_fp8_recipe(ctx.plan, fw), fw, g);
   // Attention projections: QKV and output inputs (the QKV input before sequence parallelism's all-gather, as
   // the existing cast convention), their outputs, and their weights (FLOPs / 2T: every projection sees T rows).
   const double attn_in = sh.norm_tokens * h + T * sh.heads * m.head_dim;

@@ -111,7 +111,7 @@ MoeHostCost moe_host_cost(const Plan& p, const Framework& f, const Gpu& gpu, int
   s.local_experts = std::max(1, local_experts);
   s.gemm_per_expert = f.moe_gemm_per_expert;
   if (quantized_gemms(p)) {
-    const RecipeKernels k = recipe_kernels(effective_fp8_recipe(p, f), f);
+    const RecipeKernels k = recipe_kernels(effective_fp8_recipe(p, f), f, gpu);
     // Delayed scaling quantizes all splits in one fused multi_cast_transpose (no per-expert launches).
     const Fp8Recipe recipe = effective_fp8_recipe(p, f);
     // Every split runs the recipe's GPU operations (Transformer Engine v2.7 current scaling: memset, amax, scale,

@@ -8,14 +8,18 @@ constexpr double kSrc = 2.0;  // the 16-bit tensor a quantization kernel reads
 /// Transformer Engine (transformer_engine/pytorch/tensor/*_tensor.py quantizers and the common/ kernels they call).
 /// Every fp8 linear quantizes its input, its output gradient and its weight into a row-wise copy (forward GEMM,
 /// data gradient) and a column-wise copy (weight gradient; on Hopper the transposed data, since its fp8 tensor
-/// cores take only TN layouts), both written by one fused kernel.
-RecipeKernels transformer_engine(Fp8Recipe r) {
+/// cores take only TN layouts), both written by one fused kernel. Where the GPU's fp8 GEMMs take other layouts
+/// (`non_tn`: Blackwell), the per-tensor quantizers write the row-wise data only and the weight-gradient GEMM reads
+/// it as is (v2.7 pytorch/csrc/quantizer.cpp: Float8Quantizer and Float8CurrentScalingQuantizer create the
+/// transpose only when `columnwise_usage && !nvte_is_non_tn_fp8_gemm_supported()`).
+RecipeKernels transformer_engine(Fp8Recipe r, bool non_tn) {
+  const double transpose = non_tn ? 0.0 : 1.0;  // the column-wise fp8 copy's write, per element
   switch (r) {
     case Fp8Recipe::delayed: {
       // DelayedScaling: the scale comes from the amax history of earlier steps, so one fused cast-transpose
       // (common/transpose/cast_transpose.cu) reads the tensor and writes both fp8 copies, recording the amax as it
       // goes; the history update and its reduction are one small kernel per step.
-      const QuantizeCost q{kSrc + 1.0 + 1.0, 1};
+      const QuantizeCost q{kSrc + 1.0 + transpose, 1};
       return {q, q, q};
     }
     case Fp8Recipe::tensorwise: {
@@ -23,7 +27,7 @@ RecipeKernels transformer_engine(Fp8Recipe r) {
       // tensor's own amax first (nvte_compute_amax, common/recipe/current_scaling.cu: a cudaMemsetAsync of the amax,
       // then the amax kernel, a full read), the scale from it (nvte_compute_scale_from_amax, a 1x1 kernel), then
       // the cast-transpose (nvte_quantize_v2): two kernels that read the tensor twice, and two that move nothing.
-      const QuantizeCost q{kSrc + kSrc + 1.0 + 1.0, 2, 2};
+      const QuantizeCost q{kSrc + kSrc + 1.0 + transpose, 2, 2};
       return {q, q, q};
     }
     case Fp8Recipe::blockwise: {
@@ -56,8 +60,8 @@ RecipeKernels transformer_engine(Fp8Recipe r) {
 /// torch._scaled_mm wants the weight-gradient operands column-major, a transposed fp8 copy (read 1, write 1).
 /// Under torch.compile Inductor fuses the cast with the transposed write; eager runs them separately. Recipes
 /// other than tensor-wise (torchao's rowwise, mxfp8) are counted as Transformer Engine's of the same kind.
-RecipeKernels torchao(Fp8Recipe r) {
-  if (r != Fp8Recipe::tensorwise && r != Fp8Recipe::delayed) return transformer_engine(r);
+RecipeKernels torchao(Fp8Recipe r, bool non_tn) {
+  if (r != Fp8Recipe::tensorwise && r != Fp8Recipe::delayed) return transformer_engine(r, non_tn);
   const QuantizeCost q{kSrc + kSrc + 1.0 + 1.0 + 1.0, 3};
   return {q, q, q};
 }
@@ -69,8 +73,14 @@ Fp8Recipe effective_fp8_recipe(const Plan& p, const Framework& fw) {
   return fw.fp8_recipe;
 }
 
-RecipeKernels recipe_kernels(Fp8Recipe recipe, const Framework& fw) {
-  return fw.fp8_library == Fp8Library::torchao ? torchao(recipe) : transformer_engine(recipe);
+bool te_fp8_non_tn_gemm(const Gpu& g) {
+  const double cc = g.compute_capability;
+  return (cc >= 10.0 && cc < 12.0) || cc >= 13.0;
+}
+
+RecipeKernels recipe_kernels(Fp8Recipe recipe, const Framework& fw, const Gpu& gpu) {
+  const bool non_tn = te_fp8_non_tn_gemm(gpu);
+  return fw.fp8_library == Fp8Library::torchao ? torchao(recipe, non_tn) : transformer_engine(recipe, non_tn);
 }
 
 Fp8Scaling gemm_scaling(Fp8Recipe recipe) {

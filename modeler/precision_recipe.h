@@ -31,8 +31,14 @@ struct RecipeKernels {
 /// The recipe a plan runs: the plan's own, else nvfp4 for fp4 GEMMs, else the framework's published recipe.
 Fp8Recipe effective_fp8_recipe(const Plan& p, const Framework& fw);
 
-/// The quantization kernels of `recipe` as `fw`'s library runs them (Framework::fp8_library).
-RecipeKernels recipe_kernels(Fp8Recipe recipe, const Framework& fw);
+/// Whether Transformer Engine runs per-tensor fp8 GEMMs in non-TN layouts on `g`, so that its quantizers write no
+/// transposed copy (v2.7 common/transformer_engine.cpp nvte_is_non_tn_fp8_gemm_supported: compute capability
+/// 10.x-11.x or 13.0 and later, i.e. Blackwell datacenter parts). A profile without a compute capability is taken
+/// as TN-only (Hopper, Ada), the layout every earlier fp8 GPU has.
+bool te_fp8_non_tn_gemm(const Gpu& g);
+
+/// The quantization kernels of `recipe` as `fw`'s library runs them (Framework::fp8_library) on `gpu`.
+RecipeKernels recipe_kernels(Fp8Recipe recipe, const Framework& fw, const Gpu& gpu);
 
 /// The GEMM table `recipe`'s fp8 GEMMs use (gemm_model.h). blockwise: the block-scaled (fp8_block) table. mxfp8:
 /// the same, since MXFP8 is block scaling done by Blackwell's tensor cores (1x32 blocks, E8M0 scales), the MMA the

@@ -10,32 +10,62 @@ TEST_SUITE("precision_recipe") {
 
 TEST_CASE("Transformer Engine's quantization bytes per element: one fused pass unless the recipe needs an amax first") {
   const Framework te = *find_framework("megatron-lm");
-  const RecipeKernels delayed = recipe_kernels(Fp8Recipe::delayed, te);
+  Gpu hopper;
+  hopper.compute_capability = 9.0;
+  const RecipeKernels delayed = recipe_kernels(Fp8Recipe::delayed, te, hopper);
   CHECK(delayed.activation.bytes_per_elem == doctest::Approx(4.0));  // read bf16, write fp8 row- and column-wise
   CHECK(delayed.activation.kernels == 1);
-  const RecipeKernels current = recipe_kernels(Fp8Recipe::tensorwise, te);
+  const RecipeKernels current = recipe_kernels(Fp8Recipe::tensorwise, te, hopper);
   CHECK(current.activation.bytes_per_elem == doctest::Approx(6.0));  // + the amax pass's read
   CHECK(current.activation.kernels == 2);
   CHECK(current.activation.launch_only_ops == 2);  // the amax's memset and the 1x1 scale kernel
   CHECK(delayed.activation.launch_only_ops == 0);
-  const RecipeKernels block = recipe_kernels(Fp8Recipe::blockwise, te);
+  const RecipeKernels block = recipe_kernels(Fp8Recipe::blockwise, te, hopper);
   CHECK(block.activation.bytes_per_elem == doctest::Approx(4.0 + 8.0 / 128.0));
   CHECK(block.weight.bytes_per_elem < block.activation.bytes_per_elem);  // 128x128 weight blocks: fewer scales
-  CHECK(recipe_kernels(Fp8Recipe::mxfp8, te).gradient.bytes_per_elem == doctest::Approx(4.0 + 2.0 / 32.0));
-  const RecipeKernels fp4 = recipe_kernels(Fp8Recipe::nvfp4, te);
+  CHECK(recipe_kernels(Fp8Recipe::mxfp8, te, hopper).gradient.bytes_per_elem == doctest::Approx(4.0 + 2.0 / 32.0));
+  const RecipeKernels fp4 = recipe_kernels(Fp8Recipe::nvfp4, te, hopper);
   CHECK(fp4.activation.bytes_per_elem == doctest::Approx(2.0 + 2.0 + 1.0 + 2.0 / 16.0));
   CHECK(fp4.activation.kernels == 2);
 }
 
+TEST_CASE("on Blackwell Transformer Engine's per-tensor quantizers write no transposed copy") {
+  // v2.7 nvte_is_non_tn_fp8_gemm_supported: compute capability 10.x-11.x or 13+ takes non-TN fp8 GEMMs.
+  const Framework te = *find_framework("megatron-lm");
+  Gpu g;
+  CHECK_FALSE(te_fp8_non_tn_gemm(g));  // unstated: TN-only
+  for (double cc : {8.9, 9.0, 12.0}) {
+    g.compute_capability = cc;
+    CHECK_FALSE(te_fp8_non_tn_gemm(g));
+  }
+  for (double cc : {10.0, 10.3, 13.0}) {
+    g.compute_capability = cc;
+    CHECK(te_fp8_non_tn_gemm(g));
+  }
+  g.compute_capability = 10.0;
+  CHECK(recipe_kernels(Fp8Recipe::delayed, te, g).activation.bytes_per_elem == doctest::Approx(3.0).scale(0));
+  CHECK(recipe_kernels(Fp8Recipe::tensorwise, te, g).gradient.bytes_per_elem == doctest::Approx(5.0).scale(0));
+  // The block-scaled recipes keep both copies: their scales run along different axes.
+  CHECK(recipe_kernels(Fp8Recipe::mxfp8, te, g).activation.bytes_per_elem ==
+        doctest::Approx(4.0 + 2.0 / 32.0).scale(0));
+  // torchao's tensorwise path is torch._scaled_mm's, unchanged by the GPU.
+  const Framework ao = *find_framework("torchtitan");
+  Gpu h;
+  h.compute_capability = 9.0;
+  CHECK(recipe_kernels(Fp8Recipe::tensorwise, ao, g).activation.bytes_per_elem ==
+        recipe_kernels(Fp8Recipe::tensorwise, ao, h).activation.bytes_per_elem);
+}
+
 TEST_CASE("torchao's tensorwise casts: amax, cast and a transposed copy") {
   const Framework ao = *find_framework("torchtitan");
+  const Gpu hopper;  // no compute capability stated: TN-only, as Hopper
   CHECK(ao.fp8_library == Fp8Library::torchao);
-  const RecipeKernels k = recipe_kernels(Fp8Recipe::tensorwise, ao);
+  const RecipeKernels k = recipe_kernels(Fp8Recipe::tensorwise, ao, hopper);
   CHECK(k.activation.bytes_per_elem == doctest::Approx(7.0));
   CHECK(k.activation.kernels == 3);
   // Block-scaled recipes are counted as Transformer Engine's.
-  CHECK(recipe_kernels(Fp8Recipe::mxfp8, ao).activation.bytes_per_elem ==
-        recipe_kernels(Fp8Recipe::mxfp8, *find_framework("nemo")).activation.bytes_per_elem);
+  CHECK(recipe_kernels(Fp8Recipe::mxfp8, ao, hopper).activation.bytes_per_elem ==
+        recipe_kernels(Fp8Recipe::mxfp8, *find_framework("nemo"), hopper).activation.bytes_per_elem);
 }
 
 TEST_CASE("the recipe a plan runs, and the bytes its parameter gathers move") {

@@ -108,7 +108,7 @@ double predict_us(const MoeRow& r) {
   const MoeForwardParts q = moe_forward_parts(ctx, sh);
   Seconds t = q.routing + q.permutation + q.fc1 + q.fc2 + q.activation;
   if (p.precision == Dtype::fp8) {
-    const RecipeKernels k = recipe_kernels(Fp8Recipe::tensorwise, fw);
+    const RecipeKernels k = recipe_kernels(Fp8Recipe::tensorwise, fw, sys.gpu);
     t += memory_time(sys.gpu, Bytes(sh.expert_tokens * (m.hidden + sh.expert_ffn) * k.activation.bytes_per_elem));
   }
   return t.v * 1e6;
