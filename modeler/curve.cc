@@ -71,6 +71,16 @@ void Grid3::index() {
   log_k = logs_of(k);
 }
 
+Curve Curve::powers_of_two(int first_log2, std::span<const double> values, double unit, std::string src) {
+  Curve c;
+  for (size_t i = 0; i < values.size(); ++i) {
+    c.x.push_back(static_cast<double>(1ULL << (first_log2 + static_cast<int>(i))));
+    c.y.push_back(values[i] * unit);
+  }
+  c.source = std::move(src);
+  return c;
+}
+
 Curve Curve::constant(double value, std::string src) {
   Curve c;
   c.x = {1.0};

@@ -2,6 +2,7 @@
 // The same form is written by calibration (`shardplan calibrate fit`) and by hand in hwprofiles/.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct Curve {
   bool empty() const { return x.empty(); }
   double at(double xq) const;
   static Curve constant(double y, std::string source);
+  /// A measured table binned at powers of two: x = 2^(first_log2 + i), y = values[i] * unit (the measured kernel
+  /// tables of modeler/serving/, stored in the units their sources print).
+  static Curve powers_of_two(int first_log2, std::span<const double> values, double unit, std::string source);
 };
 
 /// y(m, n, k) on a measured grid, interpolated trilinearly in (log m, log n, log k) and clamped to the grid at

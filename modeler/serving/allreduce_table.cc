@@ -57,12 +57,8 @@ const Curve* tp_allreduce_latency(const std::string& gpu, int gpus) {
   static const std::vector<Curve> curves = [] {
     std::vector<Curve> out;
     for (const Row& r : kRows) {
-      Curve c;
-      for (int i = 0; i < 15; ++i) {
-        c.x.push_back(static_cast<double>(1ULL << (12 + i)));
-        c.y.push_back(r.us[static_cast<size_t>(i)] * 1e-6);
-      }
-      c.source = "AIConfigurator measured custom all-reduce under CUDA graphs (allreduce_table.cc)";
+      Curve c = Curve::powers_of_two(
+          12, r.us, 1e-6, "AIConfigurator measured custom all-reduce under CUDA graphs (allreduce_table.cc)");
       out.push_back(std::move(c));
     }
     return out;

@@ -55,12 +55,8 @@ const Curve* decode_attention_rate(const std::string& gpu, double kv_bytes) {
   static const std::vector<std::pair<std::string, Curve>> curves = [] {
     std::vector<std::pair<std::string, Curve>> out;
     for (const Row& r : kRows) {
-      Curve c;
-      for (int i = 0; i < 16; ++i) {
-        c.x.push_back(static_cast<double>(1ULL << (16 + i)));
-        c.y.push_back(r.gbps[static_cast<size_t>(i)] * 1e9);
-      }
-      c.source = "AIConfigurator measured decode attention (decode_attention_table.cc)";
+      Curve c = Curve::powers_of_two(
+          16, r.gbps, 1e9, "AIConfigurator measured decode attention (decode_attention_table.cc)");
       out.emplace_back(std::string(r.gpu) + "/" + r.kv, std::move(c));
     }
     return out;

@@ -49,12 +49,8 @@ const Curve* decode_gemm_rate(const std::string& gpu, Dtype d) {
   static const std::vector<std::pair<std::string, Curve>> curves = [] {
     std::vector<std::pair<std::string, Curve>> out;
     for (const Row& r : kRows) {
-      Curve c;
-      for (int i = 0; i < 13; ++i) {
-        c.x.push_back(static_cast<double>(1ULL << (20 + i)));
-        c.y.push_back(r.gbps[static_cast<size_t>(i)] * 1e9);
-      }
-      c.source = "AIConfigurator measured GEMMs, m <= 16 (decode_gemm_table.cc)";
+      Curve c = Curve::powers_of_two(
+          20, r.gbps, 1e9, "AIConfigurator measured GEMMs, m <= 16 (decode_gemm_table.cc)");
       out.emplace_back(std::string(r.gpu) + "/" + r.dtype, std::move(c));
     }
     return out;

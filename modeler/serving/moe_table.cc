@@ -181,12 +181,9 @@ const Curve* moe_layer_flop_rate(const Gpu& gpu, WeightFormat experts) {
   static const std::vector<Curve> curves = [] {
     std::vector<Curve> out;
     for (const FlopRow& r : kFlopRows) {
-      Curve c;
-      for (int i = 0; i < 15; ++i) {
-        c.x.push_back(static_cast<double>(1ULL << (30 + i)));
-        c.y.push_back(r.tflops[static_cast<size_t>(i)] * 1e12);
-      }
-      c.source = "AIConfigurator measured MoE layers, balanced routing, > 16 rows per expert (moe_table.cc)";
+      Curve c = Curve::powers_of_two(30, r.tflops, 1e12,
+                                     "AIConfigurator measured MoE layers, balanced routing, > 16 rows per expert "
+                                     "(moe_table.cc)");
       out.push_back(std::move(c));
     }
     return out;
@@ -204,12 +201,9 @@ const Curve* moe_layer_rate(const Gpu& gpu, WeightFormat experts) {
   static const std::vector<std::pair<std::string, Curve>> curves = [] {
     std::vector<std::pair<std::string, Curve>> out;
     for (const Row& r : kRows) {
-      Curve c;
-      for (int i = 0; i < 11; ++i) {
-        c.x.push_back(static_cast<double>(1ULL << (22 + i)));
-        c.y.push_back(r.gbps[static_cast<size_t>(i)] * 1e9);
-      }
-      c.source = "AIConfigurator measured MoE layers, balanced routing, <= 16 rows per expert (moe_table.cc)";
+      Curve c = Curve::powers_of_two(22, r.gbps, 1e9,
+                                     "AIConfigurator measured MoE layers, balanced routing, <= 16 rows per expert "
+                                     "(moe_table.cc)");
       out.emplace_back(std::string(r.gpu) + "/" + r.dtype, std::move(c));
     }
     return out;

@@ -64,12 +64,8 @@ const Curve* prefill_gemm_rate(const std::string& gpu, WeightFormat f) {
   static const std::vector<Curve> curves = [] {
     std::vector<Curve> out;
     for (const Row& r : kRows) {
-      Curve c;
-      for (int i = 0; i < 15; ++i) {
-        c.x.push_back(static_cast<double>(1ULL << (30 + i)));
-        c.y.push_back(r.tflops[static_cast<size_t>(i)] * 1e12);
-      }
-      c.source = "AIConfigurator measured GEMMs, m >= 128 (prefill_gemm_table.cc)";
+      Curve c = Curve::powers_of_two(
+          30, r.tflops, 1e12, "AIConfigurator measured GEMMs, m >= 128 (prefill_gemm_table.cc)");
       out.push_back(std::move(c));
     }
     return out;

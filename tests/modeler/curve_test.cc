@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <array>
+
 #include "modeler/problems.h"
 
 using namespace shardplan;
@@ -24,6 +26,17 @@ TEST_CASE("Curve::at interpolates linearly in log(x)") {
   CHECK(c.at(1e4) == doctest::Approx(0.4));     // a third of the way in log10: 3 -> 4 of 3 -> 6
   CHECK(c.at(1e5) == doctest::Approx(0.6));
   CHECK(c.at(31622.776601683792) == doctest::Approx(0.5));  // 10^4.5, the log midpoint
+}
+
+TEST_CASE("Curve::powers_of_two bins a measured table at 2^k in the stated unit") {
+  const std::array<double, 3> tflops = {10, 20, 40};
+  const Curve c = Curve::powers_of_two(30, tflops, 1e12, "test table");
+  REQUIRE(c.x.size() == 3);
+  CHECK(c.x[0] == 1073741824.0);  // 2^30
+  CHECK(c.x[2] == 4294967296.0);  // 2^32
+  CHECK(c.y[1] == 20e12);
+  CHECK(c.source == "test table");
+  CHECK(c.at(2147483648.0) == doctest::Approx(20e12).scale(0));
 }
 
 TEST_CASE("Curve::at with three points uses the bracketing segment") {
