@@ -47,7 +47,7 @@ TEST_CASE("the profile inherits the base, loads, applies each fitted value and r
   const System s = io::parse_cluster(text, "mine.yaml", 0);
   CHECK(s.overlap_efficiency == doctest::Approx(0.85));
   CHECK(to_GiB(s.memory_reserve) == doctest::Approx(1.5));
-  CHECK(s.gpu.eff.kernel_overhead.v == doctest::Approx(6.5e-6));
+  CHECK(s.gpu.eff.kernel_overhead.v == doctest::Approx(6.5e-6).scale(0));
   CHECK(s.tiers[0].busbw_eff.at(1e8) == doctest::Approx(0.9 * base.tiers[0].busbw_eff.at(1e8)));
   CHECK(s.tiers[1].busbw_eff.at(1e8) == doctest::Approx(base.tiers[1].busbw_eff.at(1e8)));
   const Grid3& g = s.gpu.eff.gemm_grid[static_cast<size_t>(Dtype::bf16)];

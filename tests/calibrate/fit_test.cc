@@ -55,7 +55,7 @@ TEST_CASE("alpha-beta fit recovers known latency and bandwidth within 2% from no
     t.push_back((alpha + bus / bw) * noise(i));
   }
   const AlphaBeta ab = fit_alpha_beta(x, t);
-  CHECK(ab.alpha_s == doctest::Approx(alpha).epsilon(0.02));
+  CHECK(ab.alpha_s == doctest::Approx(alpha).epsilon(0.02).scale(0));
   CHECK(ab.bw_Bps == doctest::Approx(bw).epsilon(0.02));
 }
 
@@ -82,7 +82,7 @@ TEST_CASE("tier fit from collective rows of several kinds: latency, bandwidth, a
   const Fit fit = fit_all(rows, base, "cal");
   REQUIRE(fit.tiers.size() == 1);
   CHECK(fit.tiers[0].tier == 0);
-  CHECK(fit.tiers[0].ab.alpha_s == doctest::Approx(alpha).epsilon(0.02));
+  CHECK(fit.tiers[0].ab.alpha_s == doctest::Approx(alpha).epsilon(0.02).scale(0));
   CHECK(fit.tiers[0].ab.bw_Bps == doctest::Approx(bw).epsilon(0.02));
   CHECK(fit.tiers[0].busbw_eff.at(1 << 30) == doctest::Approx(360.0 / 450).epsilon(0.02));
   CHECK(fit.tiers[0].res.median_rel < 0.02);
@@ -124,7 +124,7 @@ TEST_CASE("GEMM and memory fits invert the predictor's formula, so predicting me
   }
   const Fit fit = fit_all(rows, test_system(), "cal");
   REQUIRE(fit.gpu.kernel_overhead_s);
-  CHECK(*fit.gpu.kernel_overhead_s == doctest::Approx(4e-6).epsilon(0.01));
+  CHECK(*fit.gpu.kernel_overhead_s == doctest::Approx(4e-6).epsilon(0.01).scale(0));
   CHECK(fit.gpu.memory->at(1e9) == doctest::Approx(0.9).epsilon(0.01));
   CHECK(fit.gpu.res.at("gemm bf16").max_rel < 0.01);
   CHECK(fit.gpu.res.at("memory").max_rel < 0.01);

@@ -77,9 +77,9 @@ TEST_CASE("the mini GPU profile reads with units converted once") {
   CHECK(p.gpu.peak_for(Dtype::fp16).v == 0);  // absent = not supported
   CHECK(p.gpu.hbm_capacity.v == doctest::Approx(10.0 * 1024 * 1024 * 1024));
   CHECK(p.gpu.hbm_bw.v == doctest::Approx(1000e9));
-  CHECK(p.gpu.eff.kernel_overhead.v == doctest::Approx(4e-6));
+  CHECK(p.gpu.eff.kernel_overhead.v == doctest::Approx(4e-6).scale(0));
   CHECK(p.gpu.eff.attention_fwd[1].empty());  // no flash3
-  CHECK(p.node.scale_up.latency.v == doctest::Approx(3.4e-6));
+  CHECK(p.node.scale_up.latency.v == doctest::Approx(3.4e-6).scale(0));
   CHECK(p.node.scale_out.domain_gpus == 0);
 }
 
@@ -282,7 +282,7 @@ TEST_CASE("fitted.host_layer_pass_ms: host time per layer pass, 0 when absent, i
   CHECK(load_system("dgx-h100", 0).host_layer_pass.v == 0);  // shipped profiles state none
   CHECK(parse_cluster(base, "c.yaml", 0).host_layer_pass.v == 0);
   const System s = parse_cluster(base + "fitted:\n  host_layer_pass_ms: 2.5\n", "c.yaml", 0);
-  CHECK(s.host_layer_pass.v == doctest::Approx(2.5e-3));
+  CHECK(s.host_layer_pass.v == doctest::Approx(2.5e-3).scale(0));
   CHECK(parse_cluster(base + "fitted:\n  host_layer_pass_ms: 0\n", "c.yaml", 0).host_layer_pass.v == 0);
   CHECK_THROWS_WITH_AS(
       parse_cluster(base + "fitted:\n  host_layer_pass_ms: 25\n", "c.yaml", 0),

@@ -190,7 +190,7 @@ TEST_CASE("apply_calibration: GPU efficiency and same-named tier tables, base to
   CHECK(s.gpus_per_node == 8);
   REQUIRE(s.tiers.size() == 2);
   CHECK(s.tiers[0].name == "nvlink");
-  CHECK(s.tiers[0].latency.v == doctest::Approx(7e-6));
+  CHECK(s.tiers[0].latency.v == doctest::Approx(7e-6).scale(0));
   CHECK(s.tiers[0].busbw_eff.y == std::vector<double>{0.7});
   CHECK(s.tiers[0].p2p_eff.y == std::vector<double>{0.6});
   CHECK(s.tiers[0].bw_per_gpu.v == test::kNvlink);

@@ -36,11 +36,11 @@ TEST_CASE("gemm_time: overhead + max(compute, memory), hand-checked") {
   // 8192^3: 8192/128 = 64 -> 4096 tiles = 38 waves of 108 -> wave eff 4096/4104.
   const double flops = 2.0 * 8192 * 8192 * 8192;
   const double expect = 5e-6 + flops / (312e12 * 0.8 * (4096.0 / 4104));
-  CHECK(gemm_time(g, Dtype::bf16, 8192, 8192, 8192).v == doctest::Approx(expect));
+  CHECK(gemm_time(g, Dtype::bf16, 8192, 8192, 8192).v == doctest::Approx(expect).scale(0));
   // 16 x 8192 x 8192 is memory-bound: bytes = (16*8192 + 8192*8192)*2 + 16*8192*2.
   const double bytes = (16.0 * 8192 + 8192.0 * 8192) * 2 + 16.0 * 8192 * 2;
   CHECK(gemm_bytes(Dtype::bf16, 16, 8192, 8192).v == bytes);
-  CHECK(gemm_time(g, Dtype::bf16, 16, 8192, 8192).v == doctest::Approx(5e-6 + bytes / (2000e9 * 0.9)));
+  CHECK(gemm_time(g, Dtype::bf16, 16, 8192, 8192).v == doctest::Approx(5e-6 + bytes / (2000e9 * 0.9)).scale(0));
   // fp16 has no table of its own and no peak: an error naming the dtype.
   CHECK_THROWS_WITH_AS(gemm_time(g, Dtype::fp16, 1, 1, 1), "gpu 'a100-sxm4-80gb' states no fp16 peak", ConfigError);
   g.peak[static_cast<int>(Dtype::fp16)] = TFlops(312);
@@ -66,14 +66,14 @@ TEST_CASE("reduction depth: the table's efficiency times f_k(k), at most the tab
   // gemm_time uses it: 512 x 512 x 512 (2.7e8 FLOPs, at the table's 0.4 end) runs at half that rate.
   g.hbm_bw = BytesPerSec(1e30);
   const double flops = 2.0 * 512 * 512 * 512;
-  CHECK(gemm_time(g, Dtype::bf16, 512, 512, 512).v == doctest::Approx(flops / (test::kPeak * 0.2)));
+  CHECK(gemm_time(g, Dtype::bf16, 512, 512, 512).v == doctest::Approx(flops / (test::kPeak * 0.2)).scale(0));
 }
 
 TEST_CASE("synthetic GPU: compute-bound GEMM is 2mnk / peak") {
   const Gpu g = test::synthetic_gpu();
   // 4096^3: 2 x 4096^3 = 1.374e11 FLOPs at 1e14 FLOP/s = 1.374 ms; bytes 3 x 4096^2 x 2 = 100.7 MB = 0.1 ms.
   const double flops = 2.0 * 4096 * 4096 * 4096;
-  CHECK(gemm_time(g, Dtype::bf16, 4096, 4096, 4096).v == doctest::Approx(flops / test::kPeak));
+  CHECK(gemm_time(g, Dtype::bf16, 4096, 4096, 4096).v == doctest::Approx(flops / test::kPeak).scale(0));
 }
 
 TEST_CASE("synthetic GPU: memory-bound GEMM is bytes / bandwidth") {
@@ -81,10 +81,10 @@ TEST_CASE("synthetic GPU: memory-bound GEMM is bytes / bandwidth") {
   // A GEMV-like 1 x 8192 x 8192: 1.3e8 FLOPs (1.3 us) but 134 MB of weights (134 us).
   const double bytes = (1.0 * 8192 + 8192.0 * 8192) * 2 + 1.0 * 8192 * 2;
   CHECK(gemm_bytes(Dtype::bf16, 1, 8192, 8192).v == bytes);
-  CHECK(gemm_time(g, Dtype::bf16, 1, 8192, 8192).v == doctest::Approx(bytes / test::kHbm));
+  CHECK(gemm_time(g, Dtype::bf16, 1, 8192, 8192).v == doctest::Approx(bytes / test::kHbm).scale(0));
   // The ridge: at m = n = k = x, 2x^3 / 1e14 = 6x^2 / 1e12 <=> x = 300; below it memory wins, above compute.
-  CHECK(gemm_time(g, Dtype::bf16, 200, 200, 200).v == doctest::Approx(6.0 * 200 * 200 / test::kHbm));
-  CHECK(gemm_time(g, Dtype::bf16, 400, 400, 400).v == doctest::Approx(2.0 * 400 * 400 * 400 / test::kPeak));
+  CHECK(gemm_time(g, Dtype::bf16, 200, 200, 200).v == doctest::Approx(6.0 * 200 * 200 / test::kHbm).scale(0));
+  CHECK(gemm_time(g, Dtype::bf16, 400, 400, 400).v == doctest::Approx(2.0 * 400 * 400 * 400 / test::kPeak).scale(0));
 }
 
 TEST_CASE("element sizes; narrow GEMMs write at least 16-bit outputs") {
@@ -111,8 +111,8 @@ TEST_CASE("a weight gradient accumulated into fp32 main_grad writes 4 bytes and 
   g.hbm_bw = BytesPerSec(1e9);
   const double plain = gemm_time(g, Dtype::bf16, 1000, 1000, 8).v;
   const double accum = gemm_time(g, Dtype::bf16, 1000, 1000, 8, Fp8Scaling::per_tensor, GemmOutput{4.0, 1.0}).v;
-  CHECK(plain == doctest::Approx((2 * 8000 * 2.0 + 1e6 * 2.0) / 1e9));
-  CHECK(accum == doctest::Approx((2 * 8000 * 2.0 + 1e6 * 8.0) / 1e9));
+  CHECK(plain == doctest::Approx((2 * 8000 * 2.0 + 1e6 * 2.0) / 1e9).scale(0));
+  CHECK(accum == doctest::Approx((2 * 8000 * 2.0 + 1e6 * 8.0) / 1e9).scale(0));
 }
 
 TEST_CASE("tiles: 128x256 on Hopper and later profile names, else 128x128") {
@@ -139,7 +139,8 @@ TEST_CASE("wave quantization on a 4-SM synthetic GPU slows the compute term by t
   CHECK(wave_efficiency(g, 100, 100) == 1.0 / 4.0);    // a partial tile is a whole tile
   CHECK(wave_efficiency(g, 0, 100) == 1.0);            // degenerate shapes are not penalised
   // 384 x 256 x 8192 is compute-bound (intensity ~150 > 100): 2mnk / (peak x 0.75).
-  CHECK(gemm_time(g, Dtype::bf16, 384, 256, 8192).v == doctest::Approx(2.0 * 384 * 256 * 8192 / (test::kPeak * 0.75)));
+  CHECK(gemm_time(g, Dtype::bf16, 384, 256, 8192).v
+      == doctest::Approx(2.0 * 384 * 256 * 8192 / (test::kPeak * 0.75)).scale(0));
 }
 
 TEST_CASE("efficiency fallbacks: missing curves mean the peak; kernel overhead adds") {
@@ -151,7 +152,7 @@ TEST_CASE("efficiency fallbacks: missing curves mean the peak; kernel overhead a
   g.eff.gemm[static_cast<int>(Dtype::bf16)] = Curve::constant(0.5, "test");
   g.eff.kernel_overhead = us(4);
   const double flops = 2.0 * 4096 * 4096 * 4096;
-  CHECK(gemm_time(g, Dtype::bf16, 4096, 4096, 4096).v == doctest::Approx(4e-6 + flops / (test::kPeak * 0.5)));
+  CHECK(gemm_time(g, Dtype::bf16, 4096, 4096, 4096).v == doctest::Approx(4e-6 + flops / (test::kPeak * 0.5)).scale(0));
 }
 
 }
@@ -169,7 +170,8 @@ TEST_CASE("a measured grid is the whole GEMM table of its dtype: no wave model o
   grid.values = {0.4, 0.8};
   g.eff.gemm_grid[static_cast<int>(Dtype::bf16)] = grid;
   CHECK(gemm_shape_efficiency(g, Dtype::bf16, 512, 256, 8192) == doctest::Approx(0.6));
-  CHECK(gemm_time(g, Dtype::bf16, 512, 256, 8192).v == doctest::Approx(2.0 * 512 * 256 * 8192 / (test::kPeak * 0.6)));
+  CHECK(gemm_time(g, Dtype::bf16, 512, 256, 8192).v
+      == doctest::Approx(2.0 * 512 * 256 * 8192 / (test::kPeak * 0.6)).scale(0));
   // fp8 has neither a grid nor a curve of its own: it falls back to bf16's grid, at its own peak.
   g.peak[static_cast<int>(Dtype::fp8)] = FlopsPerSec(2 * test::kPeak);
   CHECK(gemm_grid(g, Dtype::fp8) == &g.eff.gemm_grid[static_cast<int>(Dtype::bf16)]);
@@ -199,8 +201,8 @@ TEST_CASE("block-scaled fp8: the fp8_block grid where the GPU has one, else its 
   CHECK(gemm_grid(g, Dtype::fp8) == &g.eff.gemm_grid[static_cast<int>(Dtype::fp8)]);  // per tensor by default
   const double flops = 2.0 * 4096 * 4096 * 4096;
   CHECK(gemm_time(g, Dtype::fp8, 4096, 4096, 4096, Fp8Scaling::block).v ==
-        doctest::Approx(flops / (2 * test::kPeak * 0.5)));
-  CHECK(gemm_time(g, Dtype::fp8, 4096, 4096, 4096).v == doctest::Approx(flops / (2 * test::kPeak * 0.8)));
+        doctest::Approx(flops / (2 * test::kPeak * 0.5)).scale(0));
+  CHECK(gemm_time(g, Dtype::fp8, 4096, 4096, 4096).v == doctest::Approx(flops / (2 * test::kPeak * 0.8)).scale(0));
   // Other dtypes ignore the scaling.
   CHECK(gemm_grid(g, Dtype::bf16, Fp8Scaling::block) == gemm_grid(g, Dtype::bf16));
 }

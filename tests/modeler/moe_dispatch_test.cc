@@ -103,16 +103,16 @@ TEST_CASE("dedup call time: NIC share at the network's bandwidth, NVLink share i
   const double nic_s = 1000.0 * f.remote_domains * 1000 / 10e9;
   const double dest = f.self_gpu + f.domain_gpus + f.forwarded_gpus;
   const double nvl_s = deepep_nvlink_time(kDeepepDispatchRate, 1000, 1000, dest, kDeepepDefaultSms).v;
-  CHECK(dedup_call_time(sys, c).v == doctest::Approx(std::max(nic_s, nvl_s)));
+  CHECK(dedup_call_time(sys, c).v == doctest::Approx(std::max(nic_s, nvl_s)).scale(0));
   // Twice the SMs halve the NVLink side.
-  CHECK(deepep_nvlink_time(kDeepepDispatchRate, 1000, 1000, dest, 40).v == doctest::Approx(nvl_s / 2));
+  CHECK(deepep_nvlink_time(kDeepepDispatchRate, 1000, 1000, dest, 40).v == doctest::Approx(nvl_s / 2).scale(0));
   c.place = {8, 1};
   CHECK(dedup_call_time(sys, c).v == doctest::Approx(
                                          deepep_nvlink_time(kDeepepDispatchRate, 1000, 1000,
                                                             token_fanout(c.place, c.routing).self_gpu +
                                                                 token_fanout(c.place, c.routing).domain_gpus,
                                                             kDeepepDefaultSms)
-                                             .v));
+                                             .v).scale(0));
 }
 
 }  // TEST_SUITE

@@ -21,13 +21,13 @@ TEST_CASE("launch costs: measured where AIConfigurator has the GPU, the profile'
   g.eff.kernel_overhead = Seconds(4e-6);
   const LaunchCosts fallback = launch_costs(g);
   CHECK_FALSE(fallback.measured);
-  CHECK(fallback.gpu_kernel.v == doctest::Approx(4e-6));
-  CHECK(fallback.eager_op.v == doctest::Approx(kEagerOpHostSeconds));
+  CHECK(fallback.gpu_kernel.v == doctest::Approx(4e-6).scale(0));
+  CHECK(fallback.eager_op.v == doctest::Approx(kEagerOpHostSeconds).scale(0));
   g.name = "h100-sxm5-80gb";
   const LaunchCosts h100 = launch_costs(g);
   CHECK(h100.measured);
-  CHECK(h100.gpu_kernel.v == doctest::Approx(2.782e-6));
-  CHECK(h100.eager_op.v == doctest::Approx(10.66e-6));
+  CHECK(h100.gpu_kernel.v == doctest::Approx(2.782e-6).scale(0));
+  CHECK(h100.eager_op.v == doctest::Approx(10.66e-6).scale(0));
   g.name = "gb200";
   // The Grace host launches eager ops 2.5x slower than the H100's x86 host; the GPU-side kernel is faster.
   CHECK(launch_costs(g).eager_op > h100.eager_op * 2.0);
@@ -98,9 +98,9 @@ TEST_CASE("the layer's cost: counted kernels at the GPU's kernel time, the token
   s.local_experts = 4;
   s.gemm_per_expert = true;
   const MoeKernelCount n = moe_layer_kernels(s);
-  CHECK(dropless.kernels_fwd.v == doctest::Approx(4e-6 * n.fwd()));
-  CHECK(dropless.kernels_bwd.v == doctest::Approx(4e-6 * n.bwd));
-  CHECK(dropless.sync.v == doctest::Approx(kEagerOpHostSeconds * kKernelsAfterTokenSync));
+  CHECK(dropless.kernels_fwd.v == doctest::Approx(4e-6 * n.fwd()).scale(0));
+  CHECK(dropless.kernels_bwd.v == doctest::Approx(4e-6 * n.bwd).scale(0));
+  CHECK(dropless.sync.v == doctest::Approx(kEagerOpHostSeconds * kKernelsAfterTokenSync).scale(0));
   // Token drop padded to capacity: fixed shapes, no wait.
   p.capacity_factor = 1.0;
   CHECK(moe_host_cost(p, f, g, 4).sync.v == 0.0);
@@ -126,7 +126,7 @@ TEST_CASE("the layer's cost: counted kernels at the GPU's kernel time, the token
   p.fp8_recipe.reset();
   // On a measured GPU the wait is the measured eager-op time.
   g.name = "b200";
-  CHECK(moe_host_cost(p, f, g, 4).sync.v == doctest::Approx(10.73e-6 * kKernelsAfterTokenSync));
+  CHECK(moe_host_cost(p, f, g, 4).sync.v == doctest::Approx(10.73e-6 * kKernelsAfterTokenSync).scale(0));
 }
 
 }  // TEST_SUITE

@@ -64,7 +64,7 @@ TEST_CASE("fp8 quantizes each linear's input: every token-expert pair's expert i
   const LayerCost current = layer_cost(su.ctx(), su.sharding());
   su.plan.fp8_recipe = Fp8Recipe::delayed;
   const LayerCost delayed = layer_cost(su.ctx(), su.sharding());
-  CHECK((current.forward.time - delayed.forward.time).v == doctest::Approx((16384.0 + 28672.0) * 2.0 / kHbm));
+  CHECK((current.forward.time - delayed.forward.time).v == doctest::Approx((16384.0 + 28672.0) * 2.0 / kHbm).scale(0));
   CHECK(current.backward.time > delayed.backward.time);
 }
 
@@ -80,7 +80,7 @@ TEST_CASE("a rank holding several experts sorts the received pairs by expert and
   const LayerCost one = layer_cost(su.ctx(), sh);
   sh.local_experts = 2;
   const LayerCost two = layer_cost(su.ctx(), sh);
-  CHECK((two.forward.time - one.forward.time).v == doctest::Approx(0.5 * (131072.0 + 12288.0) / kHbm));
+  CHECK((two.forward.time - one.forward.time).v == doctest::Approx(0.5 * (131072.0 + 12288.0) / kHbm).scale(0));
   CHECK((two.backward.time - one.backward.time).v == doctest::Approx(0.5 * (2 * 131072.0 + 2 * 12288.0) / kHbm));
 }
 
@@ -165,7 +165,7 @@ TEST_CASE("an MoE model evaluates end to end with the ep share of the step") {
   CHECK(e.model_flops_per_token > 0);
   // The MoE layers' share of compute: every layer's share, for every micro-batch (1 here, on 2 layers).
   const LayerCost c = layer_cost(s.ctx(), s.sharding());
-  CHECK(e.time.moe.v == doctest::Approx(((c.forward.moe + c.backward.moe) * 2.0).v));
+  CHECK(e.time.moe.v == doctest::Approx(((c.forward.moe + c.backward.moe) * 2.0).v).scale(0));
   CHECK(e.time.moe < e.time.compute);
 }
 
@@ -179,8 +179,8 @@ TEST_CASE("the MoE share of a layer: router, shared and routed experts of the Mo
   const double moe_flops = 1572864.0 + 131072.0 + 3145728.0;
   // Plus the dropless dispatcher's wait for the token counts (moe_host.h), on the MoE half of the layers.
   const double wait = kEagerOpHostSeconds * kKernelsAfterTokenSync;
-  CHECK(c.forward.moe.v == doctest::Approx(0.5 * moe_flops / kPeak + 0.5 * wait));
-  CHECK(c.backward.moe.v == doctest::Approx(0.5 * 2 * moe_flops / kPeak));
+  CHECK(c.forward.moe.v == doctest::Approx(0.5 * moe_flops / kPeak + 0.5 * wait).scale(0));
+  CHECK(c.backward.moe.v == doctest::Approx(0.5 * 2 * moe_flops / kPeak).scale(0));
   const Setup dense(tiny_gqa_gated(), plan_of(1, 1, 1));
   CHECK(layer_cost(dense.ctx(), dense.sharding()).forward.moe.v == 0);
 }
@@ -201,13 +201,13 @@ TEST_CASE("moe_forward_parts: the routed experts' forward by part, summing to th
   CHECK(q.routing.v == doctest::Approx(8.192 * ns));       // fp32 logits 128 x 8, read and written
   // Unfused permute and un-permute (2 x 256 rows of 64 bf16 each, twice), then the local-expert sort and its
   // inverse (256 rows read and written, twice): 131.072 + 131.072 ns.
-  CHECK(q.permutation.v == doctest::Approx(262.144 * ns));
+  CHECK(q.permutation.v == doctest::Approx(262.144 * ns).scale(0));
   CHECK(q.activation.v == doctest::Approx(49.152 * ns));  // fused SwiGLU: 3 x 256 x 32 bf16 elements
   // Dropless routing waits for the token counts: 3 eager ops at the unmeasured GPU's 10 us (moe_host.h).
-  CHECK(q.host.v == doctest::Approx(30e-6));
+  CHECK(q.host.v == doctest::Approx(30e-6).scale(0));
   CHECK(q.kernels_fwd.v == 0);  // the synthetic GPU's kernel overhead is 0
   const Seconds sum = q.router_gemm + q.routing + q.permutation + q.fc1 + q.fc2 + q.activation + q.kernels_fwd + q.host;
-  CHECK(layer_cost(s.ctx(), s.sharding()).forward.moe.v == doctest::Approx(sum.v));
+  CHECK(layer_cost(s.ctx(), s.sharding()).forward.moe.v == doctest::Approx(sum.v).scale(0));
   const Setup dense(tiny_gqa_gated(), plan_of(1, 1, 1));
   CHECK(moe_forward_parts(dense.ctx(), dense.sharding()).fc1.v == 0);
 }
@@ -220,12 +220,12 @@ TEST_CASE("the MoE router's GEMM stays in 16 bits under an fp8 recipe; the exper
   su.system.gpu.peak[static_cast<int>(Dtype::fp8)] = FlopsPerSec(2.0 * kPeak);
   su.plan.precision = Dtype::fp8;
   const MoeForwardParts fp8 = moe_forward_parts(su.ctx(), su.sharding());
-  CHECK(fp8.router_gemm.v == doctest::Approx(131072.0 / kPeak));
-  CHECK(fp8.fc1.v == doctest::Approx(2097152.0 / (2.0 * kPeak)));
+  CHECK(fp8.router_gemm.v == doctest::Approx(131072.0 / kPeak).scale(0));
+  CHECK(fp8.fc1.v == doctest::Approx(2097152.0 / (2.0 * kPeak)).scale(0));
   su.plan.precision = Dtype::bf16;
   const MoeForwardParts bf16 = moe_forward_parts(su.ctx(), su.sharding());
-  CHECK(bf16.router_gemm.v == doctest::Approx(fp8.router_gemm.v));
-  CHECK(bf16.fc1.v == doctest::Approx(2.0 * fp8.fc1.v));
+  CHECK(bf16.router_gemm.v == doctest::Approx(fp8.router_gemm.v).scale(0));
+  CHECK(bf16.fc1.v == doctest::Approx(2.0 * fp8.fc1.v).scale(0));
 }
 
 }
