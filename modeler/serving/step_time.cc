@@ -239,28 +239,21 @@ Seconds moe_layer_time(const Ctx& c, const std::vector<LinearSpec>& experts, dou
   const bool measured_regime = pairs / experts.front().experts <= kMoeTableMaxRowsPerExpert;
   const Curve* rate = uniform && measured_regime ? moe_layer_rate(c.g, f) : nullptr;
   const Curve* flop_rate = uniform && !measured_regime ? moe_layer_flop_rate(c.g, f) : nullptr;
-  Seconds t;
-  if (flop_rate) {
-    Flops flops;
-    Bytes weights;
-    for (const LinearSpec& s : experts) {
-      const ExpertWork w = expert_work(c, s, pairs);
-      flops += w.flops;
-      weights += w.weights;
-    }
-    return std::max(Seconds(flops.v / flop_rate->at(flops.v)), weights / c.g.hbm_bw);
-  }
-  if (!rate) {
+  if (!rate && !flop_rate) {
+    Seconds t;
     for (const LinearSpec& s : experts) t += expert_time(c, s, pairs);
     return t;
   }
   Seconds compute;
+  Flops flops;
   Bytes weights;
   for (const LinearSpec& s : experts) {
     const ExpertWork w = expert_work(c, s, pairs);
     compute += w.compute;
+    flops += w.flops;
     weights += w.weights;
   }
+  if (flop_rate) return std::max(Seconds(flops.v / flop_rate->at(flops.v)), weights / c.g.hbm_bw);
   // Capped at the HBM bandwidth: the table's small sizes on large-L2 parts read from cache (moe_table.cc).
   const Seconds memory(weights.v / std::min(rate->at(weights.v), c.g.hbm_bw.v));
   return std::max(c.g.eff.kernel_overhead * static_cast<double>(experts.size()) + compute, memory);

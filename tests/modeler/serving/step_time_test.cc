@@ -10,6 +10,16 @@
 using namespace shardplan;
 using namespace shardplan::serving;
 
+namespace {
+/// The round test system as the H200 the measured kernel tables name (its HBM rate, so table lookups apply).
+System h200_system() {
+  System sys = test::round_system();
+  sys.gpu.name = "h200-sxm-141gb";
+  sys.gpu.hbm_bw = GBps(4800);
+  return sys;
+}
+}  // namespace
+
 TEST_CASE("a batch-1 decode step is memory-bound: about the weights' bytes over the bandwidth") {
   const System sys = test::round_system();
   Precision p;
@@ -80,9 +90,7 @@ TEST_CASE("routed experts read only the experts their tokens reach") {
 }
 
 TEST_CASE("an MoE layer on a GPU of the MoE table runs near the measured kernel (Qwen3-235B, H200, fp8 blocks)") {
-  System sys = test::round_system();
-  sys.gpu.name = "h200-sxm-141gb";
-  sys.gpu.hbm_bw = GBps(4800);
+  const System sys = h200_system();
   ModelDesc m = test::llama3_8b();
   m.layers = 1;
   m.moe = MoeDesc{128, 8, 1536, 0, 0, 0, false, false};
@@ -122,9 +130,7 @@ TEST_CASE("a prefill-sized GEMM on a GPU of the prefill table runs at the measur
 }
 
 TEST_CASE("an MoE layer beyond 16 rows per expert runs near the measured layer (Qwen3-235B, H200, fp8 blocks, tp 4)") {
-  System sys = test::round_system();
-  sys.gpu.name = "h200-sxm-141gb";
-  sys.gpu.hbm_bw = GBps(4800);
+  const System sys = h200_system();
   ModelDesc m = test::llama3_8b();
   m.layers = 1;
   m.moe = MoeDesc{128, 8, 1536, 0, 0, 0, false, false};
@@ -149,9 +155,7 @@ TEST_CASE("an MoE layer beyond 16 rows per expert runs near the measured layer (
 }
 
 TEST_CASE("tensor-parallel all-reduces inside a node run at the engines' measured custom all-reduce latency") {
-  System sys = test::round_system();
-  sys.gpu.name = "h200-sxm-141gb";
-  sys.gpu.hbm_bw = GBps(4800);
+  const System sys = h200_system();
   Precision p;
   const ServingModel sm = make_serving_model(test::llama3_8b(), p);
   WorkerPlan w;
