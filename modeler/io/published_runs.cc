@@ -122,6 +122,15 @@ PublishedRun read_run(const YAML::Node& node, const std::string& file) {
   }
   if (run.plan.recompute_num_layers && run.plan.recompute && *run.plan.recompute != Recompute::full)
     plan.fail("recompute_num_layers", "recompute_num_layers needs recompute full (or null)");
+  // Transformer Engine CPU offload of the first N layers' activations (Megatron-Core --cpu-offloading-num-layers,
+  // Megatron-Bridge perf configs' cpu_offloading_num_layers). Megatron-Core refuses it with activation recompute
+  // (transformer_config.py __post_init__), so a row that offloads recomputes nothing.
+  p.activation_offload_layers = plan.opt_int("activation_offload_layers", 0, 1 << 20).value_or(0);
+  if (p.activation_offload_layers > 0) {
+    if (run.plan.recompute && *run.plan.recompute != Recompute::none)
+      plan.fail("activation_offload_layers", "activation_offload_layers needs recompute none (or null)");
+    run.plan.recompute = Recompute::none;
+  }
   if (const std::string limit = plan_limit_violation(p); !limit.empty()) plan.fail_here(limit);
   plan.finish();
 

@@ -163,6 +163,23 @@ TEST_CASE("precision mxfp8 states its recipe; bad recipe keys name the file, lin
       "runs.yaml:28: r1.plan.recompute_num_layers: recompute_num_layers needs recompute full (or null)", ConfigError);
 }
 
+TEST_CASE("activation_offload_layers: the recipe's CPU offload, which implies no recompute") {
+  const std::string plain = run_yaml("null", "null");
+  CHECK(parse_published_runs(plain, "runs.yaml").at(0).plan.plan.activation_offload_layers == 0);
+  CHECK_FALSE(parse_published_runs(plain, "runs.yaml").at(0).plan.recompute.has_value());
+  std::string text = plain;
+  text.insert(text.find("    global_batch"), "    activation_offload_layers: 3\n");
+  const PublishedRun r = parse_published_runs(text, "runs.yaml").at(0);
+  CHECK(r.plan.plan.activation_offload_layers == 3);
+  CHECK(*r.plan.recompute == Recompute::none);  // Megatron-Core refuses recompute with CPU offloading
+  std::string bad = plain;
+  bad.insert(bad.find("    global_batch"), "    recompute: full\n    activation_offload_layers: 3\n");
+  CHECK_THROWS_WITH_AS(
+      parse_published_runs(bad, "runs.yaml"),
+      "runs.yaml:28: r1.plan.activation_offload_layers: activation_offload_layers needs recompute none (or null)",
+      ConfigError);
+}
+
 TEST_CASE("issue 12: plan limits, a head dimension of 0, non-scalar keys and out-of-range numbers are named") {
   auto err = [](const std::string& text) {
     try {

@@ -133,7 +133,11 @@ TEST_CASE("throughput MAPE per group") {
   // +5.1 -> +4.6%, every tensorwise fp8 row 0.1-1.4 points slower. Then no transposed fp8 copy on Blackwell
   // (Transformer Engine v2.7 quantizer.cpp: non-TN fp8 GEMMs from compute capability 10.0): every B200/GB200 fp8
   // row 0.2-1.5 points faster, MoE 16.4 -> 17.1%, Blackwell bias +4.6 -> +5.5% (a sourced overcharge removed).
-  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 12.5, kGuardDense = 14.8, kGuardMoe = 17.4;
+  // The two GB200 Llama fp8 rows run their recipe's CPU activation offload without recompute (Megatron-Bridge
+  // v0.1.0rc3 scripts/performance/configs, cpu_offloading_num_layers 40 and 95), not the full recompute the
+  // fastest fitting completion took: -27.4 -> -4.4% and -26.0 -> -2.6%; Megatron-based 12.0 -> 11.0%, all dense
+  // 14.3 -> 13.9% (no other row moves).
+  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 11.5, kGuardDense = 14.4, kGuardMoe = 17.4;
   const io::GroupStats e = group(moe);
   report_target("Korthikanti", k, 5.0, kGuardKorthikanti);
   report_target("Megatron-based", m, 12.0, kGuardMegatron);
@@ -214,7 +218,9 @@ TEST_CASE("issue 10 targets, per GPU family and precision (printed; guards on wh
   // dense rows are unchanged.
   // H100 21.0 -> 20.8 and fp8 19.4 -> 19.3 with torchtitan's eager RoPE and repeat_kv copies (torchtitan rows only).
   // H100 20.8 -> 20.0 and fp8 19.3 -> 18.0 with torchtitan's pipeline micro-batch default (two 405B fp8 H100 rows).
-  const std::map<std::string, double> guard_mape = {{"A100", 7.2}, {"H100", 20.5}, {"Blackwell", 17.2}};
+  // Blackwell 15.2 -> 11.0 (bias +5.5 -> +9.7: the two pessimistic rows no longer cancel the optimistic MoE rows)
+  // and fp8 18.2 -> 17.2 with the GB200 rows' recipe CPU offload (above).
+  const std::map<std::string, double> guard_mape = {{"A100", 7.2}, {"H100", 20.5}, {"Blackwell", 11.5}};
   for (const auto& [gen, g] : family) {
     const std::string generation = gen;  // clang 14 cannot capture a structured binding (CAPTURE's lambda)
     std::printf("validation: %-10s %5.1f%% bias %+5.1f%% over %3d runs (target |bias| 5.0%%: %s)\n", gen.c_str(),
@@ -222,8 +228,8 @@ TEST_CASE("issue 10 targets, per GPU family and precision (printed; guards on wh
     CAPTURE(generation);
     if (guard_mape.count(gen)) CHECK(g.mape <= guard_mape.at(gen));
   }
-  report_target("fp8 rows", fp8, 10.0, 18.5);
-  CHECK(fp8.mape <= 18.5);
+  report_target("fp8 rows", fp8, 10.0, 17.7);
+  CHECK(fp8.mape <= 17.7);
 }
 
 TEST_CASE("the shipped validation record is what validate produces now") {
