@@ -167,16 +167,22 @@ Linear sharded_linear(const Context& ctx, double m, double n, double k, double s
   return {one.fwd * splits, one.bwd * splits, one.dgrad * splits, one.wgrad * splits, one.flops_fwd * splits};
 }
 
-/// Time of a grouped GEMM of `groups` problems of m x n x k (TE GroupedLinear / CUTLASS grouped GEMM, what
-/// Megatron-Core's TEGroupedMLP runs for the local experts). It is one launch, so the kernel overhead counts
-/// once; its tiles of all groups fill the SMs together, so wave quantisation is that of the combined tile count;
-/// but each tile computes one expert's small problem, so the FLOP efficiency is the GEMM table's at the per-expert
-/// size, not at the summed size (a sum of per-expert gemm_time calls would count the overhead `groups` times, one
-/// GEMM of the summed size would credit the small problems with a large GEMM's efficiency).
+/// Time of a grouped GEMM of `groups` problems of m x n x k, the local experts' linears.
+/// Per-expert GEMMs (Framework::moe_gemm_per_expert): Transformer Engine v2.7 GroupedLinear runs one cuBLAS GEMM
+/// per expert (common/gemm/cublaslt_gemm.cu nvte_multi_stream_cublas_gemm), so each costs what one GEMM of that
+/// shape measures: gemm_time, whose table was inverted with the kernel overhead counted once per GEMM
+/// (calibrate/fit_tables.cc), times the experts. TE spreads them over 4 streams (common/util/multi_stream.cpp);
+/// how far a GPU runs them concurrently the source does not say, so they are summed (an upper bound).
+/// One grouped kernel (CUTLASS grouped GEMM, torch._grouped_mm): one launch, so the kernel overhead counts once;
+/// its tiles of all groups fill the SMs together, so wave quantisation is that of the combined tile count; but
+/// each tile computes one expert's small problem, so the FLOP efficiency is the GEMM table's at the per-expert
+/// size, not at the summed size (one GEMM of the summed size would credit the small problems with a large GEMM's
+/// efficiency).
 Seconds grouped_gemm_time(const Context& ctx, double groups, double m, double n, double k, GemmOutput out = {}) {
   const Gpu& g = ctx.system.gpu;
   const Dtype d = gemm_dtype(ctx.plan);
   if (groups <= 0 || m <= 0) return Seconds(0);
+  if (ctx.framework.moe_gemm_per_expert) return gemm_time(g, d, m, n, k, fp8_scaling(ctx), out) * groups;
   const GemmTile tile = gemm_tile(g);
   const double rows = groups * std::ceil(m / tile.m) * tile.m;  // tile rows of all groups stacked
   const Flops flops(2.0 * m * n * k * groups);

@@ -76,18 +76,16 @@ MoeKernelCount moe_layer_kernels(const MoeKernelSetup& s) {
   // Transformer Engine v2.7 GroupedLinear: general_grouped_gemm runs one cuBLAS GEMM per expert
   // (cublaslt_gemm.cu nvte_multi_stream_cublas_gemm, over 4 compute streams), and split_quantize quantizes each
   // expert's split on its own except under delayed scaling (cast.cpp multi_tensor_quantize_impl). layer_cost
-  // times each grouped GEMM as one launch and each linear's quantization once: the rest are counted here, fc1
-  // and fc2 forward, their dgrad and wgrad backward, one quantization per expert input forward and per output
-  // gradient backward. The streams overlap the GEMMs' work, not their launches (counted serially: an
-  // assumption).
+  // times every per-expert GEMM at its measured latency (grouped_gemm_time, kernel time included), and each
+  // linear's quantization once: the other splits' quantizations are counted here, one per expert input forward
+  // and per output gradient backward.
   const int extra_experts = s.gemm_per_expert ? std::max(0, s.local_experts - 1) : 0;
-  n.expert_gemms = 2 * extra_experts;
   // Quantization: every split runs quant_ops_per_split GPU operations, of which layer_cost times quant_kernels
   // once per linear; two tensors per pass (fc1's and fc2's inputs forward, their output gradients backward).
   const int ops = s.quant_ops_per_split < 0 ? s.quant_kernels : s.quant_ops_per_split;
   const int splits = extra_experts > 0 ? s.local_experts : 0;
   n.expert_quant = 2 * std::max(0, splits * ops - s.quant_kernels);
-  const int expert_bwd = (s.wgrad ? 4 : 2) * extra_experts + n.expert_quant;
+  const int expert_bwd = n.expert_quant;
   // The probabilities' cast before the scaled activation (experts.py), and its gradient's reduction.
   n.dispatch += 1;
   n.bwd = router_bwd + drop_bwd + dispatch_bwd + 1 + expert_bwd;

@@ -1,9 +1,9 @@
 // Launch and host costs of one MoE layer that its GEMMs and memory passes do not carry (issue 13, item 3): the
-// small kernels the router, the token dropping, the permutation and the dispatcher launch, the per-expert GEMMs
-// and quantizations of Transformer Engine's GroupedLinear, and the device-to-host wait for the per-expert token
-// counts before the grouped GEMM, after which the GPU idles while the host launches the kernels up to the next
-// long one. The kernel counts are read from Megatron-Core core_v0.14.0 (23e00ed, the 25.09 NeMo container's)
-// and Transformer Engine v2.7; docs/moe.md has the table.
+// small kernels the router, the token dropping, the permutation and the dispatcher launch, the per-expert
+// quantizations of Transformer Engine's GroupedLinear (its per-expert GEMMs are timed in layer_cost), and the
+// device-to-host wait for the per-expert token counts before the grouped GEMM, after which the GPU idles while
+// the host launches the kernels up to the next long one. The kernel counts are read from Megatron-Core
+// core_v0.14.0 (23e00ed, the 25.09 NeMo container's) and Transformer Engine v2.7; docs/moe.md has the table.
 #pragma once
 
 #include "modeler/framework.h"
@@ -57,12 +57,12 @@ struct MoeKernelSetup {
 };
 
 /// Kernels one MoE layer launches per micro-batch beyond those layer_cost already times (the router GEMM, the
-/// softmax/top-k pass, the permute and un-permute passes, the local-expert sort, the activation, one launch per
-/// grouped GEMM, one quantization per linear): forward, and backward (autograd re-runs some, not all).
+/// softmax/top-k pass, the permute and un-permute passes, the local-expert sort, the activation, every per-expert
+/// GEMM, one quantization per linear): forward, and backward (autograd re-runs some, not all).
 struct MoeKernelCount {
-  int router = 0, drop = 0, dispatch = 0, expert_gemms = 0, expert_quant = 0;  // forward, by source
+  int router = 0, drop = 0, dispatch = 0, expert_quant = 0;  // forward, by source
   int bwd = 0;
-  int fwd() const { return router + drop + dispatch + expert_gemms + expert_quant; }
+  int fwd() const { return router + drop + dispatch + expert_quant; }
 };
 MoeKernelCount moe_layer_kernels(const MoeKernelSetup& s);
 

@@ -4,6 +4,7 @@
 #include "modeler/moe_host.h"
 
 #include "modeler/evaluate.h"
+#include "modeler/gemm_model.h"
 #include "modeler/layer_cost.h"
 #include "modeler/memory_model.h"
 #include "tests/modeler/test_fixtures.h"
@@ -210,6 +211,24 @@ TEST_CASE("moe_forward_parts: the routed experts' forward by part, summing to th
   CHECK(layer_cost(s.ctx(), s.sharding()).forward.moe.v == doctest::Approx(sum.v).scale(0));
   const Setup dense(tiny_gqa_gated(), plan_of(1, 1, 1));
   CHECK(moe_forward_parts(dense.ctx(), dense.sharding()).fc1.v == 0);
+}
+
+TEST_CASE("TE GroupedLinear's per-expert GEMMs each cost one GEMM of the expert's shape, kernel time included") {
+  // tiny_moe on one GPU: 8 local experts of 32 rows each (256 pairs, h 64, gated fc1 of width 64). Transformer
+  // Engine v2.7 runs one cuBLAS GEMM per expert (nvte_multi_stream_cublas_gemm), so the forward fc1 is 8 GEMMs of
+  // 32 x 64 x 64, each paying the 4 us kernel overhead the GEMM table was inverted with; one grouped kernel pays it
+  // once. Compute bound (HBM unlimited).
+  Setup su(tiny_moe(), plan_of(1, 1, 1));
+  su.system.gpu.hbm_bw = BytesPerSec(1e30);
+  su.system.gpu.eff.kernel_overhead = Seconds(4e-6);
+  su.framework.moe_gemm_per_expert = true;
+  const MoeForwardParts per_expert = moe_forward_parts(su.ctx(), su.sharding());
+  CHECK(per_expert.fc1.v == doctest::Approx(8.0 * gemm_time(su.system.gpu, Dtype::bf16, 32, 64, 64).v).scale(0));
+  CHECK(per_expert.fc1.v == doctest::Approx(8.0 * (4e-6 + 2.0 * 32 * 64 * 64 / kPeak)).epsilon(1e-3));
+  su.framework.moe_gemm_per_expert = false;
+  const MoeForwardParts grouped = moe_forward_parts(su.ctx(), su.sharding());
+  CHECK(grouped.fc1.v == doctest::Approx(4e-6 + 8.0 * 2.0 * 32 * 64 * 64 / kPeak).epsilon(1e-3));
+  CHECK(per_expert.fc2.v - grouped.fc2.v == doctest::Approx(7.0 * 4e-6).epsilon(1e-3));
 }
 
 TEST_CASE("the MoE router's GEMM stays in 16 bits under an fp8 recipe; the experts' GEMMs run in fp8") {
