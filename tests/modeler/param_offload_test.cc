@@ -80,7 +80,7 @@ TEST_SUITE("param_offload") {
     const Estimate base = evaluate(m, s, z3(8, false, 0), fsdp()), e = evaluate(m, s, p, fsdp());
     REQUIRE(base.feasible());
     REQUIRE(e.feasible());
-    CHECK(e.memory.weights.v == doctest::Approx(0.0));
+    CHECK(e.memory.weights.v == 0);
     CHECK(e.memory.gradients.v == 0);
     CHECK(e.memory.optimizer.v == 0);
     const double owned = base.memory.optimizer.v / 8;        // torchtitan: Adam m, v in fp32 (8 bytes)
