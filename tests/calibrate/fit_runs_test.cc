@@ -76,9 +76,13 @@ TEST_CASE("a GEMM scale the runs were made with is recovered, with an interval a
   REQUIRE(fit.out_of_range.empty());
   const ParamValue* g = find(fit, "gemm_scale.bf16");
   REQUIRE(g != nullptr);
-  CHECK(g->value == doctest::Approx(0.8).epsilon(0.05));
-  CHECK(g->lo95 < g->value);
-  CHECK(g->hi95 > g->value);
+  // The fit is a posterior: the prior (the base, 1.0) and the parameters that trade against the GEMM scale on six
+  // runs (attention, HBM and bus-bandwidth scales, the per-kernel and host costs) keep part of the 20% slowdown:
+  // 0.846 here, 5.7% above the truth, which lies inside the 95% interval [0.735, 0.972].
+  CHECK(g->value == doctest::Approx(0.8).epsilon(0.07).scale(0));
+  CHECK(g->value > 0.8);  // between the truth and the prior
+  CHECK(g->lo95 < 0.8);
+  CHECK(g->hi95 > 0.8);
   CHECK(g->data_share > 0.5);  // the runs, not the prior, decided it
   CHECK_FALSE(g->at_bound);
   CHECK(fit.base_mape > 10);   // the base tables run 25% fast on these runs
@@ -135,7 +139,12 @@ TEST_CASE("a per-kernel cost the runs were made with chooses the eager-dispatch 
 TEST_CASE("runs on the base's own tables leave every parameter near its prior") {
   const auto runs = io::parse_published_runs(runs_text(synthetic(1.0)), "runs.yaml");
   const RunsFit fit = fit_runs(cases(runs));
-  for (const auto& p : fit.params) CHECK(p.value == doctest::Approx(p.prior).epsilon(0.03));
+  for (const auto& p : fit.params) {
+    INFO(p.ref.label());
+    // Within 3% of a nonzero prior; a prior of 0 (the host time per layer pass) within 0.03 of it, in its unit (ms).
+    if (p.prior != 0) CHECK(p.value == doctest::Approx(p.prior).epsilon(0.03).scale(0));
+    else CHECK(std::fabs(p.value) < 0.03);
+  }
   CHECK(fit.fit_mape < 1);
 }
 

@@ -90,8 +90,8 @@ TEST_CASE("scale-up collectives: one latency, a busbw curve per collective from 
   const TablesFit fit = fit_tables(rows, base(), "test");
   REQUIRE(fit.scale_up_latency_s);
   CHECK(*fit.scale_up_latency_s == doctest::Approx(3e-6).epsilon(0.05).scale(0));
-  CHECK(fit.busbw.at(Collective::all_reduce).y.back() == doctest::Approx(440.0 / 450).epsilon(0.01));
-  CHECK(fit.busbw.at(Collective::all_gather).y.back() == doctest::Approx(0.7).epsilon(0.01));
+  CHECK(fit.busbw.at(Collective::all_reduce).y.back() == doctest::Approx(440.0 / 450).epsilon(0.01).scale(0));
+  CHECK(fit.busbw.at(Collective::all_gather).y.back() == doctest::Approx(0.7).epsilon(0.01).scale(0));
   CHECK(fit.res.at("scale_up all_gather").median_rel < 0.01);
 }
 
@@ -136,8 +136,8 @@ TEST_CASE("block-scaled fp8 rows: a grid of their own beside fp8's, written as f
   const TablesFit fit = fit_tables({fp8(0.7, false), fp8(0.5, true)}, b, "test");
   REQUIRE(fit.gemm.count(Dtype::fp8));
   REQUIRE(!fit.gemm_fp8_block.empty());
-  CHECK(fit.gemm.at(Dtype::fp8).at(4096, 4096, 4096) == doctest::Approx(0.7).epsilon(1e-4));
-  CHECK(fit.gemm_fp8_block.at(4096, 4096, 4096) == doctest::Approx(0.5).epsilon(1e-4));
+  CHECK(fit.gemm.at(Dtype::fp8).at(4096, 4096, 4096) == doctest::Approx(0.7).epsilon(1e-4).scale(0));
+  CHECK(fit.gemm_fp8_block.at(4096, 4096, 4096) == doctest::Approx(0.5).epsilon(1e-4).scale(0));
   CHECK(fit.res.count("gemm fp8_block"));
   CHECK(fit.res.at("gemm fp8_block").max_rel < 1e-4);
 
@@ -146,8 +146,9 @@ TEST_CASE("block-scaled fp8 rows: a grid of their own beside fp8's, written as f
   io::GpuProfile p;
   p.gpu = b.gpu;
   io::apply_gpu_tables(text, "written.yaml", &p);
-  CHECK(p.gpu.eff.gemm_grid[static_cast<int>(Dtype::fp8)].at(4096, 4096, 4096) == doctest::Approx(0.7).epsilon(1e-3));
-  CHECK(p.gpu.eff.gemm_grid_fp8_block.at(4096, 4096, 4096) == doctest::Approx(0.5).epsilon(1e-3));
+  CHECK(p.gpu.eff.gemm_grid[static_cast<int>(Dtype::fp8)].at(4096, 4096, 4096) ==
+        doctest::Approx(0.7).epsilon(1e-3).scale(0));
+  CHECK(p.gpu.eff.gemm_grid_fp8_block.at(4096, 4096, 4096) == doctest::Approx(0.5).epsilon(1e-3).scale(0));
   // A GPU without an fp8 peak cannot take a block-scaled fp8 table.
   io::GpuProfile no_fp8;
   no_fp8.gpu = base().gpu;

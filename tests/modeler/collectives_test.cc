@@ -73,7 +73,7 @@ TEST_CASE("within the NVLink domain: S x factor / bw + steps x latency") {
   CHECK(collective_time(sys, op(Collective::all_reduce, 0, 8)).v == 0.0);
   // Latency: 14 ring steps of 5 us.
   sys.tiers[0].latency = us(5);
-  CHECK(collective_time(sys, op(Collective::all_reduce, S, 8)).v == doctest::Approx(0.0175 + 14 * 5e-6));
+  CHECK(collective_time(sys, op(Collective::all_reduce, S, 8)).v == doctest::Approx(0.0175 + 14 * 5e-6).scale(0));
   // The achieved fraction divides the bandwidth; send/recv uses its own curve when the tier has one.
   sys.tiers[0].latency = Seconds(0);
   sys.tiers[0].busbw_eff = Curve::constant(0.5, "test");
@@ -116,7 +116,8 @@ TEST_CASE("across domains, an all-to-all sends each share over its own tier at o
   CHECK(collective_time(sys, op(Collective::all_to_all, S, 8)).v == doctest::Approx(0.00875).scale(0));
   // One network latency, not a ring's n-1 steps.
   sys.tiers[1].latency = us(10);
-  CHECK(collective_time(sys, op(Collective::all_to_all, S, 64)).v == doctest::Approx(1e9 * 56 / 64 / 10e9 + 10e-6));
+  CHECK(collective_time(sys, op(Collective::all_to_all, S, 64)).v ==
+        doctest::Approx(1e9 * 56 / 64 / 10e9 + 10e-6).scale(0));
 }
 
 TEST_CASE("across domains, point-to-point runs flat on the outer tier") {
@@ -127,7 +128,7 @@ TEST_CASE("across domains, point-to-point runs flat on the outer tier") {
   // NCCL's ring (2(k-1) = 14 network steps, the other 112 inside domains at latency 0: 140 us) and tree
   // (2 (7 x 0 + log2 8 x 10 us) = 60 us); a send pays one network latency.
   sys.tiers[1].latency = us(10);
-  CHECK(collective_time(sys, op(Collective::all_reduce, S, 64)).v == doctest::Approx(0.021875 + 60e-6));
+  CHECK(collective_time(sys, op(Collective::all_reduce, S, 64)).v == doctest::Approx(0.021875 + 60e-6).scale(0));
   CHECK(hierarchical_latency(sys.tiers[0], sys.tiers[1], Collective::all_gather, 8, 8).v
       == doctest::Approx(70e-6).scale(0));
   CHECK(collective_time(sys, op(Collective::send_recv, S, 2, 8)).v == doctest::Approx(0.1 + 10e-6));

@@ -72,7 +72,7 @@ TEST_CASE("closed loop: one client sees one prefill step and then pure decode st
   dl.decode_seqs = 1;
   dl.decode_ctx = 1024 + 32;
   CHECK(r.ttft.v == doctest::Approx(l.step(pl)));
-  CHECK(r.tpot.v == doctest::Approx(l.step(dl)).epsilon(0.01));
+  CHECK(r.tpot.v == doctest::Approx(l.step(dl)).epsilon(0.01).scale(0));
   CHECK(r.mean_batch <= 1.0);
 }
 

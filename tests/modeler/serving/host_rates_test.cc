@@ -22,16 +22,17 @@ TEST_CASE("llama.cpp's CPU decode fraction reproduces the measurements it is tak
   CHECK(mixtral_gb == doctest::Approx(13.545).epsilon(1e-3));
   const double r5900x = 3.58 * mixtral_gb / dram_peak_gbps(2, 3600);
   const double r7950x = 3.37 * mixtral_gb / dram_peak_gbps(2, 3600);
-  CHECK(r5900x == doctest::Approx(0.842).epsilon(2e-3));
-  CHECK(r7950x == doctest::Approx(0.793).epsilon(2e-3));
-  CHECK(llama_cpu_decode_fraction(MemoryPlatform::client) == doctest::Approx((r5900x + r7950x) / 2).epsilon(0.01));
+  CHECK(r5900x == doctest::Approx(0.842).epsilon(2e-3).scale(0));
+  CHECK(r7950x == doctest::Approx(0.793).epsilon(2e-3).scale(0));
+  CHECK(llama_cpu_decode_fraction(MemoryPlatform::client) ==
+        doctest::Approx((r5900x + r7950x) / 2).epsilon(0.01).scale(0));
   // llama.cpp issue #11744: Llama-3.1-70B f16, 69.5e9 weights x 2 bytes at 4.31 tok/s on 16 x DDR5-6400.
   const double server = 4.31 * 69.5e9 * 2 / 1e9 / dram_peak_gbps(16, 6400);
-  CHECK(llama_cpu_decode_fraction(MemoryPlatform::many_channel) == doctest::Approx(server).epsilon(0.01));
+  CHECK(llama_cpu_decode_fraction(MemoryPlatform::many_channel) == doctest::Approx(server).epsilon(0.01).scale(0));
   // A client part sustains more of its peak than a many-channel one, and llama.cpp less than STREAM-class reads.
   CHECK(llama_cpu_decode_fraction(MemoryPlatform::client) > llama_cpu_decode_fraction(MemoryPlatform::many_channel));
   CHECK(llama_cpu_decode_fraction(MemoryPlatform::client) < stream_fraction(MemoryPlatform::client));
-  CHECK(stream_fraction(MemoryPlatform::many_channel) == doctest::Approx(73876.7 / 102400.0).epsilon(0.01));
+  CHECK(stream_fraction(MemoryPlatform::many_channel) == doctest::Approx(73876.7 / 102400.0).epsilon(0.01).scale(0));
 }
 
 TEST_CASE("per-core matmul rates are the PP-512 measurements over their threads") {

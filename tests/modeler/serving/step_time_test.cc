@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "modeler/serving/allreduce_table.h"
@@ -31,7 +32,7 @@ TEST_CASE("a batch-1 decode step is memory-bound: about the weights' bytes over 
   const StepTime t = step_time(sm, sys, w, l);
   // Every GEMM reads its weight once; the embedding table is looked up, not read.
   const double weights = (total_bytes(sm.tensors) - sm.embedding_bytes).v;
-  CHECK(t.total.v == doctest::Approx(weights / 1e12).epsilon(0.02));
+  CHECK(t.total.v == doctest::Approx(weights / 1e12).epsilon(0.02).scale(0));
   CHECK(t.total.v == doctest::Approx((t.linear + t.attention + t.moe + t.comm + t.other).v));
 }
 
@@ -51,7 +52,12 @@ TEST_CASE("decode step time grows with the batch and the context, and fp8 weight
   c.decode_ctx = 8000;
   CHECK(step_time(bf, sys, w, b).total > step_time(bf, sys, w, a).total);
   CHECK(step_time(bf, sys, w, c).attention > step_time(bf, sys, w, a).attention);
-  CHECK(step_time(f8, sys, w, a).linear.v == doctest::Approx(step_time(bf, sys, w, a).linear.v * 0.5).epsilon(0.05));
+  // The block linears halve; the LM head stays in 16 bits (tensors.cc: HF fp8 exports leave lm_head unquantised),
+  // one 128,256 x 4,096 GEMV at batch 1, 7% of the fp8 total. The activations (< 0.1% here) halve only in part.
+  CHECK(f8.lm_head.bytes.v == bf.lm_head.bytes.v);
+  const double head = weight_gemm_time(sys.gpu, Dtype::bf16, 1, bf.lm_head.n, bf.lm_head.k, bf.lm_head.bytes).v;
+  const double blocks = step_time(bf, sys, w, a).linear.v - head;
+  CHECK(step_time(f8, sys, w, a).linear.v == doctest::Approx(0.5 * blocks + head).epsilon(0.002).scale(0));
 }
 
 TEST_CASE("prefill is compute-bound and tensor parallelism splits it, adding all-reduces") {
@@ -64,10 +70,26 @@ TEST_CASE("prefill is compute-bound and tensor parallelism splits it, adding all
   WorkerPlan one, two;
   two.tp = 2;
   const StepTime a = step_time(sm, sys, one, l), b = step_time(sm, sys, two, l);
-  // 2 x params x tokens FLOPs at 1000 TFLOP/s (efficiency 1).
-  const double gemm_flops = 2.0 * (total_params(test::llama3_8b()) - embedding_params(test::llama3_8b())) * 8192;
-  CHECK(a.linear.v == doctest::Approx(gemm_flops / 1e15).epsilon(0.02));
-  CHECK(b.linear.v == doctest::Approx(a.linear.v / 2).epsilon(0.02));
+  // Each GEMM at its roofline on the round GPU (1000 TFLOP/s, 1 TB/s, efficiency 1): max(2 m n k / peak, (weight +
+  // m k + m n) x 2 bytes / bandwidth). The block GEMMs see the 8192 tokens: compute-bound but for K and V (n 1024 /
+  // tp against k 4096: 1.2 and 2.2 x the ridge of 1000 FLOP per byte, as the projections are separate tensors
+  // here). The LM head runs only for the sequence that samples (m 1): its weight stream, not 2 x 0.5 B params x
+  // 8192 tokens (which an expectation of 2 x non-embedding params x tokens counted, 6.5% too much).
+  const auto roofline = [](double m, double n, double k) {
+    return std::max(2.0 * m * n * k / 1e15, (n * k + m * k + m * n) * 2.0 / 1e12);
+  };
+  const auto linear = [&](double tp) {
+    const double T = 8192, h = 4096, q = 4096, kv = 1024, f = 14336;
+    const double block = roofline(T, q / tp, h) + 2 * roofline(T, kv / tp, h) + roofline(T, h, q / tp) +
+                         roofline(T, 2 * f / tp, h) + roofline(T, h, f / tp);
+    return 32 * block + roofline(1, 128256 / tp, h);
+  };
+  CHECK(a.linear.v == doctest::Approx(linear(1)).epsilon(1e-9).scale(0));
+  CHECK(b.linear.v == doctest::Approx(linear(2)).epsilon(1e-9).scale(0));
+  // The compute-bound bulk halves: 2 x block params x tokens FLOPs, within the memory-bound K/V and LM head.
+  const double block_params = total_params(test::llama3_8b()) - 2 * embedding_params(test::llama3_8b());
+  CHECK(a.linear.v == doctest::Approx(2.0 * block_params * 8192 / 1e15).epsilon(0.025).scale(0));
+  CHECK(b.linear.v == doctest::Approx(a.linear.v / 2).epsilon(0.05).scale(0));
   CHECK(a.comm.v == 0);
   CHECK(b.comm.v > 0);
 }
