@@ -310,9 +310,10 @@ Seconds attention_time(const Ctx& c, const LayerClass& cls, const StepLoad& l) {
 
 // The small kernels of a decode step besides the GEMMs, attention, MoE layer and all-reduces, which the measured
 // tables already time with their fixed costs. Per block the three kernels every engine launches on its own: the
-// residual add + RMSNorm before attention and before the MLP (vLLM's fused_add_rms_norm and SGLang's
-// fused_add_rmsnorm, in vllm/model_executor/models/llama.py and python/sglang/srt/models/llama.py
-// LlamaDecoderLayer; TRT-LLM's RMSNorm at tp 1, fused into its all-reduce as RESIDUAL_RMS_NORM at tp > 1,
+// residual add + RMSNorm before attention and before the MLP (one kernel each: vLLM's RMSNorm.forward_cuda calls
+// ops.fused_add_rms_norm, vllm/model_executor/layers/layernorm.py, and SGLang's fused_add_rmsnorm,
+// python/sglang/srt/layers/layernorm.py, read in the indexed snapshots, versions not pinned to the rows';
+// TRT-LLM's RMSNorm at tp 1, fused into its all-reduce as RESIDUAL_RMS_NORM at tp > 1,
 // tensorrt_llm/_torch/models/modeling_llama.py, whose fused kernel does the norm's work on top of the
 // all-reduce the table times) and the gated activation (SiluAndMul / silu_and_mul / swiglu). RoPE and the KV
 // write are inside the measured decode attention for TRT-LLM and separate kernels in vLLM and SGLang, and
