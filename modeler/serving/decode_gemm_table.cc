@@ -61,4 +61,24 @@ const Curve* decode_gemm_rate(const std::string& gpu, Dtype d) {
   return nullptr;
 }
 
+// The shortest kernels the same table holds: bf16 rows with m = 1 and n, k in {128, 256} (four shapes, median of
+// their latency_us_median; 3-7 TRT-LLM/SGLang versions each, spread within 10%). Such a GEMM moves at most
+// 128 KiB, so its latency is a kernel's fixed cost under CUDA-graph replay (launch from the graph, ramp, tail);
+// AIConfigurator's systems a100_sxm 2.763, b200_sxm 2.163, b300_sxm 1.960, gb200 2.207, gb300 2.140, h100_sxm
+// 2.899, h200_sxm 2.858, l40s 1.949, rtx_pro_6000_server 2.365 us.
+std::optional<Seconds> small_kernel_latency(const std::string& gpu) {
+  struct Floor {
+    const char* gpu;
+    double us;
+  };
+  static constexpr Floor kFloors[] = {
+      {"a100-sxm4-80gb", 2.763}, {"a100-sxm4-40gb", 2.763}, {"b200", 2.163},           {"b300", 1.960},
+      {"gb200", 2.207},          {"gb300", 2.140},          {"h100-sxm5-80gb", 2.899}, {"h100-sxm5-96gb", 2.899},
+      {"h800-sxm5-80gb", 2.899}, {"h200-sxm-141gb", 2.858}, {"l40s", 1.949},           {"rtx-pro-6000-server", 2.365},
+  };
+  for (const Floor& f : kFloors)
+    if (gpu == f.gpu) return Seconds(f.us * 1e-6);
+  return std::nullopt;
+}
+
 }  // namespace shardplan::serving

@@ -2,6 +2,7 @@
 // profile name and dtype (bf16 or fp8). Derived from AIConfigurator's measured kernels (decode_gemm_table.cc).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "modeler/curve.h"
@@ -13,5 +14,9 @@ namespace shardplan::serving {
 /// nullptr when the table has no such GPU (then the generic GEMM formula applies). fp4 and weight-only formats
 /// use the bf16 curve on their own bytes.
 const Curve* decode_gemm_rate(const std::string& gpu, Dtype d);
+
+/// What one small kernel costs in a CUDA-graph replay on `gpu` (a profile name): the median latency of the
+/// smallest GEMMs the table measured (decode_gemm_table.cc); nullopt where the table has no such GPU.
+std::optional<Seconds> small_kernel_latency(const std::string& gpu);
 
 }  // namespace shardplan::serving

@@ -308,6 +308,30 @@ Seconds attention_time(const Ctx& c, const LayerClass& cls, const StepLoad& l) {
   return t;
 }
 
+// The small kernels of a decode step besides the GEMMs, attention, MoE layer and all-reduces, which the measured
+// tables already time with their fixed costs. Per block the three kernels every engine launches on its own: the
+// residual add + RMSNorm before attention and before the MLP (one kernel each: vLLM's RMSNorm.forward_cuda calls
+// ops.fused_add_rms_norm, vllm/model_executor/layers/layernorm.py, and SGLang's fused_add_rmsnorm,
+// python/sglang/srt/layers/layernorm.py, read in the indexed snapshots, versions not pinned to the rows';
+// TRT-LLM's RMSNorm at tp 1, fused into its all-reduce as RESIDUAL_RMS_NORM at tp > 1,
+// tensorrt_llm/_torch/models/modeling_llama.py, whose fused kernel does the norm's work on top of the
+// all-reduce the table times) and the gated activation (SiluAndMul / silu_and_mul / swiglu). RoPE and the KV
+// write are inside the measured decode attention for TRT-LLM and separate kernels in vLLM and SGLang, and
+// Qwen3's per-head q/k norms add one or two more: neither is counted (the model description does not say).
+// Per step: the embedding gather, the final norm and the sampler.
+constexpr double kSmallKernelsPerBlock = 3;
+constexpr double kSmallKernelsPerStep = 3;
+
+// A small kernel's fixed cost: the measured floor of a kernel in a CUDA-graph replay where decode_gemm_table.h
+// has the GPU, else the profile's kernel overhead.
+Seconds small_kernel_time(const Gpu& g) { return small_kernel_latency(g.name).value_or(g.eff.kernel_overhead); }
+
+// The bytes of the elementwise passes at the HBM rate (their kernels' fixed costs are charged separately).
+Seconds elementwise_time(const Gpu& g, Bytes bytes) {
+  const double eff = g.eff.memory.empty() ? 1.0 : g.eff.memory.at(bytes.v);
+  return bytes / (g.hbm_bw * eff);
+}
+
 Seconds comm(const Ctx& c, Collective coll, CommKind kind, Bytes bytes, int group) {
   if (group <= 1 || bytes.v <= 0) return Seconds(0);
   // A tensor-parallel all-reduce inside one node runs the engines' custom all-reduce kernel: its measured
@@ -331,6 +355,8 @@ StepTime step_time(const ServingModel& sm, const System& sys, const WorkerPlan& 
   const Bytes act(tokens * h * 2.0);
   // Per block: input norm, residual adds, activation function, RoPE: about six passes over the hidden state.
   const Bytes elementwise = act * 6.0;
+  // Those passes run as kSmallKernelsPerBlock kernels, each at least a small kernel's fixed cost.
+  const Seconds kernel = small_kernel_time(c.g);
   const int group = w.tp * w.attention_dp;
   for (const LayerClass& cls : sm.classes) {
     Seconds lin, moe, cm, other;
@@ -355,7 +381,7 @@ StepTime step_time(const ServingModel& sm, const System& sys, const WorkerPlan& 
       cm += comm(c, Collective::all_reduce, CommKind::tp, act, w.tp);
     }
     cm += comm(c, Collective::all_reduce, CommKind::tp, act, w.tp);  // after attention
-    other = memory_time(c.g, elementwise + cls.norm_bytes);
+    other = kernel * kSmallKernelsPerBlock + elementwise_time(c.g, elementwise + cls.norm_bytes);
     const Seconds attn = attention_time(c, cls, l);
     st.linear += lin * cls.count;
     st.moe += moe * cls.count;
@@ -363,8 +389,10 @@ StepTime step_time(const ServingModel& sm, const System& sys, const WorkerPlan& 
     st.other += other * cls.count;
     st.attention += attn * cls.count;
   }
-  // LM head for the sequences that sample a token; pipeline hand-offs between stages.
+  // LM head for the sequences that sample a token; pipeline hand-offs between stages; the step's own small
+  // kernels (embedding gather, final norm, sampling).
   st.linear += linear_time(c, sm.lm_head, l.decode_seqs + l.prefill_seqs);
+  st.other += kernel * kSmallKernelsPerStep;
   if (w.pp > 1) {
     CommOp op{CommKind::pp, Collective::send_recv, act, 2, w.tp * w.attention_dp, 1, Window::exposed};
     st.comm += collective_time(sys, op) * (w.pp - 1.0);

@@ -49,19 +49,23 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // SGLang +12.0% -> -2.4% over 65), the dense models at tp 4-8 turn fast (TRT-LLM Llama-3.1-8B tp 8 -1.0% ->
   // -18.6%, vLLM Qwen3-32B tp 8 -7.3% -> -20.6%): the excess had been standing in for a per-step cost the dense
   // steps still lack (docs/serving.md). A sourced correction that moves the total away from the target.
+  // Three small kernels per block (the two residual-add RMSNorms and the gated activation) and three per step at
+  // the measured floor of a kernel under CUDA-graph replay (decode_gemm_table.cc, 2.9 us on Hopper), where one
+  // 4 us [U] overhead per block stood for them: TPOT 21.5% -> 20.8% (trtllm 17.1 -> 16.4, sglang 25.3 -> 24.9,
+  // vllm 32.7 -> 31.6), decode 32.3% -> 31.1% (llama.cpp full-GPU 14.4% -> 12.0%), throughput 20.0% -> 19.3%.
   CHECK(o[1].runs >= 1290);
-  CHECK(o[1].mape <= 21.6);
+  CHECK(o[1].mape <= 20.9);
   CHECK(o[0].runs >= 1300);
   CHECK(o[0].mape <= 58.7);
   const auto& dc = rep.by_family.at("datacenter");
   CHECK(dc[4].runs >= 21);
-  CHECK(dc[4].mape <= 20.1);  // 23.4% with the prefill GEMMs alone, 19.5% with the MoE FLOP rate, 20.0% with
-                               // the measured all-reduce
+  CHECK(dc[4].mape <= 19.4);  // 23.4% with the prefill GEMMs alone, 19.5% with the MoE FLOP rate, 20.0% with
+                               // the measured all-reduce, 19.3% with the small kernels
   CHECK(o[2].runs >= 16);
-  CHECK(o[2].mape <= 38.5);
+  CHECK(o[2].mape <= 31.2);
   const auto& full = rep.by_family.at("llama.cpp full-GPU");
   CHECK(full[2].runs >= 9);
-  CHECK(full[2].mape <= 14.6);
+  CHECK(full[2].mape <= 12.1);
   const auto& off = rep.by_family.at("llama.cpp offload");
   // Offload decode 68.3% -> 69.9% over 7 with the host rule (modeler/serving/host_rates.cc) in place of the
   // unsourced 0.75 x peak: llama.cpp's measured CPU decode reads 0.82 of the peak on two-channel desktops (the
@@ -89,14 +93,16 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   CHECK(off[3].mape <= 25.9);
   // The TRT-LLM dense aggregated rows, the best-covered family, stay within their measured error.
   const auto& trt = rep.by_engine.at("trtllm");
-  CHECK(trt[1].mape <= 17.2);  // 18.0% before the measured prefill GEMM and MoE-layer rates, 16.8% after, 17.1%
-                                // with the measured all-reduce
+  CHECK(trt[1].mape <= 16.5);  // 18.0% before the measured prefill GEMM and MoE-layer rates, 16.8% after, 17.1%
+                                // with the measured all-reduce, 16.4% with the small kernels per block
   // TTFT per engine (vLLM 56.2%, SGLang 72.6%, TRT-LLM 52.7% at commit time; SGLang's was 65.3% before its
   // generator-deployed rows ran with max_prefill_tokens = isl + 1500 and mixed chunks, and 72.0% before its
   // chunked_prefill_size followed the GPU's memory (16384 from 160 GiB, server_args.py): the sourced default
   // shortens the predicted TTFT of 41 B200/B300 rows that were already predicted short).
   // 56.9% and 76.0% with the measured prefill GEMM rates (above), 56.2% and 72.3% with the MoE FLOP rate.
-  CHECK(rep.by_engine.at("vllm")[0].mape <= 56.5);
+  // vLLM 56.3% -> 56.8% with the small kernels per block: the Qwen3-235B-FP8 rows on H200 (79.4% -> 80.8% over
+  // 51), whose over-predicted prefills pay three more kernel floors per block (a sourced cost that moves away).
+  CHECK(rep.by_engine.at("vllm")[0].mape <= 56.9);
   CHECK(rep.by_engine.at("sglang")[0].mape <= 72.9);  // 72.7% with the measured all-reduce
   CHECK(trt[0].mape <= 53.0);
   // AIConfigurator's rows give one worker's shape; its benchmark runs concurrency = workers x max_batch. The

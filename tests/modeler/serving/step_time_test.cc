@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "modeler/serving/allreduce_table.h"
+#include "modeler/serving/decode_gemm_table.h"
 #include "tests/modeler/serving/serving_fixtures.h"
 
 using namespace shardplan;
@@ -196,4 +197,31 @@ TEST_CASE("tensor-parallel all-reduces inside a node run at the engines' measure
   two.gpus_per_node = 4;
   const StepTime t2 = step_time(sm, two, w, l);
   CHECK(t2.comm.v != doctest::Approx(t.comm.v));
+}
+
+TEST_CASE("a decode step pays each block's small kernels (norms, activation) at the measured kernel floor") {
+  const System sys = h200_system();
+  const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
+  WorkerPlan w;
+  StepLoad l;
+  l.decode_seqs = 1;
+  l.decode_ctx = 1;
+  // Three kernels per block and three per step at 2.858 us each (decode_gemm_table.cc, h200), plus the
+  // elementwise bytes (a few KiB per block at batch 1, well under a nanosecond each).
+  const double floor = small_kernel_latency("h200-sxm-141gb")->v;
+  const double kernels = 3.0 * sm.model.layers + 3.0;
+  const StepTime t = step_time(sm, sys, w, l);
+  CHECK(t.other.v == doctest::Approx(kernels * floor).epsilon(0.01));
+  // A GPU the table does not have charges the profile's kernel overhead per small kernel instead.
+  System other = test::round_system();
+  other.gpu.eff.kernel_overhead = us(4);
+  const StepTime u = step_time(sm, other, w, l);
+  CHECK(u.other.v == doctest::Approx(kernels * 4e-6).epsilon(0.01));
+  // Prefill: the same kernels, now bound by the bytes they move (8192 tokens x 4096 x 2 B x 6 passes per block).
+  StepLoad p;
+  p.prefill_tokens = 8192;
+  p.prefill_keys = 4096;
+  p.prefill_seqs = 1;
+  const StepTime pt = step_time(sm, sys, w, p);
+  CHECK(pt.other.v > 8192.0 * 4096 * 2 * 6 * sm.model.layers / 4.8e12);
 }
