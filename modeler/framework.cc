@@ -141,11 +141,15 @@ std::vector<FrameworkTrait> framework_traits(const Framework& f) {
       {"fp8_caches_weights", text(f.fp8_caches_weights)},
       {"fp8_saves_linear_inputs", text(f.fp8_saves_linear_inputs)},
       {"tp_saves_gathered_inputs", text(f.tp_saves_gathered_inputs)},
+      {"tp_overlap_pairs_dx_reduce_scatter", text(f.tp_overlap_pairs_dx_reduce_scatter)},
       {"cp_merge_bytes (forward first, later; backward first, later)",
        text(cp.forward_first) + ", " + text(cp.forward_step) + "; " + text(cp.backward_first) + ", " +
            text(cp.backward_step)},
+      {"cp_grad_kv_bytes_per_step (first, later)", text(cp.grad_kv_first) + ", " + text(cp.grad_kv_step)},
+      {"cp_kv_copy_bytes (per pass, per send)", text(cp.kv_pass) + ", " + text(cp.kv_send)},
       {"cp_allgather_runs_ring_loop", text(f.cp_allgather_runs_ring_loop)},
       {"cp_grad_kv_bytes", text(f.cp_grad_kv_bytes)},
+      {"cp_last_grad_kv_exposed", text(f.cp_last_grad_kv_exposed)},
       {"optimizer_offload", f.optimizer_offload == OptimizerOffloadKind::megatron_hybrid ? "megatron_hybrid"
                             : f.optimizer_offload == OptimizerOffloadKind::zero_offload  ? "zero_offload"
                                                                                          : "none"},

@@ -30,6 +30,11 @@ struct CpMergeBytes {
   // buffer passed around the ring.
   double forward_first = 4, forward_step = 6;
   double backward_first = 4, backward_step = 6;
+  // The dK/dV accumulation alone, per dK/dV element (the backward pair above then counts dQ): TE's are dQ's.
+  double grad_kv_first = 4, grad_kv_step = 6;
+  // Copies of the K/V buffer in each pass (forward, its re-run, backward), per K/V element: once per pass, and
+  // once for each of the ring's cp - 1 sends; none where the kernel's K/V are sent as they are (TE).
+  double kv_pass = 0, kv_send = 0;
 };
 
 /// Optimizer offload to host memory as a framework implements it (modeler/offload.h).
@@ -111,6 +116,9 @@ struct Framework {
   /// The overlapped reduce-scatter sums the tp partial chunks in a separate kernel once they have all arrived
   /// (AsyncTP), rather than inside its communication kernels (userbuffers).
   bool tp_overlap_rs_reduce_kernel = false;
+  /// The overlap pairs the backward's dX reduce-scatters (after the QKV and MLP-up dgrads) with a GEMM; false
+  /// where they run as plain, exposed reduce-scatters (AsyncTP: see framework_profiles_pytorch.cc).
+  bool tp_overlap_pairs_dx_reduce_scatter = true;
   /// Full recompute of only the first N layers of each pipeline chunk (Megatron --recompute-method block).
   bool offers_block_recompute = false;
   /// Selective recompute of chosen modules (Megatron-Core --recompute-modules, plan.h RecomputeModule).
@@ -178,6 +186,8 @@ struct Framework {
   bool cp_allgather_runs_ring_loop = false;
   /// Bytes per element of the dK/dV partial sums passed around the ring in backward (TE: bf16; PyTorch: fp32).
   double cp_grad_kv_bytes = 2.0;
+  /// The ring's last dK/dV transfer is waited after the loop, with no attention kernel left to hide it.
+  bool cp_last_grad_kv_exposed = false;
   OptimizerOffloadKind optimizer_offload = OptimizerOffloadKind::none;
   /// ZeRO stages at which the software shards inside a group of data-parallel ranks and replicates across groups
   /// (modeler/hsdp.h); empty: no hybrid sharding.

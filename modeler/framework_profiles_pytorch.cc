@@ -70,9 +70,19 @@ Framework torchtitan() {
   // write 2) make 12. Backward accumulates dQ, dK, dV in fp32 buffers with grad += step (read 4 + 2, write 4)
   // on every step, the first with the zero fill (4) and the final cast (6) besides: 20, then 10; dK/dV rotate
   // in fp32 by all-to-all.
-  f.cp_merge = {12.0, 38.0, 20.0, 10.0};
+  // The ring loop's own copies (_templated_ring_attention and its backward; read at pytorch@0123248a, 2025, and
+  // in a stored late-2024 copy with _RotateMethod.PRE_ALL_GATHER, the same in these lines; the runs' 1963fc8 is
+  // not stored): each pass makes K and V contiguous (torchtitan hands SDPA transposed views: read 2, write 2)
+  // and concatenates them into the send buffer before each of the cp - 1 sends, torch.cat even under the
+  // all-gather rotater (4 each). Backward, dK/dV: the fp32 buffer's zero fill (4), grad += step (4 + 2, 4),
+  // torch.cat into the send buffer on every step (4, 4) and the final cast (4, 2): 28; on later steps the busiest
+  // (last) rank adds into half the buffer through _partial_update, whose torch.cat rewrites all of it (5 + 8),
+  // then the send buffer's cat (8): 21. The elements are the repeated heads' (gqa_repeats_kv). The last step's
+  // dK/dV is waited after the loop (dkv_rotater.next_buffer()), exposed.
+  f.cp_merge = {12.0, 38.0, 20.0, 10.0, 28.0, 21.0, 4.0, 4.0};
   f.cp_allgather_runs_ring_loop = true;
   f.cp_grad_kv_bytes = 4.0;
+  f.cp_last_grad_kv_exposed = true;
   f.selective_is_op_sac = true;  // activation_checkpoint.mode = "selective", selective_ac_option = "op"
   // data_parallel_replicate_degree (0); FSDP2 with reshard_after_forward false (2, torchtitan's choice under PP)
   // or true (3). No optimizer-only sharding.
@@ -93,6 +103,15 @@ Framework torchtitan() {
   f.tp_overlap_bulk_sms = 0;
   // ...and then sums the tp partial chunks it received (reduce over the stacked chunks: torch.sum).
   f.tp_overlap_rs_reduce_kernel = true;
+  // Which collectives AsyncTP overlaps is what Inductor's micro_pipeline_tp pass rewrites in each compiled graph
+  // (torchtitan 9dec370 parallelize_llama.py sets torch._inductor.config._micro_pipeline_tp; the pass read at
+  // pytorch@00122fb): an all-gather whose output is an mm's left operand, and a reduce-scatter whose input is an
+  // mm's output with no other user. torchtitan's wq, wk, wv and w1, w3 are separate linears (models/llama/
+  // model.py), so the dX reduce-scatter after the QKV (MLP-up) dgrad takes the sum of three (two) mm outputs, an
+  // add the pattern does not match: a plain NCCL reduce-scatter whose output the norm's backward waits for at
+  // once (Inductor's comm reordering, reorder_for_compute_comm_overlap, is off by default). The forward's four
+  // collectives and the backward's gradient all-gathers before the wo and w2 dgrad are matched.
+  f.tp_overlap_pairs_dx_reduce_scatter = false;
   // torchao Float8Linear, tensor-wise dynamic scaling (torchtitan 9dec370 docs/float8.md; config_manager.py
   // float8.scaling_type_* default "dynamic"); docs/float8.md launches with --float8.enable_fsdp_float8_all_gather
   // and train_configs/llama3_405b.toml sets it. training.compile is a store_true flag (eager by default).
@@ -106,7 +125,8 @@ Framework torchtitan() {
                "pytorch/torchtitan docs/fsdp.md (FSDP2 MixedPrecisionPolicy, reshard_after_forward)",
                "PyTorch SDPA backends (flash = FlashAttention-2)", "pytorch/ao float8 README (dynamic scaling)",
                "torch FSDPParam.to_accumulated_grad_if_needed; torch.distributed.pipelining backward_maybe_with_nosync",
-               "torchtitan 9dec370 pipeline_parallel.py (n_microbatches defaults to the pipeline degree)"};
+               "torchtitan 9dec370 pipeline_parallel.py (n_microbatches defaults to the pipeline degree)",
+               "pytorch 0123248a torch/distributed/tensor/experimental/_attention.py (ring loop copies, dK/dV)"};
   f.launcher = Launcher::torchtitan;
   // parallelism.data_parallel_shard_degree = -1 (FSDP over the leftover ranks) with fsdp_reshard_after_forward
   // "default": reshard after forward without PP (ZeRO-3), never under PP (ZeRO-2) (torchtitan

@@ -287,9 +287,19 @@ double ring_steps(const Context& ctx) {
   return p.cp > 1 && loop ? p.cp : 1.0;
 }
 
+/// K and V elements the ring attention kernel takes on one rank: the query heads' where the framework repeats
+/// the kv heads before attention (torchtitan's repeat_kv, so the ring carries the repeated tensors).
+double ring_kv_elems(const Context& ctx, const Sharding& sh) {
+  const ModelDesc& m = ctx.model;
+  if (m.mla)
+    return sh.tokens * sh.heads * (1.0 * m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim + m.mla->v_head_dim);
+  const double heads = ctx.framework.gqa_repeats_kv ? std::max(sh.heads, sh.kv_heads) : sh.kv_heads;
+  return 2.0 * sh.tokens * heads * m.head_dim;
+}
+
 /// HBM traffic of merging the ring steps' partial outputs (forward) and accumulating their partial dQ, dK, dV
 /// (backward), per the framework's implementation; the busiest rank (the last) merges full-length outputs on
-/// every step.
+/// every step. Where the framework copies the K/V buffer (CpMergeBytes::kv_pass, kv_send), each pass does.
 void add_ring_merges(const Context& ctx, const Sharding& sh, double steps, AttentionCost* a) {
   if (steps <= 1) return;
   const ModelDesc& m = ctx.model;
@@ -297,11 +307,14 @@ void add_ring_merges(const Context& ctx, const Sharding& sh, double steps, Atten
   const CpMergeBytes& b = ctx.framework.cp_merge;
   const double v_dim = m.mla ? m.mla->v_head_dim : m.head_dim;
   const double out = sh.tokens * sh.heads * v_dim;
-  const double kv = m.mla ? sh.tokens * sh.heads * (1.0 * m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim + v_dim)
-                          : 2.0 * sh.tokens * sh.kv_heads * m.head_dim;
+  const double kv = ring_kv_elems(ctx, sh);
   a->fwd += memory_time(g, Bytes(out * b.forward_first)) + memory_time(g, Bytes(out * b.forward_step)) * (steps - 1);
-  a->bwd += memory_time(g, Bytes((out + kv) * b.backward_first)) +
-            memory_time(g, Bytes((out + kv) * b.backward_step)) * (steps - 1);
+  a->bwd += memory_time(g, Bytes(out * b.backward_first + kv * b.grad_kv_first)) +
+            memory_time(g, Bytes(out * b.backward_step + kv * b.grad_kv_step)) * (steps - 1);
+  if (b.kv_pass + b.kv_send <= 0) return;
+  const Seconds copies = memory_time(g, Bytes(kv * b.kv_pass)) + memory_time(g, Bytes(kv * b.kv_send)) * (steps - 1);
+  a->fwd += copies;
+  a->bwd += copies;
 }
 
 AttentionCost attention_cost(const Context& ctx, const Sharding& sh) {
@@ -625,10 +638,11 @@ LayerCost layer_cost(const Context& ctx, const Sharding& sh) {
   mem_bwd += same_both_ways;
   if (tp_overlap_chunks(ctx).ag > 1 && fw.tp_overlap_rs_reduce_kernel) {
     // AsyncTP's reduce-scatters (after proj and FC2 in forward, of the QKV and FC1 dX in backward) end with a sum
-    // of the tp received partials: reads T x h 16-bit elements, writes T / tp x h.
+    // of the tp received partials: reads T x h 16-bit elements, writes T / tp x h. The backward's are NCCL's own
+    // where the overlap does not pair them (framework.h tp_overlap_pairs_dx_reduce_scatter).
     const Seconds reduce = memory_time(g, Bytes(T * h * kAct * (1.0 + 1.0 / ctx.plan.tp)));
     mem_fwd += reduce * 2.0;
-    mem_bwd += reduce * 2.0;
+    if (fw.tp_overlap_pairs_dx_reduce_scatter) mem_bwd += reduce * 2.0;
   }
   if (quantized_gemms(ctx.plan)) {
     // The recipe's quantization kernels (precision_recipe.h): each linear's input in forward, its output gradient

@@ -2,7 +2,10 @@
 // and values. Megatron-Core / Transformer Engine pass K/V blocks around a ring (cp-1 steps per layer, overlapped
 // with the attention kernel) with the load-balanced causal split (each rank holds chunks i and 2cp-1-i), so every
 // rank does 1/cp of the causal attention work. The all-gather variant (Llama 3 paper, Sec. 3.3.2) gathers K/V
-// once per layer and reduce-scatters their gradients in backward.
+// once per layer and reduce-scatters their gradients in backward. PyTorch's ring (torch/distributed/tensor/
+// experimental/_attention.py) rotates dK/dV by all-to-all after every step's kernel, in fp32.
+#include <algorithm>
+
 #include "modeler/strategies/strategy.h"
 
 namespace shardplan {
@@ -35,15 +38,23 @@ class ContextParallel final : public Strategy {
   void add_comm(const Context& ctx, const Sharding& sh, CommPlan* comm) const override {
     const int cp = ctx.plan.cp;
     if (cp == 1) return;
-    // K and V of this rank's tokens, local heads, 16 bits.
-    const Bytes kv(2.0 * sh.tokens * sh.kv_heads * ctx.model.head_dim * 2.0);
+    // K and V of this rank's tokens, local heads, 16 bits; the query heads' where the framework repeats the kv
+    // heads before the attention call (torchtitan's repeat_kv: the ring then carries the repeated tensors).
+    const Framework& fw = ctx.framework;
+    const double heads = fw.gqa_repeats_kv ? std::max(sh.heads, sh.kv_heads) : sh.kv_heads;
+    const Bytes kv(2.0 * sh.tokens * heads * ctx.model.head_dim * 2.0);
     const int stride = ctx.plan.tp * ctx.plan.tsp;
     if (ctx.plan.cp_kind == CpKind::ring) {
       comm->layer_forward.push_back({CommKind::cp, Collective::send_recv, kv, cp, stride, cp - 1.0, Window::attention});
       // Backward passes K/V again and the partial dK/dV with them, at the framework's accumulation precision.
-      const double with_grads = 1.0 + ctx.framework.cp_grad_kv_bytes / 2.0;
+      const double grads = fw.cp_grad_kv_bytes / 2.0;
       comm->layer_backward.push_back(
-          {CommKind::cp, Collective::send_recv, kv * with_grads, cp, stride, cp - 1.0, Window::attention});
+          {CommKind::cp, Collective::send_recv, kv * (1.0 + grads), cp, stride, cp - 1.0, Window::attention});
+      // PyTorch sends each step's dK/dV on after that step's kernel and waits for it behind the next step's: the
+      // last step's arrives after the loop, with no kernel left to hide it (_templated_ring_attention_backward).
+      if (fw.cp_last_grad_kv_exposed)
+        comm->layer_backward.push_back(
+            {CommKind::cp, Collective::send_recv, kv * grads, cp, stride, 1, Window::exposed});
     } else {
       comm->layer_forward.push_back({CommKind::cp, Collective::all_gather, kv * cp, cp, stride, 1, Window::exposed});
       comm->layer_backward.push_back(

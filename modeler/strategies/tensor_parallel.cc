@@ -12,7 +12,9 @@
 // chunks, 16 SMs for the reduction kernels, the last chunk's scatter after the last GEMM chunk); bulk overlaps put
 // the input re-gather behind the QKV and FC1 dgrad and the dX reduce-scatter behind their wgrad (16 SMs each).
 // PyTorch's AsyncTP (torch/distributed/_symmetric_memory: _pipelined_all_gather_and_consume,
-// _pipelined_produce_and_all2all) pairs the same way with copy-engine transfers in tp chunks.
+// _pipelined_produce_and_all2all) moves data with copy-engine transfers in tp chunks and pairs only what
+// Inductor's micro_pipeline_tp pass matches: not the backward's dX reduce-scatters
+// (Framework::tp_overlap_pairs_dx_reduce_scatter).
 #include "modeler/strategies/strategy.h"
 #include "modeler/time_model.h"
 
@@ -99,10 +101,19 @@ class TensorParallel final : public Strategy {
       for (LinearGemm g : {LinearGemm::proj, LinearGemm::fc2})
         comm->layer_backward.push_back(overlap ? paired(ring, Collective::all_gather, g, false)
                                                : CommOp{CommKind::tp, Collective::all_gather, act, tp, 1, 1, w});
+      // The dX reduce-scatters run exposed where the overlap cannot pair them (AsyncTP, framework.h). The input
+      // re-gather exists only where the linears keep their local shard for the weight gradient: a framework that
+      // saves the gathered inputs (torchtitan) has them from the forward or from full recompute's re-run forward
+      // (which repeats the forward's all-gathers, time_model.cc); op-level SAC saves no all-gather output
+      // (torchtitan _save_list), so it gathers again.
+      const bool pairs_rs = overlap && fw.tp_overlap_pairs_dx_reduce_scatter;
+      const bool regather = !fw.tp_saves_gathered_inputs ||
+                            (ctx.plan.recompute == Recompute::selective && fw.selective_is_op_sac);
       for (LinearGemm g : {LinearGemm::qkv, LinearGemm::fc1}) {
-        comm->layer_backward.push_back(overlap ? paired(bulk, Collective::reduce_scatter, g, true)
-                                               : CommOp{CommKind::tp, Collective::reduce_scatter, act, tp, 1, 1, w});
-        comm->layer_backward.push_back(paired(overlap ? bulk : nccl, Collective::all_gather, g, false));
+        comm->layer_backward.push_back(pairs_rs ? paired(bulk, Collective::reduce_scatter, g, true)
+                                                : CommOp{CommKind::tp, Collective::reduce_scatter, act, tp, 1, 1,
+                                                         Window::exposed});
+        if (regather) comm->layer_backward.push_back(paired(overlap ? bulk : nccl, Collective::all_gather, g, false));
       }
     } else {
       comm->layer_forward.push_back({CommKind::tp, Collective::all_reduce, act, tp, 1, 2, w});

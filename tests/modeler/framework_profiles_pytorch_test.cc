@@ -34,6 +34,18 @@ TEST_CASE("FSDP stacks keep fp32 sharded parameters as the master copy: no separ
   CHECK(find_framework("megatron-lm")->eager_rope_bytes_per_element == 0.0);
   CHECK_FALSE(find_framework("megatron-lm")->gqa_repeats_kv);
   CHECK_FALSE(find_framework("megatron-lm")->pp_microbatches_default_to_pp);
+  // PyTorch's ring loop: K/V copies each pass and send, fp32 dK/dV accumulation and its send-buffer copy, and the
+  // last dK/dV transfer exposed (_attention.py); AsyncTP cannot pair the dX reduce-scatters (micro_pipeline_tp).
+  const Framework& titan = *find_framework("torchtitan");
+  CHECK(titan.cp_merge.kv_pass == 4.0);
+  CHECK(titan.cp_merge.kv_send == 4.0);
+  CHECK(titan.cp_merge.grad_kv_first == 28.0);
+  CHECK(titan.cp_merge.grad_kv_step == 21.0);
+  CHECK(titan.cp_last_grad_kv_exposed);
+  CHECK_FALSE(titan.tp_overlap_pairs_dx_reduce_scatter);
+  CHECK_FALSE(find_framework("megatron-lm")->cp_last_grad_kv_exposed);
+  CHECK(find_framework("megatron-lm")->tp_overlap_pairs_dx_reduce_scatter);
+  CHECK(find_framework("megatron-lm")->cp_merge.kv_send == 0.0);
   // torchtitan's loss_parallel under tp: 76 bytes per logit of traffic, a 16-byte peak; Megatron has one loss.
   CHECK(find_framework("torchtitan")->loss_parallel_cross_entropy_bytes_per_logit == 76.0);
   CHECK(find_framework("torchtitan")->loss_parallel_logits_bytes_per_logit == 16.0);

@@ -91,6 +91,10 @@ TEST_CASE("framework_traits lists every trait once, with its value as text") {
   CHECK(value(titan, "tp_saves_gathered_inputs") == "yes");
   CHECK(value(titan, "eager_rope_bytes_per_element") == "20");
   CHECK(value(titan, "gqa_repeats_kv") == "yes");
+  CHECK(value(titan, "cp_grad_kv_bytes_per_step (first, later)") == "28, 21");
+  CHECK(value(titan, "cp_kv_copy_bytes (per pass, per send)") == "4, 4");
+  CHECK(value(titan, "cp_last_grad_kv_exposed") == "yes");
+  CHECK(value(titan, "tp_overlap_pairs_dx_reduce_scatter") == "no");
   CHECK(value(titan, "state_bytes (weights, gradients, optimizer)") == "4, 4, 8");
   const std::vector<FrameworkTrait> megatron = framework_traits(*find_framework("megatron-lm"));
   CHECK(value(megatron, "attention") == "flash3");

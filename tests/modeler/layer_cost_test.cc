@@ -249,8 +249,9 @@ TEST_CASE("context parallelism: merging the ring steps' partial outputs and grad
   LayerCost c = layer_cost(su.ctx(), su.sharding());
   CHECK(c.forward.attention.v == doctest::Approx(out * (4 + 6) / test::kHbm).scale(0));
   CHECK(c.backward.attention.v == doctest::Approx((out + kv) * (4 + 6) / test::kHbm).scale(0));
-  // PyTorch's fp32 merger: 12 + 38 forward, 20 + 10 backward.
-  su.framework.cp_merge = {12, 38, 20, 10};
+  // PyTorch's fp32 merger: 12 + 38 forward, 20 + 10 backward (dK/dV accumulated as dQ here; its own bytes and
+  // the K/V copies in the test below).
+  su.framework.cp_merge = {12, 38, 20, 10, 20, 10};
   c = layer_cost(su.ctx(), su.sharding());
   CHECK(c.forward.attention.v == doctest::Approx(out * 50 / test::kHbm).scale(0));
   CHECK(c.backward.attention.v == doctest::Approx((out + kv) * 30 / test::kHbm).scale(0));
@@ -260,6 +261,53 @@ TEST_CASE("context parallelism: merging the ring steps' partial outputs and grad
   // No merges with Transformer Engine's all-gather variant (what is left is the kernel at an unbounded peak).
   su.plan.cp_kind = CpKind::allgather;
   CHECK(layer_cost(su.ctx(), su.sharding()).forward.attention.v < 1e-20);
+}
+
+TEST_CASE("context parallelism: PyTorch's ring copies K/V and accumulates dK/dV over the repeated heads") {
+  // cp 2, 2 sequences of 64 tokens per rank: 128 tokens, 4 query heads and 2 kv heads of 16. Outputs 128 x 4 x 16
+  // = 8,192 elements; K and V at the kv heads 2 x 128 x 2 x 16 = 8,192, repeated to the query heads 16,384.
+  test::Setup su(test::tiny_gqa_gated(), test::plan_of(1, 1, 1, 2, 2, 2, 128));
+  bandwidth_only(&su);
+  const double out = 8192, kv = 8192, repeated = 16384;
+  su.framework.cp_merge = {12, 38, 20, 10, 28, 21, 4, 4};
+  // Forward: the output merges, then K/V made contiguous once and concatenated for the one send (4 + 4 bytes).
+  // Backward: dQ 20 + 10, dK/dV 28 + 21 bytes per element, and the same K/V copies.
+  LayerCost c = layer_cost(su.ctx(), su.sharding());
+  CHECK(c.forward.attention.v == doctest::Approx((out * 50 + kv * 8) / test::kHbm).scale(0));
+  CHECK(c.backward.attention.v == doctest::Approx((out * 30 + kv * (49 + 8)) / test::kHbm).scale(0));
+  // With the kv heads repeated before attention (torchtitan's repeat_kv) the ring's K/V are the query heads'.
+  su.framework.gqa_repeats_kv = true;
+  c = layer_cost(su.ctx(), su.sharding());
+  CHECK(c.forward.attention.v == doctest::Approx((out * 50 + repeated * 8) / test::kHbm).scale(0));
+  CHECK(c.backward.attention.v == doctest::Approx((out * 30 + repeated * (49 + 8)) / test::kHbm).scale(0));
+  // Full recompute re-runs the forward's copies with the rest of the forward.
+  su.plan.recompute = Recompute::full;
+  CHECK(layer_cost(su.ctx(), su.sharding()).recompute.time == layer_cost(su.ctx(), su.sharding()).forward.time);
+  // Transformer Engine's defaults copy nothing and accumulate dK/dV as dQ.
+  const CpMergeBytes te;
+  CHECK(te.kv_pass + te.kv_send == 0);
+  CHECK(te.grad_kv_first == te.backward_first);
+  CHECK(te.grad_kv_step == te.backward_step);
+  // No ring, no copies.
+  su.plan = test::plan_of(1, 1, 1, 1, 2, 2, 128);
+  const LayerCost one = layer_cost(su.ctx(), su.sharding());
+  su.framework.cp_merge = CpMergeBytes{};
+  CHECK(layer_cost(su.ctx(), su.sharding()).forward.attention == one.forward.attention);
+}
+
+TEST_CASE("AsyncTP's reduce kernels: the backward's only where its dX reduce-scatters are paired") {
+  test::Setup su = tiny(2);
+  bandwidth_only(&su);
+  su.plan.sequence_parallel = true;
+  su.plan.tp_comm_overlap = true;
+  su.framework.tp_overlap_rs_reduce_kernel = true;
+  const LayerCost paired = layer_cost(su.ctx(), su.sharding());
+  su.framework.tp_overlap_pairs_dx_reduce_scatter = false;
+  const LayerCost plain = layer_cost(su.ctx(), su.sharding());
+  // Two sums per pass over T 256 x h 64 16-bit elements read and T / 2 x h written: 2 x 256 x 64 x 2 x 1.5.
+  const double two_sums = 2 * 256 * 64 * 2 * 1.5;
+  CHECK((paired.backward.time - plain.backward.time).v == doctest::Approx(two_sums / test::kHbm).scale(0));
+  CHECK(paired.forward.time == plain.forward.time);
 }
 
 TEST_CASE("head: embedding on the first stage, LM head + cross-entropy + final norm on the last") {

@@ -140,6 +140,9 @@ TEST_CASE("throughput MAPE per group") {
   // TE v2.7 GroupedLinear's per-expert cuBLAS GEMMs each at the measured latency of its shape (the kernel overhead
   // the GEMM table was inverted with, once per expert, not once per grouped linear; layer_cost.cc
   // grouped_gemm_time): every MoE row 0.1-3.8 points slower, MoE 17.1 -> 15.8%, no dense row moves.
+  // PyTorch's ring-loop copies over torchtitan's repeated K/V heads, fp32 dK/dV accumulation and the exposed last
+  // dK/dV transfer (_attention.py), AsyncTP's unpaired dX reduce-scatters (micro_pipeline_tp) and no backward
+  // re-gather where the gathered inputs are saved: all dense 14.3 -> 13.9% (torchtitan rows only).
   constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 11.5, kGuardDense = 14.4, kGuardMoe = 16.1;
   const io::GroupStats e = group(moe);
   report_target("Korthikanti", k, 5.0, kGuardKorthikanti);
@@ -179,8 +182,9 @@ TEST_CASE("torchtitan's pipelined rows run its pp micro-batches; --fastest-fit t
   // --framework-defaults figures until they became the default): 19.4% with the measured tables; 25.4% once the
   // rows ran what the benchmark states (torch.compile, AsyncTP, torchao's tensorwise fp8 kernels and fp8 FSDP
   // gathers; the AsyncTP row predicts ~30% faster than plain 2D where the measured gain is 5.7%); 25.0 -> 24.1%
-  // with torchtitan's eager RoPE and repeat_kv copies (model.py @9dec370).
-  constexpr double kGuardTorchtitan = 24.6;
+  // with torchtitan's eager RoPE and repeat_kv copies (model.py @9dec370); 24.1 -> 21.1% with PyTorch's CP ring
+  // copies and exposed dK/dV transfer and AsyncTP's unpaired dX reduce-scatters (docs/validation.md).
+  constexpr double kGuardTorchtitan = 21.6;
   const io::ValidationReport& rep = report();
   report_target("torchtitan", rep.by_framework.at("torchtitan"), 10.0, kGuardTorchtitan);
   CHECK(rep.by_framework.at("torchtitan").mape <= kGuardTorchtitan);
@@ -223,7 +227,8 @@ TEST_CASE("issue 10 targets, per GPU family and precision (printed; guards on wh
   // H100 20.8 -> 20.0 and fp8 19.3 -> 18.0 with torchtitan's pipeline micro-batch default (two 405B fp8 H100 rows).
   // Blackwell 15.2 -> 11.0 (bias +5.5 -> +9.7: the two pessimistic rows no longer cancel the optimistic MoE rows)
   // and fp8 18.2 -> 17.2 with the GB200 rows' recipe CPU offload (above).
-  const std::map<std::string, double> guard_mape = {{"A100", 7.2}, {"H100", 20.5}, {"Blackwell", 11.5}};
+  // H100 20.1 -> 19.4 and fp8 18.2 -> 17.0 with PyTorch's CP ring copies and AsyncTP's unpaired reduce-scatters.
+  const std::map<std::string, double> guard_mape = {{"A100", 7.2}, {"H100", 19.9}, {"Blackwell", 11.5}};
   for (const auto& [gen, g] : family) {
     const std::string generation = gen;  // clang 14 cannot capture a structured binding (CAPTURE's lambda)
     std::printf("validation: %-10s %5.1f%% bias %+5.1f%% over %3d runs (target |bias| 5.0%%: %s)\n", gen.c_str(),
@@ -231,8 +236,29 @@ TEST_CASE("issue 10 targets, per GPU family and precision (printed; guards on wh
     CAPTURE(generation);
     if (guard_mape.count(gen)) CHECK(g.mape <= guard_mape.at(gen));
   }
-  report_target("fp8 rows", fp8, 10.0, 17.7);
-  CHECK(fp8.mape <= 17.7);
+  report_target("fp8 rows", fp8, 10.0, 17.5);
+  CHECK(fp8.mape <= 17.5);
+}
+
+TEST_CASE("torchtitan's context-parallel and AsyncTP rows (issue 10), each guarded") {
+  // Errors when set, plus 0.5: the CP 2-8 rows after PyTorch's ring-loop copies and exposed last dK/dV transfer
+  // (before: +9.3 +46.8 +53.7 / +31.8 +32.1 +52.5), the 70B 2D rows after AsyncTP's unpaired dX reduce-scatters
+  // and no re-gather of saved inputs (before: -0.3 / +12.7). The CP 4/8 and AsyncTP rows are still off for
+  // reasons not modelled (docs/validation.md, "The torchtitan rows").
+  const std::map<std::string, double> guard = {
+      {"torchtitan_h100_t2_8b_g8_cp2_s65536", 6.3},     {"torchtitan_h100_t2_8b_g8_cp4_s131072", 42.6},
+      {"torchtitan_h100_t2_8b_g8_cp8_s262144", 49.2},   {"torchtitan_h100_t6_405b_g512_cp2_s65536", 21.4},
+      {"torchtitan_h100_t6_405b_g512_cp4_s131072", 21.2}, {"torchtitan_h100_t6_405b_g512_cp8_s262144", 39.4},
+      {"torchtitan_h100_t4_70b_g256_2d", 1.0},          {"torchtitan_h100_t4_70b_g256_2d_asynctp", 12.7}};
+  int found = 0;
+  for (const io::RunResult& r : report().results) {
+    const auto it = guard.find(r.run->id);
+    if (it == guard.end()) continue;
+    ++found;
+    CAPTURE(r.run->id);
+    CHECK(std::abs(r.error_pct) <= it->second);
+  }
+  CHECK(found == static_cast<int>(guard.size()));
 }
 
 TEST_CASE("the shipped validation record is what validate produces now") {

@@ -72,6 +72,39 @@ TEST_CASE("ring backward: dK/dV travel at the framework's accumulation precision
   CHECK(found == 1);
 }
 
+TEST_CASE("PyTorch's ring: the repeated K/V travel, and the last dK/dV transfer is exposed") {
+  test::Setup su = with_cp(4, 2, 128, test::tiny_gqa_gated());
+  su.framework.cp_grad_kv_bytes = 4.0;
+  su.framework.cp_last_grad_kv_exposed = true;
+  auto cp_ops = [](const std::vector<CommOp>& ops) {
+    std::vector<CommOp> out;
+    for (const CommOp& op : ops)
+      if (op.kind == CommKind::cp) out.push_back(op);
+    return out;
+  };
+  // Unrepeated: 4,096 bytes of K/V (the ring test above); the dK/dV of the last step in fp32, once, exposed.
+  std::vector<CommOp> b = cp_ops(su.comm().layer_backward);
+  REQUIRE(b.size() == 2);
+  CHECK(b[0].bytes.v == 4096 * 3);
+  CHECK(b[0].window == Window::attention);
+  CHECK(b[1].bytes.v == 4096 * 2);
+  CHECK(b[1].count == 1);
+  CHECK(b[1].window == Window::exposed);
+  // Repeated to the 4 / tp 2 = 2 local query heads: twice the bytes, forward and backward.
+  su.framework.gqa_repeats_kv = true;
+  const std::vector<CommOp> f = cp_ops(su.comm().layer_forward);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].bytes.v == 8192);
+  CHECK(f[0].count == 3);
+  b = cp_ops(su.comm().layer_backward);
+  REQUIRE(b.size() == 2);
+  CHECK(b[0].bytes.v == 8192 * 3);
+  CHECK(b[1].bytes.v == 8192 * 2);
+  // Transformer Engine's defaults: nothing exposed.
+  su.framework.cp_last_grad_kv_exposed = false;
+  CHECK(cp_ops(su.comm().layer_backward).size() == 1);
+}
+
 TEST_CASE("all-gather variant: K/V gathered once per layer, gradients reduce-scattered, exposed") {
   test::Setup su = with_cp(4);
   su.plan.cp_kind = CpKind::allgather;

@@ -155,6 +155,42 @@ TEST_CASE("AsyncTP (torchtitan) pairs the same way on copy engines, in tp chunks
   CHECK(c.layer_forward[1].tail == doctest::Approx(0.5));  // the last of tp = 2 chunks
 }
 
+TEST_CASE("AsyncTP leaves the backward's dX reduce-scatters unpaired and exposed") {
+  // Inductor's micro_pipeline_tp matches a reduce-scatter of an mm's own output; torchtitan's dX is the sum of
+  // the separate q, k, v (gate, up) dgrads.
+  test::Setup su = with_tp(2, true);
+  su.plan.tp_comm_overlap = true;
+  su.framework = *find_framework("torchtitan");
+  CHECK_FALSE(su.framework.tp_overlap_pairs_dx_reduce_scatter);
+  CommPlan c = su.comm();
+  int rs = 0, ag = 0;
+  for (const CommOp& op : c.layer_backward) {
+    if (op.collective == Collective::reduce_scatter) {
+      ++rs;
+      CHECK(op.window == Window::exposed);
+    } else {
+      ++ag;
+      CHECK(op.window == Window::gemm);  // the gradient all-gathers into the proj and FC2 dgrad stay paired
+    }
+  }
+  CHECK(rs == 2);
+  // torchtitan saves the gathered linear inputs: no re-gather for the weight gradients without recompute.
+  CHECK(ag == 2);
+  // Op-level SAC saves no all-gather output, so the inputs are gathered again in backward.
+  su.plan.recompute = Recompute::selective;
+  c = su.comm();
+  CHECK(c.layer_backward.size() == 6);
+  // A framework whose overlap pairs them hides them behind the wgrad.
+  su.framework.tp_overlap_pairs_dx_reduce_scatter = true;
+  c = su.comm();
+  for (const CommOp& op : c.layer_backward)
+    if (op.collective == Collective::reduce_scatter) CHECK(op.gemm >= 4);
+  // Without the overlap they are exposed either way.
+  su.plan.tp_comm_overlap = false;
+  for (const CommOp& op : su.comm().layer_backward)
+    if (op.collective == Collective::reduce_scatter) CHECK(op.window == Window::exposed);
+}
+
 TEST_CASE("schedule is untouched by tp") {
   Schedule s;
   s.microbatches = 3;
