@@ -48,7 +48,8 @@ zcat "$src/gemm.csv.gz" | awk -F, '
 mv "$dst/serving/gemm.csv.gz.tmp" "$dst/serving/gemm.csv.gz"
 zcat "$src/attention_decode.csv.gz" | awk -F, '
   NR == 1 { print; next }
-  $10 == 0 && $9 == 128 && $8 == 8 && $7 >= 32 && $13 != "" && $5 * ($6 + 1) * 8 * 128 * 2 * ($4 == "bf16" ? 2 : 1) >= 65536' \
+  $10 == 0 && $9 == 128 && $8 == 8 && $7 >= 32 && $13 != "" &&
+    $5 * ($6 + 1) * 8 * 128 * 2 * ($4 == "bf16" ? 2 : 1) >= 65536' \
   > "$dst/serving/attention_decode.csv.tmp"
 mv "$dst/serving/attention_decode.csv.tmp" "$dst/serving/attention_decode.csv"
 zcat "$src/moe.csv.gz" | awk -F, '

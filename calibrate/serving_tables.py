@@ -41,8 +41,8 @@ ALIASES = {"a100-sxm4-80gb": ["a100-sxm4-40gb"], "h100-sxm5-80gb": ["h100-sxm5-9
 ALLREDUCE_ALIASES = {"a100-sxm4-80gb": ["a100-sxm4-40gb"], "h100-sxm5-80gb": ["h100-sxm5-96gb"]}
 # The custom all-reduce table covers the NVLink parts only: L40S and RTX PRO 6000 Server are PCIe boards, where
 # vLLM turns its custom all-reduce off above two GPUs (vllm/distributed/device_communicators/custom_all_reduce.py)
-# and the measured `*_graph` rows there are NCCL over PCIe (27 ms for 64 MiB over 4 L40S), which the collective
-# model already covers. The committed table was derived over this set.
+# so the measured `*_graph` rows above two GPUs time NCCL over PCIe (27 ms for 64 MiB over 4 L40S), which the
+# collective model already covers. The committed table was derived over this set.
 NVLINK = ("a100_sxm", "h100_sxm", "h200_sxm", "b200_sxm", "gb200", "b300_sxm", "gb300")
 # Storage bits per weight of the MoE expert formats, as modeler/serving/formats.cc bits_per_weight() states them
 # (fp8_block: one fp32 scale per 128x128 block; nvfp4: one E4M3 scale per 16; int4_wo: fp16 scale + packed zero
