@@ -6,7 +6,7 @@ WERROR ?= ON
 PKGS := cmake g++ make python3 python3-yaml libcli11-dev nlohmann-json3-dev libeigen3-dev libyaml-cpp-dev doctest-dev \
         libopenmpi-dev openmpi-bin libbenchmark-dev
 
-.PHONY: deps deps-sanitize configure build test search bench tables clean
+.PHONY: deps deps-sanitize configure build test search bench tables serving-tables clean
 
 # clang and its runtime (libFuzzer, sanitizers) for the sanitizer + fuzz stage of .ci/run (docs/fuzzing.md).
 SANITIZE_PKGS := clang libclang-rt-dev
@@ -43,6 +43,11 @@ search: build
 # from hwprofiles/measured/ through `shardplan calibrate import-aic` and `calibrate fit --gpu-tables`.
 tables: build
 	calibrate/make_tables.sh ./$(BUILD)/shardplan hwprofiles/tables $(BUILD)/tables-raw
+
+# Regenerates the serving model's measured-kernel rows (modeler/serving/*_rows.inc: decode and prefill GEMMs, decode
+# attention, MoE layers, custom all-reduce) from hwprofiles/measured/serving/ (calibrate/serving_tables.py).
+serving-tables:
+	python3 calibrate/serving_tables.py hwprofiles/measured modeler/serving
 
 bench: build
 	./$(BUILD)/bench/shardplan_bench

@@ -5,6 +5,8 @@
 #   calibrate fit RAW/G.jsonl --gpu-tables G --out TABLES/G.yaml            (the fit -> the tables file)
 # Usage: calibrate/make_tables.sh SHARDPLAN_BINARY [TABLES_DIR (hwprofiles/tables)] [RAW_DIR (a temp dir)]
 # `make tables` runs it; tests/cli/tables_cli_test.sh runs it into a temp dir and compares with the shipped files.
+# The serving model's tables (modeler/serving/*_rows.inc) come from hwprofiles/measured/serving/ through
+# calibrate/serving_tables.py instead (`make serving-tables`; tests/cli/serving_tables_cli_test.sh compares).
 set -eu
 bin=$1
 tables=${2:-hwprofiles/tables}

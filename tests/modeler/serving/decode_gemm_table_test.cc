@@ -2,18 +2,55 @@
 
 #include <doctest/doctest.h>
 
+#include <string>
+
 using namespace shardplan;
 using namespace shardplan::serving;
 
-TEST_CASE("decode GEMM table: measured GPUs and dtypes, rate rising with the weight's size") {
-  const Curve* h100 = decode_gemm_rate("h100-sxm5-80gb", Dtype::bf16);
-  REQUIRE(h100 != nullptr);
-  // shared/data/measured_kernels/gemm.csv.gz, h100_sxm bf16, m <= 16: ~0.3 TB/s at 1 MiB (the kernel's fixed
-  // cost dominates), ~2.8 TB/s at 4 GiB (near the sustained HBM rate).
-  CHECK(h100->at(1 << 20) < 0.5e12);
-  CHECK(h100->at(4.0 * (1 << 30)) > 2.5e12);
-  CHECK(decode_gemm_rate("h100-sxm5-80gb", Dtype::fp8) != nullptr);
-  CHECK(decode_gemm_rate("rtx-4090", Dtype::bf16) == nullptr);
+TEST_CASE("decode GEMM table: every measured GPU has a bf16 row, H100 variants share the H100's") {
+  for (const std::string gpu : {"a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb", "b200", "gb200", "b300",
+                                "gb300", "l40s", "rtx-pro-6000-server", "a100-sxm4-40gb", "h100-sxm5-96gb",
+                                "h800-sxm5-80gb"})
+    CHECK_MESSAGE(decode_gemm_rate(gpu, shardplan::Dtype::bf16) != nullptr, gpu);
+  // Same silicon and HBM: the copies carry the measured H100 values.
+  CHECK(decode_gemm_rate("h800-sxm5-80gb", shardplan::Dtype::bf16)->at(1 << 28) ==
+        decode_gemm_rate("h100-sxm5-80gb", shardplan::Dtype::bf16)->at(1 << 28));
+}
+
+TEST_CASE("decode GEMM table: the rate rises with the weight size and levels off below the HBM peak") {
+  const shardplan::Curve* h200 = decode_gemm_rate("h200-sxm-141gb", shardplan::Dtype::bf16);
+  REQUIRE(h200 != nullptr);
+  // 1 MiB of weights is bound by the kernel's fixed cost (a few us): far below H200's 4.8 TB/s.
+  CHECK(h200->at(1 << 20) < 0.5e12);
+  double prev = 0;
+  for (int e = 20; e <= 30; ++e) {  // monotone up to 1 GiB (the measured bins)
+    CHECK_MESSAGE(h200->at(double(1ULL << e)) > prev, "2^", e);
+    prev = h200->at(double(1ULL << e));
+  }
+  // 4 GiB of weights stream at 0.8-1.0 of the 4.8 TB/s HBM3e peak (NVIDIA H200 datasheet).
+  CHECK(h200->at(double(1ULL << 32)) > 0.8 * 4.8e12);
+  CHECK(h200->at(double(1ULL << 32)) < 4.8e12);
+  // Beyond the measured range the curve holds its last value (clamp), it does not extrapolate past HBM.
+  CHECK(h200->at(double(1ULL << 36)) == doctest::Approx(h200->at(double(1ULL << 32))));
+  // B200: 8 TB/s HBM3e (NVIDIA DGX B200 datasheet); the large bins stay below it.
+  const shardplan::Curve* b200 = decode_gemm_rate("b200", shardplan::Dtype::bf16);
+  REQUIRE(b200 != nullptr);
+  CHECK(b200->at(double(1ULL << 32)) > 5.0e12);
+  CHECK(b200->at(double(1ULL << 32)) < 8.0e12);
+}
+
+TEST_CASE("decode GEMM table: fp8 has its own row, A100 has none, unknown GPUs none") {
+  const shardplan::Curve* bf16 = decode_gemm_rate("h100-sxm5-80gb", shardplan::Dtype::bf16);
+  const shardplan::Curve* fp8 = decode_gemm_rate("h100-sxm5-80gb", shardplan::Dtype::fp8);
+  REQUIRE(bf16 != nullptr);
+  REQUIRE(fp8 != nullptr);
+  CHECK(fp8 != bf16);
+  // fp8 includes the per-call activation quantisation (a second kernel): slower per byte at small sizes.
+  CHECK(fp8->at(1 << 20) < bf16->at(1 << 20));
+  // A100 has no fp8 tensor cores, so AIC measured no fp8 GEMM there.
+  CHECK(decode_gemm_rate("a100-sxm4-80gb", shardplan::Dtype::fp8) == nullptr);
+  CHECK(decode_gemm_rate("rtx-4090", shardplan::Dtype::bf16) == nullptr);
+  CHECK(decode_gemm_rate("", shardplan::Dtype::bf16) == nullptr);
 }
 
 TEST_CASE("small kernel latency: the measured floor of a kernel under CUDA-graph replay, per GPU") {
