@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "modeler/problems.h"
+#include "modeler/serving/expert_bias.h"
 #include "modeler/serving/host_rates.h"
 #include "modeler/serving/offload.h"
 
@@ -122,6 +123,13 @@ void predict_llama_offload_row(const ServingRun& r, const GpuProfile& gpu, Serve
     p = serving::flags_placement(items, st, o.gpu_layers.value_or(r.model.layers + 1), o.n_cpu_moe.value_or(0), cpu);
   } catch (const ConfigError& e) {
     return skip(std::string("offload flags: ") + e.what());
+  }
+  // ik_llama.cpp adds a host-resident expert bias on the CPU in prefill (serving/expert_bias.h).
+  if (r.engine == "ik_llama.cpp") {
+    const bool moves = serving::ik_n_cpu_moe_moves_biases(r.engine_build_date.value_or(""));
+    const auto bias = serving::host_bias_blocks(r.model.layers, o.n_cpu_moe.value_or(0), moves, cpu);
+    if (serving::add_host_bias_prefill(items, st, bias, &p) > 0)
+      out->assumed.push_back("expert biases in host memory: prefill bias add on the CPU (ik_llama.cpp op-offload rule)");
   }
   out->predicted[2] = st.decode_batch / p.step[1].v;
   // Every ubatch of the prompt costs the same step here (attention over the growing cache is averaged into the

@@ -112,3 +112,29 @@ TEST_CASE("offload rows: the graphs-off cost follows the row's build date and th
   CHECK(1 / *off.predicted[2] ==
         doctest::Approx(1 / *on.predicted[2] + 36 * serving::kGraphsOffCostPerHostRunS).scale(0));
 }
+
+TEST_CASE("offload rows: ik_llama.cpp adds host expert biases on the CPU in prefill; decode does not change") {
+  // PR #829: -ot exps=CPU puts every ffn_*_exps tensor in host memory, biases included (the PR's own words).
+  io::ServingRun r = shipped_row("ikllama_pr829_rtx4080_gptoss120b_exps_cpu_kv0");
+  REQUIRE(r.model.moe);
+  CHECK(r.model.moe->expert_bias);  // the row states it (gpt-oss's public config)
+  const io::ServeRowResult with = predict(r);
+  REQUIRE_FALSE(with.skipped);
+  CHECK(assumed(with, "prefill bias add on the CPU"));
+  r.model.moe->expert_bias = false;
+  const io::ServeRowResult without = predict(r);
+  CHECK_FALSE(assumed(without, "prefill bias add on the CPU"));
+  // 36 blocks, each 2 x 188.7 MB over 26.2 GB/s and through 150 GB/s: ~0.6 s on a ~3 s ubatch of 4096 tokens.
+  const double extra = 4096 / *with.predicted[3] - 4096 / *without.predicted[3];
+  CHECK(extra > 0.5);
+  CHECK(extra < 0.7);
+  CHECK(*with.predicted[2] == doctest::Approx(*without.predicted[2]).epsilon(1e-3));
+  // PR #841: --cpu-moe moved the biases until that PR; a build after it keeps them on the GPU.
+  io::ServingRun moe = shipped_row("ikllama_pr841_rtx4080_gptoss20b_cpumoe");
+  const io::ServeRowResult before = predict(moe);
+  CHECK(assumed(before, "prefill bias add on the CPU"));
+  moe.engine_build_date = "2025-10-21";
+  const io::ServeRowResult after = predict(moe);
+  CHECK_FALSE(assumed(after, "prefill bias add on the CPU"));
+  CHECK(*after.predicted[3] > *before.predicted[3] * 1.2);
+}

@@ -89,8 +89,11 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // copies of the over-predicted gpt-oss rows run 0.7% faster.
   // 25.0% -> 25.8% with -ngl's order by build date (above): PR #11397 +27.4% -> +30.7%, one fewer block's weights
   // streamed per ubatch.
+  // 25.8% -> 13.2% with ik_llama.cpp's host expert-bias rule (serving/expert_bias.h: a host-resident down-projection
+  // bias is added on the CPU in prefill, so the expert outputs cross PCIe twice per block): PR #829 +30.2% ->
+  // +8.2% and +1.9% -> -11.0% (N_KV 28672, whose +1.9% the doc explains as partly luck), PR #841 +40.4% -> +3.0%.
   CHECK(off[3].runs >= 4);
-  CHECK(off[3].mape <= 25.9);
+  CHECK(off[3].mape <= 13.4);
   // The TRT-LLM dense aggregated rows, the best-covered family, stay within their measured error.
   const auto& trt = rep.by_engine.at("trtllm");
   CHECK(trt[1].mape <= 16.5);  // 18.0% before the measured prefill GEMM and MoE-layer rates, 16.8% after, 17.1%
