@@ -36,7 +36,8 @@ def rows_of(json_path, runs_path):
         if (plan.get("mode") or "aggregated") != "aggregated" or wl.get("concurrency") is None:
             continue
         out.append({
-            "family": (y["engine"], str(y.get("engine_version")), y["system"]["gpu"], y["model"]["name"].split("/")[-1]),
+            "family": (y["engine"], str(y.get("engine_version")), y["system"]["gpu"],
+                       y["model"]["name"].split("/")[-1]),
             "tp": plan.get("tp"), "adp": plan.get("attention_dp"), "isl": wl["input_len"], "osl": wl["output_len"],
             "conc": wl["concurrency"], "measured": r["metrics"]["TTFT"]["measured"],
             "predicted": r["metrics"]["TTFT"]["predicted"],
@@ -74,13 +75,15 @@ def main():
     for fam in sorted(ratios):
         v = ratios[fam]
         print("%-62s %6d %9.2f %9.2f %8.0f" % (" ".join(fam), len(v), statistics.median(x[0] for x in v),
-                                               statistics.median(x[1] for x in v), statistics.median(x[2] for x in v)))
+                                               statistics.median(x[1] for x in v),
+                                               statistics.median(x[2] for x in v)))
 
     sets = {}
     for r in rows:
         sets.setdefault((r["family"], r["tp"], r["isl"]), []).append(r)
     print()
-    print("%-62s %5s %8s %19s %19s" % ("family tp isl (concurrency)", "rows", "conc", "measured a + b c", "predicted a + b c"))
+    print("%-62s %5s %8s %19s %19s" % ("family tp isl (concurrency)", "rows", "conc", "measured a + b c",
+                                       "predicted a + b c"))
     for k in sorted(sets, key=str):
         v = sets[k]
         cs = [r["conc"] for r in v]
