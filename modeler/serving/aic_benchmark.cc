@@ -11,7 +11,13 @@ int aic_aggregated_workers(int concurrency, int max_batch, int attention_dp, int
   return std::max(listed, (concurrency + slots - 1) / slots);
 }
 
-AicEngineLimits aic_generator_limits(Engine e, Mode mode, int isl, int max_batch, const Gpu& gpu) {
+int aic_default_nextn(const std::string& model_name) {
+  return model_name.find("DeepSeek-V3") != std::string::npos || model_name.find("DeepSeek-R1") != std::string::npos
+             ? 1
+             : 0;
+}
+
+AicEngineLimits aic_generator_limits(Engine e, Mode mode, int isl, int max_batch, const Gpu& gpu, int nextn) {
   const bool disagg = mode == Mode::disaggregated;
   const int mb = disagg ? 0 : max_batch;
   AicEngineLimits l;
@@ -19,7 +25,8 @@ AicEngineLimits aic_generator_limits(Engine e, Mode mode, int isl, int max_batch
   if (e == Engine::trtllm) t = (t + 31) / 32 * 32;
   if (e == Engine::sglang) t = std::min(t, default_max_num_tokens(e, gpu));
   l.max_num_tokens = t;
-  l.mixed_chunk = e == Engine::sglang && !disagg;
+  // Speculative decoding (nextn > 0) switches SGLang's mixed chunk off (aic_benchmark.h).
+  l.mixed_chunk = e == Engine::sglang && !disagg && nextn == 0;
   return l;
 }
 

@@ -4,6 +4,8 @@
 // applies it to AIConfigurator rows only.
 #pragma once
 
+#include <string>
+
 #include "modeler/serving/serving_types.h"
 #include "modeler/system.h"
 
@@ -22,14 +24,26 @@ int aic_aggregated_workers(int concurrency, int max_batch, int attention_dp, int
 /// The engine limits the generator writes for a benchmark deployment.
 struct AicEngineLimits {
   int max_num_tokens = 0;    // the plan's prefill token budget per step
-  bool mixed_chunk = false;  // SGLang enable_mixed_chunk
+  bool mixed_chunk = false;  // SGLang enable_mixed_chunk, as the engine runs it
 };
+
+/// AIConfigurator's MTP depth (its ModelConfig.nextn) for a model: 1 for DeepSeek-V3 and -R1
+/// (src/aiconfigurator/cli/templates/sglang/deepseek_default.yaml at 6e66597: `nextn: 1`; the checkpoint ships one
+/// MTP layer, num_nextn_predict_layers = 1 in tests/validation/serving/hf_configs/deepseek-v3.json), 0 otherwise.
+int aic_default_nextn(const std::string& model_name);
 
 /// generator/rule_plugin/benchmark/{trtllm,vllm,sglang}.rule at 095f58a51: the prefill token budget is
 /// max_batch + isl + 1500 on an aggregated worker (TRT-LLM rounds it up to 32-token blocks), isl + 1500 on a
 /// prefill worker; SGLang's is max_prefill_tokens = isl + 1500, capped by chunked_prefill_size, with
 /// enable_mixed_chunk on for aggregated workers. SGLang's chunked_prefill_size is its default on `gpu`
 /// (default_max_num_tokens).
-AicEngineLimits aic_generator_limits(Engine e, Mode mode, int isl, int max_batch, const Gpu& gpu);
+/// With `nextn` > 0 the SGLang rule also turns on speculative decoding (`speculative_decoding_type = "NEXTN"`,
+/// benchmark/sglang.rule), and SGLang then switches mixed chunk off again: NEXTN runs as EAGLE, and EAGLE sets
+/// enable_mixed_chunk = False (python/sglang/srt/server_args.py, _handle_speculative_decoding, sgl-project/sglang
+/// 469c63e). So a DeepSeek worker pauses its decodes for each prefill batch although the generator asked for
+/// mixed chunks. serve validate does not pass `nextn` yet: the CSV does not record it, and with decodes paused the
+/// simulated benchmark keeps every round's prompts together, which overshoots the SGLang H200 DeepSeek rows
+/// (docs/serving.md, "TTFT on the AIConfigurator rows").
+AicEngineLimits aic_generator_limits(Engine e, Mode mode, int isl, int max_batch, const Gpu& gpu, int nextn = 0);
 
 }  // namespace shardplan::serving

@@ -43,3 +43,17 @@ TEST_CASE("AIConfigurator generator limits per engine and mode") {
   CHECK(aic_generator_limits(Engine::sglang, Mode::aggregated, 16000, 10, kB200).max_num_tokens == 16384);
   CHECK_FALSE(aic_generator_limits(Engine::sglang, Mode::disaggregated, 1024, 10, kH100).mixed_chunk);
 }
+
+TEST_CASE("AIConfigurator's MTP default turns SGLang's mixed chunk off") {
+  CHECK(aic_default_nextn("deepseek-ai/DeepSeek-V3") == 1);
+  CHECK(aic_default_nextn("deepseek-ai/DeepSeek-R1") == 1);
+  CHECK(aic_default_nextn("Qwen/Qwen3-32B") == 0);
+  CHECK(aic_default_nextn("DeepSeek-Coder-V2-Lite-Base") == 0);  // no MTP layer
+  // SGLang's EAGLE path (which NEXTN runs as) switches mixed chunk off; the token budget is unchanged.
+  const AicEngineLimits m = aic_generator_limits(Engine::sglang, Mode::aggregated, 1024, 10, kH100, 1);
+  CHECK_FALSE(m.mixed_chunk);
+  CHECK(m.max_num_tokens == 2524);
+  CHECK(aic_generator_limits(Engine::sglang, Mode::aggregated, 1024, 10, kH100, 0).mixed_chunk);
+  // The other engines have no mixed-chunk switch; their budgets do not depend on MTP.
+  CHECK(aic_generator_limits(Engine::trtllm, Mode::aggregated, 1024, 10, kH100, 1).max_num_tokens == 2560);
+}
