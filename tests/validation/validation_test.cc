@@ -142,8 +142,9 @@ TEST_CASE("throughput MAPE per group") {
   // grouped_gemm_time): every MoE row 0.1-3.8 points slower, MoE 17.1 -> 15.8%, no dense row moves.
   // PyTorch's ring-loop copies over torchtitan's repeated K/V heads, fp32 dK/dV accumulation and the exposed last
   // dK/dV transfer (_attention.py), AsyncTP's unpaired dX reduce-scatters (micro_pipeline_tp) and no backward
-  // re-gather where the gathered inputs are saved: all dense 14.3 -> 13.9% (torchtitan rows only).
-  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 11.5, kGuardDense = 14.4, kGuardMoe = 16.1;
+  // re-gather where the gathered inputs are saved: all dense 14.3 -> 13.9% (torchtitan rows only). The three
+  // together (merged 2026-12-02): all dense 14.3 -> 13.5%.
+  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 11.5, kGuardDense = 13.8, kGuardMoe = 16.1;
   const io::GroupStats e = group(moe);
   report_target("Korthikanti", k, 5.0, kGuardKorthikanti);
   report_target("Megatron-based", m, 12.0, kGuardMegatron);
@@ -228,7 +229,8 @@ TEST_CASE("issue 10 targets, per GPU family and precision (printed; guards on wh
   // Blackwell 15.2 -> 11.0 (bias +5.5 -> +9.7: the two pessimistic rows no longer cancel the optimistic MoE rows)
   // and fp8 18.2 -> 17.2 with the GB200 rows' recipe CPU offload (above).
   // H100 20.1 -> 19.4 and fp8 18.2 -> 17.0 with PyTorch's CP ring copies and AsyncTP's unpaired reduce-scatters.
-  const std::map<std::string, double> guard_mape = {{"A100", 7.2}, {"H100", 19.9}, {"Blackwell", 11.5}};
+  // Merged with the GB200 offload rows and the per-expert GEMMs: H100 19.4, Blackwell 10.1 (bias +8.8), fp8 15.7.
+  const std::map<std::string, double> guard_mape = {{"A100", 7.2}, {"H100", 19.7}, {"Blackwell", 10.5}};
   for (const auto& [gen, g] : family) {
     const std::string generation = gen;  // clang 14 cannot capture a structured binding (CAPTURE's lambda)
     std::printf("validation: %-10s %5.1f%% bias %+5.1f%% over %3d runs (target |bias| 5.0%%: %s)\n", gen.c_str(),
@@ -236,8 +238,8 @@ TEST_CASE("issue 10 targets, per GPU family and precision (printed; guards on wh
     CAPTURE(generation);
     if (guard_mape.count(gen)) CHECK(g.mape <= guard_mape.at(gen));
   }
-  report_target("fp8 rows", fp8, 10.0, 17.5);
-  CHECK(fp8.mape <= 17.5);
+  report_target("fp8 rows", fp8, 10.0, 16.0);
+  CHECK(fp8.mape <= 16.0);
 }
 
 TEST_CASE("torchtitan's context-parallel and AsyncTP rows (issue 10), each guarded") {
