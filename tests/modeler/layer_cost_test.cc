@@ -4,25 +4,15 @@
 
 #include "modeler/gemm_model.h"
 #include "modeler/precision_recipe.h"
-#include "tests/modeler/test_fixtures.h"
+#include "tests/modeler/layer_fixtures.h"
 
 using namespace shardplan;
 
-// The tiny model at micro-batch 2, s 128 (T = 256 tokens), h 64, a 4, d 16, f 256, V 128, tp 1:
-//   linear forward FLOPs 2T x (64 x 192 + 64 x 64 + 2 x 64 x 256) = 2 x 256 x 49,152 = 25,165,824
-//   causal attention forward 4 b s^2 a d / 2 = 4 x 2 x 128^2 x 64 / 2 = 4,194,304
-// Two synthetic GPUs isolate the terms: "compute only" has unbounded HBM (every kernel costs FLOPs / peak),
-// "bandwidth only" an unbounded peak (every kernel costs bytes / 1000 GB/s).
-namespace {
-constexpr double kLinear = 25165824, kAttn = 4194304;
-
-test::Setup tiny(int tp = 1, int cp = 1) {
-  test::Setup su(test::tiny_model(), test::plan_of(tp, 1, 1, cp, 2, 2, 128));
-  return su;
-}
-void compute_only(test::Setup* su) { su->system.gpu.hbm_bw = BytesPerSec(1e30); }
-void bandwidth_only(test::Setup* su) { su->system.gpu.peak[static_cast<int>(Dtype::bf16)] = FlopsPerSec(1e30); }
-}  // namespace
+using test::bandwidth_only;
+using test::compute_only;
+using test::kAttn;
+using test::kLinear;
+using test::tiny;
 
 TEST_SUITE("layer_cost") {
 
@@ -221,80 +211,6 @@ TEST_CASE("tensor and context parallelism divide the per-rank work") {
   CHECK(layer_cost(cp2.ctx(), cp2.sharding()).forward.flops == one.forward.flops / 2);
 }
 
-TEST_CASE("context parallelism: the ring runs one attention kernel per step, at that kernel's size") {
-  // An attention table that runs a kernel of kAttn / 4 FLOPs at half the efficiency of one of kAttn / 2.
-  test::Setup su = tiny(1, 2);
-  compute_only(&su);
-  Curve curve;
-  curve.x = {kAttn / 4, kAttn / 2};
-  curve.y = {0.5, 1.0};
-  su.system.gpu.eff.attention_fwd[static_cast<int>(AttentionKernel::flash2)] = curve;
-  // Ring, cp 2: two steps of kAttn / 4 each at 0.5, i.e. kAttn / peak in all.
-  CHECK(layer_cost(su.ctx(), su.sharding()).forward.attention.v == doctest::Approx(kAttn / test::kPeak).scale(0));
-  // Transformer Engine's all-gather variant: one kernel over the rank's kAttn / 2 at 1.0.
-  su.plan.cp_kind = CpKind::allgather;
-  CHECK(layer_cost(su.ctx(), su.sharding()).forward.attention.v == doctest::Approx(kAttn / 2 / test::kPeak).scale(0));
-  // PyTorch's loop runs per step even over all-gathered K/V.
-  su.framework.cp_allgather_runs_ring_loop = true;
-  CHECK(layer_cost(su.ctx(), su.sharding()).forward.attention.v == doctest::Approx(kAttn / test::kPeak).scale(0));
-}
-
-TEST_CASE("context parallelism: merging the ring steps' partial outputs and gradients costs HBM traffic") {
-  // Bandwidth only, so the attention kernels themselves are free. cp 2, 128 tokens per rank, 4 heads of 16:
-  // outputs 128 x 4 x 16 = 8,192 elements, K and V 2 x 128 x 4 x 16 = 16,384.
-  test::Setup su = tiny(1, 2);
-  bandwidth_only(&su);
-  const double out = 8192, kv = 16384;
-  // Transformer Engine: forward 4 bytes on the first step, 6 on the second; backward the same over dQ, dK, dV.
-  LayerCost c = layer_cost(su.ctx(), su.sharding());
-  CHECK(c.forward.attention.v == doctest::Approx(out * (4 + 6) / test::kHbm).scale(0));
-  CHECK(c.backward.attention.v == doctest::Approx((out + kv) * (4 + 6) / test::kHbm).scale(0));
-  // PyTorch's fp32 merger: 12 + 38 forward, 20 + 10 backward (dK/dV accumulated as dQ here; its own bytes and
-  // the K/V copies in the test below).
-  su.framework.cp_merge = {12, 38, 20, 10, 20, 10};
-  c = layer_cost(su.ctx(), su.sharding());
-  CHECK(c.forward.attention.v == doctest::Approx(out * 50 / test::kHbm).scale(0));
-  CHECK(c.backward.attention.v == doctest::Approx((out + kv) * 30 / test::kHbm).scale(0));
-  // Selective recompute re-runs the whole ring, merges included.
-  su.plan.recompute = Recompute::selective;
-  CHECK(layer_cost(su.ctx(), su.sharding()).recompute.time == c.forward.attention);
-  // No merges with Transformer Engine's all-gather variant (what is left is the kernel at an unbounded peak).
-  su.plan.cp_kind = CpKind::allgather;
-  CHECK(layer_cost(su.ctx(), su.sharding()).forward.attention.v < 1e-20);
-}
-
-TEST_CASE("context parallelism: PyTorch's ring copies K/V and accumulates dK/dV over the repeated heads") {
-  // cp 2, 2 sequences of 64 tokens per rank: 128 tokens, 4 query heads and 2 kv heads of 16. Outputs 128 x 4 x 16
-  // = 8,192 elements; K and V at the kv heads 2 x 128 x 2 x 16 = 8,192, repeated to the query heads 16,384.
-  test::Setup su(test::tiny_gqa_gated(), test::plan_of(1, 1, 1, 2, 2, 2, 128));
-  bandwidth_only(&su);
-  const double out = 8192, kv = 8192, repeated = 16384;
-  su.framework.cp_merge = {12, 38, 20, 10, 28, 21, 4, 4};
-  // Forward: the output merges, then K/V made contiguous once and concatenated for the one send (4 + 4 bytes).
-  // Backward: dQ 20 + 10, dK/dV 28 + 21 bytes per element, and the same K/V copies.
-  LayerCost c = layer_cost(su.ctx(), su.sharding());
-  CHECK(c.forward.attention.v == doctest::Approx((out * 50 + kv * 8) / test::kHbm).scale(0));
-  CHECK(c.backward.attention.v == doctest::Approx((out * 30 + kv * (49 + 8)) / test::kHbm).scale(0));
-  // With the kv heads repeated before attention (torchtitan's repeat_kv) the ring's K/V are the query heads'.
-  su.framework.gqa_repeats_kv = true;
-  c = layer_cost(su.ctx(), su.sharding());
-  CHECK(c.forward.attention.v == doctest::Approx((out * 50 + repeated * 8) / test::kHbm).scale(0));
-  CHECK(c.backward.attention.v == doctest::Approx((out * 30 + repeated * (49 + 8)) / test::kHbm).scale(0));
-  // Full recompute re-runs the forward's copies with the rest of the forward.
-  su.plan.recompute = Recompute::full;
-  CHECK(layer_cost(su.ctx(), su.sharding()).recompute.time == layer_cost(su.ctx(), su.sharding()).forward.time);
-  // Transformer Engine's defaults copy nothing and accumulate dK/dV as dQ.
-  const CpMergeBytes te;
-  CHECK(te.kv_pass + te.kv_send == 0);
-  CHECK(te.grad_kv_first == te.backward_first);
-  CHECK(te.grad_kv_step == te.backward_step);
-  // No ring, no copies.
-  su.plan = test::plan_of(1, 1, 1, 1, 2, 2, 128);
-  const LayerCost one = layer_cost(su.ctx(), su.sharding());
-  su.framework.cp_merge = CpMergeBytes{};
-  CHECK(layer_cost(su.ctx(), su.sharding()).forward.attention == one.forward.attention);
-}
-
 TEST_CASE("AsyncTP's reduce kernels: the backward's only where its dX reduce-scatters are paired") {
   test::Setup su = tiny(2);
   bandwidth_only(&su);
@@ -353,20 +269,6 @@ TEST_CASE("head: a framework with its own tensor-parallel loss moves that loss's
   const Seconds before = head_cost(one.ctx(), one.sharding()).forward.time;
   one.framework.loss_parallel_cross_entropy_bytes_per_logit = 76.0;
   CHECK(head_cost(one.ctx(), one.sharding()).forward.time == before);
-}
-
-TEST_CASE("memory_time and the attention kernel choice") {
-  Gpu g = test::synthetic_gpu();
-  CHECK(memory_time(g, Bytes(1e9)).v == doctest::Approx(1e-3).scale(0));
-  g.eff.memory = Curve::constant(0.8, "test");
-  g.eff.kernel_overhead = us(2);
-  CHECK(memory_time(g, Bytes(1e9)).v == doctest::Approx(2e-6 + 1e-3 / 0.8).scale(0));
-
-  test::Setup su = tiny();
-  su.framework.attention = AttentionKernel::flash3;
-  CHECK(attention_kernel(su.ctx()) == AttentionKernel::flash2);  // the GPU has no flash3 table
-  su.system.gpu.eff.attention_fwd[static_cast<int>(AttentionKernel::flash3)] = Curve::constant(1.0, "test");
-  CHECK(attention_kernel(su.ctx()) == AttentionKernel::flash3);
 }
 
 }

@@ -1,4 +1,5 @@
-// The MoE, MLA and sliding-window parts of the layer cost and memory models (layer_cost.cc, memory_model.cc).
+// The MoE, MLA and sliding-window parts of the layer cost and memory models (mlp_cost.cc, attention_cost.cc,
+// layer_cost.cc, memory_model.cc).
 #include <doctest/doctest.h>
 
 #include "modeler/moe_host.h"

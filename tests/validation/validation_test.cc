@@ -138,7 +138,7 @@ TEST_CASE("throughput MAPE per group") {
   // fastest fitting completion took: -27.4 -> -4.4% and -26.0 -> -2.6%; Megatron-based 12.0 -> 11.0%, all dense
   // 14.3 -> 13.9% (no other row moves).
   // TE v2.7 GroupedLinear's per-expert cuBLAS GEMMs each at the measured latency of its shape (the kernel overhead
-  // the GEMM table was inverted with, once per expert, not once per grouped linear; layer_cost.cc
+  // the GEMM table was inverted with, once per expert, not once per grouped linear; mlp_cost.cc
   // grouped_gemm_time): every MoE row 0.1-3.8 points slower, MoE 17.1 -> 15.8%, no dense row moves.
   // PyTorch's ring-loop copies over torchtitan's repeated K/V heads, fp32 dK/dV accumulation and the exposed last
   // dK/dV transfer (_attention.py), AsyncTP's unpaired dX reduce-scatters (micro_pipeline_tp) and no backward
