@@ -75,7 +75,7 @@ const std::vector<MachineDecodeRun>& machine_decode_runs() {
     // 1.294 = 2.563 GB, 55.4 GB/s (0.67 of DDR5-5200's 83.2).
     const double experts = 24.0 * 4 * 3 * 2880 * 2880 * 4.25 / 8;
     const double others = (24.0 * (2 * 2880 * 4096 + 2 * 2880 * 512 + 2880 * 32) + 201088.0 * 2880) * 8.5 / 8;
-    v.push_back({"ikawrakow's Ryzen 9 7950X", "7950X", "ikawrakow/ik_llama.cpp", 21.62, experts + others,
+    v.push_back({"ikawrakow's Ryzen 9 7950X", "7950X", {"ikawrakow/ik_llama.cpp", "description"}, 21.62, experts + others,
                  "ik_llama.cpp Discussion #758 (2025-09-04): CPU-only GPT-OSS-20B MXFP4 TG 21.62 tok/s at N_KV 0"});
     // ikawrakow's Threadripper PRO 5975WX (the rows' 5975WX + RTX-4080 rig): ik_llama.cpp PR #13 (2024-08-06),
     // CPU only, TriLM-3.9B IQ2_TN (1.08 GiB file), TG-128 on 1/2/4/8/16 threads 15.71/26.50/41.63/48.62/48.09
@@ -83,7 +83,7 @@ const std::vector<MachineDecodeRun>& machine_decode_runs() {
     // embedding): 1.08 GiB x 48.09 = 55.8 GB/s, 0.27 of 8 x DDR4-3200's 204.8 (the machine's DIMMs are not
     // stated). The same machine's LLaMA-3.1-8B IQ3_KS TG of 18.46 tok/s (PR #566, 2025-07-01) at ~3.1-3.2 GB a
     // token agrees (57-59 GB/s).
-    v.push_back({"ikawrakow's Threadripper PRO 5975WX", "5975WX", "ikawrakow/ik_llama.cpp", 48.09,
+    v.push_back({"ikawrakow's Threadripper PRO 5975WX", "5975WX", {"ikawrakow/ik_llama.cpp", "description"}, 48.09,
                  1.08 * 1073741824.0,
                  "ik_llama.cpp PR #13 (2024-08-06): CPU-only TriLM-3.9B IQ2_TN TG-128 48.09 tok/s on 16 threads"});
     return v;
@@ -92,8 +92,11 @@ const std::vector<MachineDecodeRun>& machine_decode_runs() {
 }
 
 const MachineDecodeRun* machine_decode_run(const std::string& cpu, const std::string& row_source) {
-  for (const MachineDecodeRun& r : machine_decode_runs())
-    if (cpu.find(r.cpu) != std::string::npos && row_source.find(r.row_source) != std::string::npos) return &r;
+  for (const MachineDecodeRun& r : machine_decode_runs()) {
+    bool all = cpu.find(r.cpu) != std::string::npos;
+    for (const std::string& part : r.row_source) all = all && row_source.find(part) != std::string::npos;
+    if (all) return &r;
+  }
   return nullptr;
 }
 

@@ -63,7 +63,9 @@ struct HostSpec {
 struct MachineDecodeRun {
   std::string machine;      // whose machine
   std::string cpu;          // the CPU as the rows name it (matched as a substring)
-  std::string row_source;   // matched as a substring of a row's source: the machine's owner
+  /// Substrings a row's source must all contain: the owner's repository and "description" (the owner's own
+  /// post, not another user's comment in the same thread).
+  std::vector<std::string> row_source;
   double tokens_per_s = 0;
   double bytes_per_token = 0;
   std::string source;       // where the run is published

@@ -80,7 +80,7 @@ TEST_CASE("a machine's published CPU-only decode run gives its rate, and only fo
   CHECK(zen4->bytes_per_token / 1e9 == doctest::Approx(1.269 + 1.294).epsilon(2e-3));
   CHECK(zen4->gbps() == doctest::Approx(55.4).epsilon(2e-3));
   // ik_llama.cpp PR #13: TriLM-3.9B (1.08 GiB) TG flat from 8 to 16 threads (48.62, 48.09 tok/s) on the 5975WX.
-  const MachineDecodeRun* tr = machine_decode_run("AMD Ryzen Threadripper PRO 5975WX", "ikawrakow/ik_llama.cpp PR #829");
+  const MachineDecodeRun* tr = machine_decode_run("AMD Ryzen Threadripper PRO 5975WX", "ikawrakow/ik_llama.cpp PR #829 description");
   REQUIRE(tr != nullptr);
   CHECK(tr->gbps() == doctest::Approx(48.09 * 1.08 * 1073741824.0 / 1e9).epsilon(1e-6));
   CHECK(tr->gbps() == doctest::Approx(55.8).epsilon(2e-3));
@@ -91,7 +91,8 @@ TEST_CASE("a machine's published CPU-only decode run gives its rate, and only fo
   CHECK(zen4->gbps() == doctest::Approx(trilm_7950x).epsilon(0.02));
   // Another author's 7950X, or a CPU without a run, has none.
   CHECK(machine_decode_run("AMD Ryzen 9 7950X", "llama.cpp issue #4716") == nullptr);
-  CHECK(machine_decode_run("Intel Core i9-10900X", "ikawrakow/ik_llama.cpp PR #1") == nullptr);
+  CHECK(machine_decode_run("AMD Ryzen 9 7950X", "ikawrakow/ik_llama.cpp PR #841, a user's comment") == nullptr);
+  CHECK(machine_decode_run("Intel Core i9-10900X", "ikawrakow/ik_llama.cpp PR #1 description") == nullptr);
 }
 
 TEST_CASE("llama_host takes a machine's measured decode rate instead of the fraction of its peak") {
