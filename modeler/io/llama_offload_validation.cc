@@ -45,7 +45,8 @@ std::optional<double> cpu_peak_memory_gbps(const std::string& cpu) {
   return serving::dram_peak_gbps(p->channels, p->mega_transfers_per_s);
 }
 
-// The host is the host rule (modeler/serving/host_rates.h) on what the row and the CPU table state.
+// The host is the host rule (modeler/serving/host_rates.h) on what the row and the CPU table state, with the DRAM
+// rate of a CPU-only decode run published for the row's machine where there is one (serving::machine_decode_run).
 void predict_llama_offload_row(const ServingRun& r, const GpuProfile& gpu, ServeRowResult* out) {
   auto skip = [&](std::string why) {
     out->skipped = true;
@@ -74,7 +75,11 @@ void predict_llama_offload_row(const ServingRun& r, const GpuProfile& gpu, Serve
     spec.pcie_link_gbps = gpu.gpu.host_link_bw.v / 1e9;
     spec.pcie_gen = spec.pcie_link_gbps / 16 > 3.0 ? 5 : 4;
   }
+  // A CPU-only decode run published for this machine (the row's CPU and author) is its DRAM rate.
+  const serving::MachineDecodeRun* measured = serving::machine_decode_run(h.cpu, r.source);
+  if (measured) spec.measured_decode_gbps = measured->gbps();
   const serving::Host host = serving::llama_host(spec);
+  if (measured) out->assumed.push_back("host DRAM rate measured on " + measured->machine + " (" + measured->source + ")");
   out->assumed.push_back("host: " + num(host.memory_bw.v / 1e9, "%.0f") + " GB/s, " +
                          num(host.cpu_flops.v / 1e12, "%.2f") + " TFLOP/s, PCIe " +
                          num(host.pcie_bw.v / 1e9, "%.1f") + " GB/s (host rule)");

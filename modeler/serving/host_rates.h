@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "modeler/serving/serving_types.h"
 
@@ -51,10 +52,35 @@ struct HostSpec {
   CpuIsa isa = CpuIsa::avx2;
   int pcie_gen = 4;
   double pcie_link_gbps = 31.5;  // per direction: pcie_link_gbps(gen, lanes), or the GPU profile's host link
+  /// > 0: what this machine's CPU was measured to sustain in llama.cpp-family token generation (GB/s, a
+  /// MachineDecodeRun), used for the host's DRAM rate instead of the rule's fraction x peak.
+  double measured_decode_gbps = 0;
 };
 
-/// The host llama.cpp runs on: DRAM at llama.cpp's CPU decode rate, matmuls at its per-core rate x cores, pinned
-/// copies at the measured fraction of the link.
+/// A CPU-only token-generation run published for one machine: tokens/s x the bytes a token reads is what that
+/// machine's CPU sustains in decode, its DIMM population and speed included. It measures the machine, not the
+/// part, so it applies only to rows from the same machine (the same CPU and the same author).
+struct MachineDecodeRun {
+  std::string machine;      // whose machine
+  std::string cpu;          // the CPU as the rows name it (matched as a substring)
+  /// Substrings a row's source must all contain: the owner's repository and "description" (the owner's own
+  /// post, not another user's comment in the same thread).
+  std::vector<std::string> row_source;
+  double tokens_per_s = 0;
+  double bytes_per_token = 0;
+  std::string source;       // where the run is published
+  double gbps() const { return tokens_per_s * bytes_per_token / 1e9; }
+};
+
+/// The published runs (host_rates.cc cites each and derives its bytes per token).
+const std::vector<MachineDecodeRun>& machine_decode_runs();
+
+/// The run of the machine a row ran on (its CPU and its source), or nullptr.
+const MachineDecodeRun* machine_decode_run(const std::string& cpu, const std::string& row_source);
+
+/// The host llama.cpp runs on: DRAM at llama.cpp's CPU decode rate (the machine's measured rate when the spec
+/// has one, else the rule's fraction x peak), matmuls at its per-core rate x cores, pinned copies at the measured
+/// fraction of the link.
 Host llama_host(const HostSpec& s);
 
 }  // namespace shardplan::serving

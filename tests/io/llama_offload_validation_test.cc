@@ -124,10 +124,11 @@ TEST_CASE("offload rows: ik_llama.cpp adds host expert biases on the CPU in pref
   r.model.moe->expert_bias = false;
   const io::ServeRowResult without = predict(r);
   CHECK_FALSE(assumed(without, "prefill bias add on the CPU"));
-  // 36 blocks, each 2 x 188.7 MB over 26.2 GB/s and through 150 GB/s: ~0.6 s on a ~3 s ubatch of 4096 tokens.
+  // 36 blocks, each 2 x 188.7 MB over 26.2 GB/s and through the machine's measured 55.8 GB/s: ~0.76 s on a ~3.5 s
+  // ubatch of 4096 tokens.
   const double extra = 4096 / *with.predicted[3] - 4096 / *without.predicted[3];
-  CHECK(extra > 0.5);
-  CHECK(extra < 0.7);
+  CHECK(extra > 0.7);
+  CHECK(extra < 0.8);
   CHECK(*with.predicted[2] == doctest::Approx(*without.predicted[2]).epsilon(1e-3));
   // PR #841: --cpu-moe moved the biases until that PR; a build after it keeps them on the GPU.
   io::ServingRun moe = shipped_row("ikllama_pr841_rtx4080_gptoss20b_cpumoe");
@@ -137,4 +138,21 @@ TEST_CASE("offload rows: ik_llama.cpp adds host expert biases on the CPU in pref
   const io::ServeRowResult after = predict(moe);
   CHECK_FALSE(assumed(after, "prefill bias add on the CPU"));
   CHECK(*after.predicted[3] > *before.predicted[3] * 1.2);
+}
+
+TEST_CASE("offload rows: a machine's published CPU-only decode run sets its host's DRAM rate") {
+  // PR #841 ran on ikawrakow's 7950X: 55.4 GB/s measured (GPT-OSS-20B CPU-only, Discussion #758) instead of the
+  // rule's 0.82 x DDR5-5200.
+  io::ServingRun r = shipped_row("ikllama_pr841_rtx4080_gptoss20b_cpumoe");
+  const io::ServeRowResult mine = predict(r);
+  CHECK(assumed(mine, "measured on ikawrakow's Ryzen 9 7950X"));
+  CHECK(assumed(mine, "host: 55 GB/s"));
+  // The same CPU from another source takes the rule: 68 GB/s, a faster decode.
+  r.source = "another author's benchmark";
+  const io::ServeRowResult rule = predict(r);
+  CHECK_FALSE(assumed(rule, "measured on"));
+  CHECK(assumed(rule, "host: 68 GB/s"));
+  REQUIRE(mine.predicted[2]);
+  REQUIRE(rule.predicted[2]);
+  CHECK(*rule.predicted[2] > *mine.predicted[2] * 1.1);
 }

@@ -62,7 +62,9 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   CHECK(dc[4].mape <= 19.4);  // 23.4% with the prefill GEMMs alone, 19.5% with the MoE FLOP rate, 20.0% with
                                // the measured all-reduce, 19.3% with the small kernels
   CHECK(o[2].runs >= 16);
-  CHECK(o[2].mape <= 31.2);
+  // 31.1% -> 20.3% over 19 with the ik_llama.cpp offload rows' hosts at their machines' measured CPU decode rate
+  // (serving::machine_decode_run, below).
+  CHECK(o[2].mape <= 20.5);
   const auto& full = rep.by_family.at("llama.cpp full-GPU");
   CHECK(full[2].runs >= 9);
   CHECK(full[2].mape <= 12.1);
@@ -80,8 +82,14 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // 60.5% -> 61.1% with -ngl's order by build date (llama.cpp PR #18148 put the output layer on the GPU first;
   // before it -ngl 33 of 56 blocks kept the output layer on the host): PR #11397 +67.2% -> +70.8%, a sourced
   // correction that moves away from the target (a 161 MB output layer on the CPU instead of a 430 MB block).
+  // 61.1% -> 31.5% with the DRAM rate of a CPU-only decode run published for the row's machine
+  // (serving::machine_decode_run, host_rates.cc): the ik_llama.cpp rows ran on ikawrakow's 5975WX and 7950X, whose
+  // CPU-only token generation reads 55.8 GB/s (TriLM-3.9B, ik_llama.cpp PR #13, flat from 8 to 16 threads) and
+  // 55.4 GB/s (GPT-OSS-20B MXFP4, Discussion #758), not the rule's 149.5 and 68.2: PR #829 +98.6/+94.1% ->
+  // -3.1/-1.8%, PR #841 +26.0% -> +7.2%. The llama.cpp rows (no published CPU-only run of their machines) are
+  // unchanged.
   CHECK(off[2].runs >= 7);
-  CHECK(off[2].mape <= 61.3);
+  CHECK(off[2].mape <= 31.7);
   // Offload prefill: 58.5% over 4 before the prompt ran in the rows' ubatches (plan.offload.n_ubatch,
   // llama-sweep-bench's PP = one ubatch) with ggml-cuda's 32-token op-offload rule, 37.2% after, 24.5% once
   // prefill attention covered the cache before each ubatch (OffloadSetup::prefill_keys), 25.0% with the host
@@ -92,8 +100,10 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // 25.8% -> 13.2% with ik_llama.cpp's host expert-bias rule (serving/expert_bias.h: a host-resident down-projection
   // bias is added on the CPU in prefill, so the expert outputs cross PCIe twice per block): PR #829 +30.2% ->
   // +8.2% and +1.9% -> -11.0% (N_KV 28672, whose +1.9% the doc explains as partly luck), PR #841 +40.4% -> +3.0%.
+  // 13.2% -> 12.4% with the machines' measured DRAM rate (above; the CPU's read and write of the expert outputs
+  // in the bias round trip): PR #829 +8.2% -> +3.8%, -11.0% -> -13.8%, PR #841 +3.0% -> +1.3%.
   CHECK(off[3].runs >= 4);
-  CHECK(off[3].mape <= 13.4);
+  CHECK(off[3].mape <= 12.6);
   // The TRT-LLM dense aggregated rows, the best-covered family, stay within their measured error.
   const auto& trt = rep.by_engine.at("trtllm");
   CHECK(trt[1].mape <= 16.5);  // 18.0% before the measured prefill GEMM and MoE-layer rates, 16.8% after, 17.1%
