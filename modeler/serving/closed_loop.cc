@@ -31,6 +31,7 @@ struct Sim {
   int out_len = 1;
   std::vector<Client> cl;
   std::deque<int> waiting;      // FCFS
+  std::vector<std::pair<int, int>> arriving;  // (client, steps it still misses): sent, not yet seen by the scheduler
   std::vector<int> prefilling;  // admitted, prompt not finished, in admission order
   int running = 0;              // slots in use: prefilling + decoding + retiring
   double t = 0;
@@ -65,7 +66,7 @@ struct Sim {
     next.sent = c.sent + 1;
     next.arrival = t;
     c = next;
-    waiting.push_back(i);
+    arriving.emplace_back(i, o.client_lag_steps);
   }
   std::vector<int> retiring;  // per retiring slot: iterations it is still held
 
@@ -109,6 +110,11 @@ struct Sim {
           ctx_sum += c.ctx;
           min_left = std::min(min_left, c.decode_left);
         }
+      }
+      // A request sent while the engine idles is seen at once (the engine waits for work).
+      if (o.client_lag_steps <= 0 || (decoding == 0 && prefilling.empty() && waiting.empty() && retiring.empty())) {
+        for (const auto& a : arriving) waiting.push_back(a.first);
+        arriving.clear();
       }
       if (decoding == 0 && prefilling.empty() && waiting.empty() && retiring.empty()) break;
       // Build the step.
@@ -166,7 +172,7 @@ struct Sim {
       }
       if (run_decode && decoding > 0) {
         // Nothing else can change until a decode finishes: run those steps in one go.
-        const bool quiet = chunks.empty() && retiring.empty() &&
+        const bool quiet = chunks.empty() && retiring.empty() && arriving.empty() &&
                            (waiting.empty() || running >= slots());
         if (quiet) k = std::max(1, min_left);
         const double ctx = ctx_sum / decoding + (k - 1) / 2.0;
@@ -214,6 +220,15 @@ struct Sim {
         c.ctx = prefix + prompt;
         prefilling.erase(std::find(prefilling.begin(), prefilling.end(), i));
         if (c.decode_left <= 0) finished.push_back(i);
+      }
+      // Requests sent during this step reach the scheduler for the next one.
+      for (auto it = arriving.begin(); it != arriving.end();) {
+        if (--it->second <= 0) {
+          waiting.push_back(it->first);
+          it = arriving.erase(it);
+        } else {
+          ++it;
+        }
       }
       for (int i : finished) finish(i);
     }

@@ -29,6 +29,14 @@ struct ClosedLoopOptions {
   int rounds = 20;          // requests per client (AIConfigurator's benchmark sends 20 x concurrency)
   double slots = 1;         // running sequences the engine admits (max batch, or what the KV cache holds)
   double budget = 8192;     // prompt + decode tokens per step
+  // Steps a busy engine runs before it sees a request that a client sent when its previous request finished.
+  // 0 (the default, what serve validate uses) lets the next request join the very next step. A real client
+  // needs a round trip (the last token streamed out, the next request sent, tokenised and queued), and a busy
+  // engine does not wait for it: it starts its next step at once, so the request misses at least that step
+  // (1). An engine that schedules step n+1 before it emits step n's tokens (TRT-LLM's and SGLang's overlap
+  // schedulers, vLLM's async scheduling) has already scheduled the step after that too (2). Tested, not wired:
+  // docs/serving.md, "TTFT on the AIConfigurator rows".
+  int client_lag_steps = 0;
 };
 
 struct ClosedLoopResult {

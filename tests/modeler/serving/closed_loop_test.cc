@@ -106,6 +106,24 @@ TEST_CASE("closed loop: TRT-LLM's retiring slot delays a waiting request by one 
   CHECK(rt.ttft.v > rv.ttft.v);
 }
 
+TEST_CASE("closed loop: a client's next request misses the steps a busy engine runs before it arrives") {
+  // Two clients, one prompt per step: client 0 finishes one step before client 1, while the engine is busy.
+  Loop l(2, 3, 2, 1024);
+  const ServeInputs in = l.inputs(Engine::vllm, 9);
+  const double lag0 = l.run(in).ttft.v;
+  l.o.client_lag_steps = 1;
+  const double lag1 = l.run(in).ttft.v;
+  l.o.client_lag_steps = 2;
+  const double lag2 = l.run(in).ttft.v;
+  CHECK(lag1 > lag0);
+  CHECK(lag2 > lag1);
+  // One client: the engine idles when the request comes back and waits for it, so the lag costs nothing.
+  Loop one(1, 3, 1, 1024);
+  const double idle0 = one.run(in).ttft.v;
+  one.o.client_lag_steps = 2;
+  CHECK(one.run(in).ttft.v == doctest::Approx(idle0));
+}
+
 TEST_CASE("disaggregated closed loop: FCFS prefill steps of per_step prompts") {
   // 4 prompts, one per 1 s step: first tokens at 1, 2, 3, 4 s.
   CHECK(disaggregated_closed_loop_ttft(4, 1, 1, Seconds(1), Seconds(10)).v == doctest::Approx(2.5));
