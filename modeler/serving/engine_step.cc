@@ -1,0 +1,51 @@
+#include "modeler/serving/engine_step.h"
+
+namespace shardplan::serving {
+
+namespace {
+
+// RoPE on q and k, and the write of the step's K/V into the paged cache, as kernels of their own between the
+// QKV GEMM and the attention kernel.
+constexpr double kRopeAndCacheWriteKernels = 2;
+
+}  // namespace
+
+EngineStep engine_step(Engine engine, const std::string& version, bool mla) {
+  EngineStep s;
+  switch (engine) {
+    case Engine::trtllm:
+      // The PyTorch backend's attention op applies RoPE and appends K/V to the cache inside its fused kernel
+      // (tensorrt_llm/_torch/attention_backend/trtllm.py), which the measured decode attention times.
+      s.source = "trtllm: RoPE and KV append inside the attention op (_torch/attention_backend/trtllm.py)";
+      break;
+    case Engine::sglang:
+      // RotaryEmbedding.forward_cuda runs sgl_kernel's rope kernel on q and k in place
+      // (python/sglang/srt/layers/rotary_embedding.py); the attention backends then call
+      // token_to_kv_pool.set_kv_buffer, which writes K and V by index (K and V on two streams inside a graph
+      // capture, so one kernel on the critical path; python/sglang/srt/mem_cache/memory_pool.py). MLA layers
+      // write the latent with their own fused kernel and run RoPE inside the absorbed path: not counted.
+      if (!mla) s.small_kernels_per_block += kRopeAndCacheWriteKernels;
+      s.source = "sglang: RoPE kernel + set_kv_buffer per block (layers/rotary_embedding.py, mem_cache/memory_pool.py)";
+      break;
+    case Engine::vllm:
+      // V1 attention writes the step's K/V with reshape_and_cache_flash before the attention kernel
+      // (vllm/v1/attention/backends/flash_attn.py); RoPE sits between the QKV GEMM and the attention custom op,
+      // which torch.compile cannot fuse across, so it is a kernel of its own whether it runs as the rotary
+      // custom op or Inductor's code (vllm/model_executor/layers/rotary_embedding). Async scheduling (the
+      // scheduler overlapping the forward, vllm PR #19970) is off by default in the rows' 0.12.0
+      // (SchedulerConfig.async_scheduling = False, vllm/config/scheduler.py; turned on by default by PR #27614,
+      // which the async-scheduling plan, vllm issue #27679, lists after PRs of late December 2025), so the rows'
+      // engine schedules between steps; no measured per-step figure for V1 is at hand, so
+      // host_per_step stays zero.
+      if (!mla) s.small_kernels_per_block += kRopeAndCacheWriteKernels;
+      s.source = "vllm: RoPE + reshape_and_cache_flash per block (v1/attention/backends/flash_attn.py)";
+      break;
+    case Engine::llamacpp:
+    case Engine::other:
+      break;
+  }
+  (void)version;  // no trait above changes between the versions of the rows
+  return s;
+}
+
+}  // namespace shardplan::serving
