@@ -1,0 +1,33 @@
+#include "modeler/serving/engine_step.h"
+
+#include <doctest/doctest.h>
+
+using namespace shardplan;
+using namespace shardplan::serving;
+
+TEST_CASE("TRT-LLM runs RoPE and the KV append inside its attention op: only the common small kernels") {
+  const EngineStep s = engine_step(Engine::trtllm, "1.0.0rc3", false);
+  CHECK(s.small_kernels_per_block == kCommonSmallKernelsPerBlock);
+  CHECK(s.small_kernels_per_step == kCommonSmallKernelsPerStep);
+  CHECK(s.host_per_step.v == 0);
+  CHECK_FALSE(s.source.empty());
+}
+
+TEST_CASE("vLLM and SGLang launch RoPE and the KV-cache write as kernels of their own, except for MLA") {
+  for (Engine e : {Engine::vllm, Engine::sglang}) {
+    CAPTURE(engine_name(e));
+    CHECK(engine_step(e, "", false).small_kernels_per_block == kCommonSmallKernelsPerBlock + 2);
+    CHECK(engine_step(e, "", true).small_kernels_per_block == kCommonSmallKernelsPerBlock);
+    CHECK(engine_step(e, "", false).small_kernels_per_step == kCommonSmallKernelsPerStep);
+  }
+  // vLLM 0.12.0 schedules between steps (async scheduling off), but no measured per-step figure is at hand.
+  CHECK(engine_step(Engine::vllm, "0.12.0", false).host_per_step.v == 0);
+}
+
+TEST_CASE("llama.cpp and unknown engines keep the engine-neutral step") {
+  for (Engine e : {Engine::llamacpp, Engine::other}) {
+    const EngineStep s = engine_step(e, "b4000", false);
+    CHECK(s.small_kernels_per_block == kCommonSmallKernelsPerBlock);
+    CHECK(s.host_per_step.v == 0);
+  }
+}
