@@ -1,8 +1,18 @@
 #include "modeler/serving/engine_step.h"
 
+#include <cstdio>
+#include <utility>
+
 namespace shardplan::serving {
 
 namespace {
+
+// "0.12.0" -> {0, 12}; {-1, -1} when the version does not start with major.minor.
+std::pair<int, int> major_minor(const std::string& v) {
+  int major = -1, minor = -1;
+  if (std::sscanf(v.c_str(), "%d.%d", &major, &minor) != 2) return {-1, -1};
+  return {major, minor};
+}
 
 // RoPE on q and k, and the write of the step's K/V into the paged cache, as kernels of their own between the
 // QKV GEMM and the attention kernel.
@@ -15,7 +25,9 @@ EngineStep engine_step(Engine engine, const std::string& version, bool mla) {
   switch (engine) {
     case Engine::trtllm:
       // The PyTorch backend's attention op applies RoPE and appends K/V to the cache inside its fused kernel
-      // (tensorrt_llm/_torch/attention_backend/trtllm.py), which the measured decode attention times.
+      // (tensorrt_llm/_torch/attention_backend/trtllm.py), which the measured decode attention times. Its
+      // executor overlaps scheduling with the forward unless disable_overlap_scheduler is set
+      // (tensorrt_llm/llmapi/llm_args.py, off by default).
       s.source = "trtllm: RoPE and KV append inside the attention op (_torch/attention_backend/trtllm.py)";
       break;
     case Engine::sglang:
@@ -23,7 +35,8 @@ EngineStep engine_step(Engine engine, const std::string& version, bool mla) {
       // (python/sglang/srt/layers/rotary_embedding.py); the attention backends then call
       // token_to_kv_pool.set_kv_buffer, which writes K and V by index (K and V on two streams inside a graph
       // capture, so one kernel on the critical path; python/sglang/srt/mem_cache/memory_pool.py). MLA layers
-      // write the latent with their own fused kernel and run RoPE inside the absorbed path: not counted.
+      // write the latent with their own fused kernel and run RoPE inside the absorbed path: not counted. The
+      // overlap schedule runs unless --disable-overlap-schedule (python/sglang/srt/server_args.py).
       if (!mla) s.small_kernels_per_block += kRopeAndCacheWriteKernels;
       s.source = "sglang: RoPE kernel + set_kv_buffer per block (layers/rotary_embedding.py, mem_cache/memory_pool.py)";
       break;
@@ -36,15 +49,17 @@ EngineStep engine_step(Engine engine, const std::string& version, bool mla) {
       // (SchedulerConfig.async_scheduling = False, vllm/config/scheduler.py; turned on by default by PR #27614,
       // which the async-scheduling plan, vllm issue #27679, lists after PRs of late December 2025), so the rows'
       // engine schedules between steps; no measured per-step figure for V1 is at hand, so
-      // host_per_step stays zero.
+      // host_per_step stays zero. Versions between 0.12 and the current release were not read: they count as
+      // overlapping.
       if (!mla) s.small_kernels_per_block += kRopeAndCacheWriteKernels;
+      if (const auto [major, minor] = major_minor(version); major == 0 && minor >= 0 && minor <= 12)
+        s.overlaps_scheduler = false;
       s.source = "vllm: RoPE + reshape_and_cache_flash per block (v1/attention/backends/flash_attn.py)";
       break;
     case Engine::llamacpp:
     case Engine::other:
       break;
   }
-  (void)version;  // no trait above changes between the versions of the rows
   return s;
 }
 

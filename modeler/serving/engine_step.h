@@ -22,6 +22,10 @@ struct EngineStep {
   /// Host time per step that does not overlap the GPU (a scheduler that runs between steps); zero where the
   /// engine overlaps it or no measured figure is at hand.
   Seconds host_per_step;
+  /// Whether the scheduler prepares step n+1 while step n runs on the GPU (TRT-LLM's and SGLang's overlap
+  /// schedulers, vLLM's async scheduling). Where it does not, the host's scheduling sits between steps; its
+  /// time is host_per_step where a measured figure exists.
+  bool overlaps_scheduler = true;
   std::string source;  // where the traits were read
 };
 

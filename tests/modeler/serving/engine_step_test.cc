@@ -21,7 +21,14 @@ TEST_CASE("vLLM and SGLang launch RoPE and the KV-cache write as kernels of thei
     CHECK(engine_step(e, "", false).small_kernels_per_step == kCommonSmallKernelsPerStep);
   }
   // vLLM 0.12.0 schedules between steps (async scheduling off), but no measured per-step figure is at hand.
+  CHECK_FALSE(engine_step(Engine::vllm, "0.12.0", false).overlaps_scheduler);
+  CHECK_FALSE(engine_step(Engine::vllm, "0.11.2", false).overlaps_scheduler);
   CHECK(engine_step(Engine::vllm, "0.12.0", false).host_per_step.v == 0);
+  // The current release (and a version string without major.minor) turns async scheduling on.
+  CHECK(engine_step(Engine::vllm, "", false).overlaps_scheduler);
+  CHECK(engine_step(Engine::vllm, "0.20.2", false).overlaps_scheduler);
+  CHECK(engine_step(Engine::sglang, "0.5.6.post2", false).overlaps_scheduler);
+  CHECK(engine_step(Engine::trtllm, "1.0.0rc3", false).overlaps_scheduler);
 }
 
 TEST_CASE("llama.cpp and unknown engines keep the engine-neutral step") {
