@@ -166,7 +166,7 @@ class ServePredictCommand final : public Command {
     if (!sparsity_.empty()) transforms.push_back(parse_sparsity("--sparsity", sparsity_));
     if (!low_rank_.empty()) transforms.push_back(parse_low_rank("--low-rank", low_rank_));
     ServingModel sm = make_serving_model(model, prec, transforms);
-    sm.engine = engine_step(*engine, "", model.mla.has_value());  // the engine's current release
+    sm.engine = engine_step(*engine, "", model);  // the engine's current release
     if (const Problems p = check_transform_kernels(sm.tensors, sys.gpu); !p.empty())
       throw ConfigError("--sparsity: " + join_problems(p));
     if (!offload_.mode.empty()) {

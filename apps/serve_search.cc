@@ -67,7 +67,7 @@ class ServeSearchCommand final : public Command {
     }
     const ModelDesc model = io::load_model(model_, true);
     ServingModel sm = make_serving_model(model, prec);
-    sm.engine = engine_step(*engine, "", model.mla.has_value());  // the engine's current release
+    sm.engine = engine_step(*engine, "", model);  // the engine's current release
     ServeInputs base;
     base.model = &sm;
     base.system = &sys;

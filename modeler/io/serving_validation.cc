@@ -128,8 +128,7 @@ ServeRowResult predict_row(const ServingRun& r, std::map<std::string, GpuProfile
   prec.moe_weights = fmt_of(r.moe_weights_precision);
   prec.kv_bytes = kv_bytes_for(r, &out.assumed);
   serving::ServingModel sm = serving::make_serving_model(r.model, prec);
-  sm.engine = serving::engine_step(*serving::parse_engine(r.engine), r.engine_version.value_or(""),
-                                   r.model.mla.has_value());
+  sm.engine = serving::engine_step(*serving::parse_engine(r.engine), r.engine_version.value_or(""), r.model);
   serving::ServeInputs in;
   in.model = &sm;
   in.system = &sys;

@@ -14,13 +14,16 @@ std::pair<int, int> major_minor(const std::string& v) {
   return {major, minor};
 }
 
-// RoPE on q and k, and the write of the step's K/V into the paged cache, as kernels of their own between the
-// QKV GEMM and the attention kernel.
-constexpr double kRopeAndCacheWriteKernels = 2;
+// RoPE on q and k (one kernel where the model uses rotary positions) and the write of the step's K/V into the
+// paged cache (one kernel), as kernels of their own between the QKV GEMM and the attention kernel; none for MLA.
+double rope_and_cache_write_kernels(const ModelDesc& m) {
+  if (m.mla) return 0;
+  return 1.0 + (m.position == PositionKind::rope ? 1.0 : 0.0);
+}
 
 }  // namespace
 
-EngineStep engine_step(Engine engine, const std::string& version, bool mla) {
+EngineStep engine_step(Engine engine, const std::string& version, const ModelDesc& m) {
   EngineStep s;
   switch (engine) {
     case Engine::trtllm:
@@ -37,7 +40,7 @@ EngineStep engine_step(Engine engine, const std::string& version, bool mla) {
       // capture, so one kernel on the critical path; python/sglang/srt/mem_cache/memory_pool.py). MLA layers
       // write the latent with their own fused kernel and run RoPE inside the absorbed path: not counted. The
       // overlap schedule runs unless --disable-overlap-schedule (python/sglang/srt/server_args.py).
-      if (!mla) s.small_kernels_per_block += kRopeAndCacheWriteKernels;
+      s.small_kernels_per_block += rope_and_cache_write_kernels(m);
       s.source = "sglang: RoPE kernel + set_kv_buffer per block (layers/rotary_embedding.py, mem_cache/memory_pool.py)";
       break;
     case Engine::vllm:
@@ -51,7 +54,7 @@ EngineStep engine_step(Engine engine, const std::string& version, bool mla) {
       // engine schedules between steps; no measured per-step figure for V1 is at hand, so
       // host_per_step stays zero. Versions between 0.12 and the current release were not read: they count as
       // overlapping.
-      if (!mla) s.small_kernels_per_block += kRopeAndCacheWriteKernels;
+      s.small_kernels_per_block += rope_and_cache_write_kernels(m);
       if (const auto [major, minor] = major_minor(version); major == 0 && minor >= 0 && minor <= 12)
         s.overlaps_scheduler = false;
       s.source = "vllm: RoPE + reshape_and_cache_flash per block (v1/attention/backends/flash_attn.py)";

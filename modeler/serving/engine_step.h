@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "modeler/model_desc.h"
 #include "modeler/serving/serving_types.h"
 #include "modeler/units.h"
 
@@ -29,9 +30,9 @@ struct EngineStep {
   std::string source;  // where the traits were read
 };
 
-/// The traits of `engine` at `version` (as the engine spells its releases; "" for the current release) for a
-/// model with multi-head latent attention or not (`mla`: the RoPE and cache write of MLA run inside the engines'
-/// MLA kernels or their own fused ops, not counted here).
-EngineStep engine_step(Engine engine, const std::string& version, bool mla);
+/// The traits of `engine` at `version` (as the engine spells its releases; "" for the current release) for model
+/// `m`: RoPE kernels only where it uses rotary positions; nothing for multi-head latent attention, whose RoPE and
+/// cache write run inside the engines' MLA kernels or their own fused ops (not counted here).
+EngineStep engine_step(Engine engine, const std::string& version, const ModelDesc& m);
 
 }  // namespace shardplan::serving

@@ -142,7 +142,7 @@ TEST_CASE("the step pays the engine's small kernels per block and its host time 
   const System sys = h200_system();
   ServingModel neutral = make_serving_model(test::llama3_8b(), Precision{});
   ServingModel sglang = neutral;
-  sglang.engine = engine_step(Engine::sglang, "0.5.6.post2", false);
+  sglang.engine = engine_step(Engine::sglang, "0.5.6.post2", neutral.model);
   WorkerPlan w;
   StepLoad l;
   l.decode_seqs = 1;
