@@ -165,7 +165,8 @@ class ServePredictCommand final : public Command {
     std::vector<Transform> transforms;
     if (!sparsity_.empty()) transforms.push_back(parse_sparsity("--sparsity", sparsity_));
     if (!low_rank_.empty()) transforms.push_back(parse_low_rank("--low-rank", low_rank_));
-    const ServingModel sm = make_serving_model(model, prec, transforms);
+    ServingModel sm = make_serving_model(model, prec, transforms);
+    sm.engine = engine_step(*engine, "", model);  // the engine's current release
     if (const Problems p = check_transform_kernels(sm.tensors, sys.gpu); !p.empty())
       throw ConfigError("--sparsity: " + join_problems(p));
     if (!offload_.mode.empty()) {

@@ -65,7 +65,9 @@ class ServeSearchCommand final : public Command {
       so.gpus = gpus_;
       sys = io::standard_system(io::load_gpu_profile(gpu_), so);
     }
-    const ServingModel sm = make_serving_model(io::load_model(model_, true), prec);
+    const ModelDesc model = io::load_model(model_, true);
+    ServingModel sm = make_serving_model(model, prec);
+    sm.engine = engine_step(*engine, "", model);  // the engine's current release
     ServeInputs base;
     base.model = &sm;
     base.system = &sys;

@@ -16,7 +16,8 @@ nlohmann::json memory_json(const serving::MemoryReport& r) {
 }
 nlohmann::json step_json(const serving::StepTime& s) {
   return {{"total_s", s.total.v}, {"linear_s", s.linear.v}, {"attention_s", s.attention.v},
-          {"moe_s", s.moe.v},     {"comm_s", s.comm.v},     {"other_s", s.other.v}};
+          {"moe_s", s.moe.v},     {"comm_s", s.comm.v},     {"other_s", s.other.v},
+          {"host_s", s.host.v}};
 }
 }  // namespace
 

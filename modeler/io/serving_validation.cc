@@ -127,7 +127,8 @@ ServeRowResult predict_row(const ServingRun& r, std::map<std::string, GpuProfile
   prec.weights = fmt_of(r.weights_precision);
   prec.moe_weights = fmt_of(r.moe_weights_precision);
   prec.kv_bytes = kv_bytes_for(r, &out.assumed);
-  const serving::ServingModel sm = serving::make_serving_model(r.model, prec);
+  serving::ServingModel sm = serving::make_serving_model(r.model, prec);
+  sm.engine = serving::engine_step(*serving::parse_engine(r.engine), r.engine_version.value_or(""), r.model);
   serving::ServeInputs in;
   in.model = &sm;
   in.system = &sys;

@@ -53,8 +53,11 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // the measured floor of a kernel under CUDA-graph replay (decode_gemm_table.cc, 2.9 us on Hopper), where one
   // 4 us [U] overhead per block stood for them: TPOT 21.5% -> 20.8% (trtllm 17.1 -> 16.4, sglang 25.3 -> 24.9,
   // vllm 32.7 -> 31.6), decode 32.3% -> 31.1% (llama.cpp full-GPU 14.4% -> 12.0%), throughput 20.0% -> 19.3%.
+  // The engine's own small kernels (engine_step.cc): vLLM and SGLang launch RoPE and the KV-cache write as
+  // kernels of their own (two more floors per non-MLA block), TRT-LLM inside its attention op: TPOT 20.8% ->
+  // 20.5% (sglang 24.9 -> 24.4, vllm 31.6 -> 30.4, trtllm 16.4 unchanged).
   CHECK(o[1].runs >= 1290);
-  CHECK(o[1].mape <= 20.9);
+  CHECK(o[1].mape <= 20.6);
   CHECK(o[0].runs >= 1300);
   CHECK(o[0].mape <= 58.7);
   const auto& dc = rep.by_family.at("datacenter");
@@ -108,6 +111,8 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   const auto& trt = rep.by_engine.at("trtllm");
   CHECK(trt[1].mape <= 16.5);  // 18.0% before the measured prefill GEMM and MoE-layer rates, 16.8% after, 17.1%
                                 // with the measured all-reduce, 16.4% with the small kernels per block
+  CHECK(rep.by_engine.at("sglang")[1].mape <= 24.5);  // 24.9% before its RoPE and KV-write kernels
+  CHECK(rep.by_engine.at("vllm")[1].mape <= 30.5);    // 31.6% before its RoPE and KV-write kernels
   // TTFT per engine (vLLM 56.2%, SGLang 72.6%, TRT-LLM 52.7% at commit time; SGLang's was 65.3% before its
   // generator-deployed rows ran with max_prefill_tokens = isl + 1500 and mixed chunks, and 72.0% before its
   // chunked_prefill_size followed the GPU's memory (16384 from 160 GiB, server_args.py): the sourced default
@@ -115,7 +120,10 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // 56.9% and 76.0% with the measured prefill GEMM rates (above), 56.2% and 72.3% with the MoE FLOP rate.
   // vLLM 56.3% -> 56.8% with the small kernels per block: the Qwen3-235B-FP8 rows on H200 (79.4% -> 80.8% over
   // 51), whose over-predicted prefills pay three more kernel floors per block (a sourced cost that moves away).
-  CHECK(rep.by_engine.at("vllm")[0].mape <= 56.9);
+  // 56.8% -> 57.3% with vLLM's RoPE and KV-write kernels (engine_step.cc), for the same reason: those rows'
+  // over-predicted prefill steps pay two more floors per block (80.8% -> 82.4% over 51). Loosened for a
+  // sourced kernel list, not a fit.
+  CHECK(rep.by_engine.at("vllm")[0].mape <= 57.4);
   CHECK(rep.by_engine.at("sglang")[0].mape <= 72.9);  // 72.7% with the measured all-reduce
   CHECK(trt[0].mape <= 53.0);
   // AIConfigurator's rows give one worker's shape; its benchmark runs concurrency = workers x max_batch. The

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "modeler/serving/allreduce_table.h"
 #include "modeler/serving/decode_gemm_table.h"
 #include "tests/modeler/serving/serving_fixtures.h"
 
@@ -34,7 +33,7 @@ TEST_CASE("a batch-1 decode step is memory-bound: about the weights' bytes over 
   // Every GEMM reads its weight once; the embedding table is looked up, not read.
   const double weights = (total_bytes(sm.tensors) - sm.embedding_bytes).v;
   CHECK(t.total.v == doctest::Approx(weights / 1e12).epsilon(0.02).scale(0));
-  CHECK(t.total.v == doctest::Approx((t.linear + t.attention + t.moe + t.comm + t.other).v));
+  CHECK(t.total.v == doctest::Approx((t.linear + t.attention + t.moe + t.comm + t.other + t.host).v));
 }
 
 TEST_CASE("decode step time grows with the batch and the context, and fp8 weights halve the memory-bound part") {
@@ -112,93 +111,6 @@ TEST_CASE("routed experts read only the experts their tokens reach") {
   CHECK(b.moe.v < 40 * a.moe.v);
 }
 
-TEST_CASE("an MoE layer on a GPU of the MoE table runs near the measured kernel (Qwen3-235B, H200, fp8 blocks)") {
-  const System sys = h200_system();
-  ModelDesc m = test::llama3_8b();
-  m.layers = 1;
-  m.moe = MoeDesc{128, 8, 1536, 0, 0, 0, false, false};
-  Precision p;
-  p.moe_weights = WeightFormat::fp8_block;
-  const ServingModel sm = make_serving_model(m, p);
-  WorkerPlan w;
-  StepLoad load;
-  load.decode_ctx = 1;
-  // AIConfigurator's measured layer (shared/data/measured_kernels/moe.csv.gz, h200_sxm fp8_block
-  // 4096/1536/128/8, tp 1, ep 1, balanced): 71.17 us at 1 token, 602.7 us at 16. The model routes uniformly at
-  // random (16 tokens reach ~81 experts, the benchmark's round robin all 128), hence the loose band.
-  for (const auto& [tokens, measured_us] : {std::pair{1.0, 71.17}, std::pair{16.0, 602.7}}) {
-    load.decode_seqs = tokens;
-    const double moe_us = step_time(sm, sys, w, load).moe.v * 1e6;
-    CHECK(moe_us > measured_us / 1.6);
-    CHECK(moe_us < measured_us * 1.6);
-  }
-}
-
-TEST_CASE("a prefill-sized GEMM on a GPU of the prefill table runs at the measured rate (H200, fp8)") {
-  Gpu g = test::round_system().gpu;
-  g.name = "h200-sxm-141gb";
-  g.hbm_bw = GBps(4800);
-  // AIConfigurator's measured GEMM (shared/data/measured_kernels/gemm.csv.gz, h200_sxm fp8, m 8192, n 4096,
-  // k 4096): 225.0 us, median over versions. The table's bin median over shapes (2^38 FLOPs) is within 10%.
-  const double m = 8192, n = 4096, k = 4096;
-  const Bytes w(n * k);
-  const double t_us = weight_gemm_time(g, Dtype::fp8, m, n, k, w, 1.0, WeightFormat::fp8).v * 1e6;
-  CHECK(t_us == doctest::Approx(225.0).epsilon(0.1));
-  // Without the format (offload placement, the steady-state formula) the profile's GEMM curve applies.
-  const double generic_us = weight_gemm_time(g, Dtype::fp8, m, n, k, w).v * 1e6;
-  CHECK(generic_us != doctest::Approx(t_us));
-  // Below kPrefillGemmMinRows rows the table is not used: decode stays memory-bound on the decode table.
-  CHECK(weight_gemm_time(g, Dtype::fp8, 16, n, k, w, 1.0, WeightFormat::fp8).v ==
-        doctest::Approx(weight_gemm_time(g, Dtype::fp8, 16, n, k, w).v).scale(0));
-}
-
-TEST_CASE("an MoE layer beyond 16 rows per expert runs near the measured layer (Qwen3-235B, H200, fp8 blocks, tp 4)") {
-  const System sys = h200_system();
-  ModelDesc m = test::llama3_8b();
-  m.layers = 1;
-  m.moe = MoeDesc{128, 8, 1536, 0, 0, 0, false, false};
-  Precision p;
-  p.moe_weights = WeightFormat::fp8_block;
-  const ServingModel sm = make_serving_model(m, p);
-  WorkerPlan w;
-  w.tp = 4;
-  w.moe_tp = 4;
-  StepLoad load;
-  load.prefill_seqs = 1;
-  load.prefill_keys = 2048;
-  // AIConfigurator's measured layer (shared/data/measured_kernels/moe.csv.gz, h200_sxm fp8_block
-  // 4096/1536/128/8, tp 4, ep 1, balanced): 916.4 us at 4096 tokens, 3383 us at 16384 (345 and 1301 us with the
-  // per-projection GEMM model this replaced). The table's bins pool geometries, hence the band.
-  for (const auto& [tokens, measured_us] : {std::pair{4096.0, 916.4}, std::pair{16384.0, 3383.0}}) {
-    load.prefill_tokens = tokens;
-    const double moe_us = step_time(sm, sys, w, load).moe.v * 1e6;
-    CHECK(moe_us > measured_us / 1.5);
-    CHECK(moe_us < measured_us * 1.5);
-  }
-}
-
-TEST_CASE("tensor-parallel all-reduces inside a node run at the engines' measured custom all-reduce latency") {
-  const System sys = h200_system();
-  Precision p;
-  const ServingModel sm = make_serving_model(test::llama3_8b(), p);
-  WorkerPlan w;
-  w.tp = 8;
-  StepLoad l;
-  l.decode_seqs = 4;  // 4 x 4096 x 2 = 32 KiB per all-reduce
-  l.decode_ctx = 1024;
-  // Two all-reduces per layer, each at the table's ~5 us (allreduce_table.cc), not the collective model's
-  // latency-bound figure.
-  const StepTime t = step_time(sm, sys, w, l);
-  const double per_ar = t.comm.v / (2.0 * sm.model.layers);
-  CHECK(per_ar == doctest::Approx(tp_allreduce_latency("h200-sxm-141gb", 8)->at(4 * 4096 * 2.0)).scale(0));
-  CHECK(per_ar < 8e-6);
-  // Across nodes (a group larger than the node) the collective model still applies.
-  System two = sys;
-  two.gpus_per_node = 4;
-  const StepTime t2 = step_time(sm, two, w, l);
-  CHECK(t2.comm.v != doctest::Approx(t.comm.v));
-}
-
 TEST_CASE("a decode step pays each block's small kernels (norms, activation) at the measured kernel floor") {
   const System sys = h200_system();
   const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
@@ -224,4 +136,27 @@ TEST_CASE("a decode step pays each block's small kernels (norms, activation) at 
   p.prefill_seqs = 1;
   const StepTime pt = step_time(sm, sys, w, p);
   CHECK(pt.other.v > 8192.0 * 4096 * 2 * 6 * sm.model.layers / 4.8e12);
+}
+
+TEST_CASE("the step pays the engine's small kernels per block and its host time per step") {
+  const System sys = h200_system();
+  ServingModel neutral = make_serving_model(test::llama3_8b(), Precision{});
+  ServingModel sglang = neutral;
+  sglang.engine = engine_step(Engine::sglang, "0.5.6.post2", neutral.model);
+  WorkerPlan w;
+  StepLoad l;
+  l.decode_seqs = 1;
+  l.decode_ctx = 1;
+  const double floor = small_kernel_latency("h200-sxm-141gb")->v;
+  const StepTime a = step_time(neutral, sys, w, l), b = step_time(sglang, sys, w, l);
+  // SGLang's RoPE and KV-write kernels: two more floors per block (engine_step.cc).
+  CHECK((b.other - a.other).v == doctest::Approx(2.0 * floor * neutral.model.layers).epsilon(1e-6));
+  CHECK(a.host.v == 0);
+  // A host time per step adds to the step once, whatever the load.
+  ServingModel hosted = neutral;
+  hosted.engine.host_per_step = ms(1.5);
+  const StepTime h = step_time(hosted, sys, w, l);
+  CHECK(h.host.v == doctest::Approx(1.5e-3));
+  CHECK((h.total - a.total).v == doctest::Approx(1.5e-3));
+  CHECK(h.total.v == doctest::Approx((h.linear + h.attention + h.moe + h.comm + h.other + h.host).v));
 }

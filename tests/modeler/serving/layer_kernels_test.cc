@@ -1,0 +1,146 @@
+#include "modeler/serving/layer_kernels.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "modeler/serving/allreduce_table.h"
+#include "modeler/serving/decode_gemm_table.h"
+#include "tests/modeler/serving/serving_fixtures.h"
+
+using namespace shardplan;
+using namespace shardplan::serving;
+
+namespace {
+/// The round test system as the H200 the measured kernel tables name (its HBM rate, so table lookups apply).
+System h200_system() {
+  System sys = test::round_system();
+  sys.gpu.name = "h200-sxm-141gb";
+  sys.gpu.hbm_bw = GBps(4800);
+  return sys;
+}
+}  // namespace
+
+TEST_CASE("a decode GEMV streams its weights: bytes over the bandwidth, and tensor parallelism splits them") {
+  const System sys = test::round_system();
+  const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
+  const LinearSpec& up = *std::find_if(sm.classes.front().linears.begin(), sm.classes.front().linears.end(),
+                                       [](const LinearSpec& s) { return s.split == TpSplit::column && !s.kv; });
+  WorkerPlan one, four;
+  four.tp = 4;
+  const KernelCtx c1{sm, sys, one, sys.gpu}, c4{sm, sys, four, sys.gpu};
+  // Round GPU: 1 TB/s at efficiency 1, no kernel overhead; one token's activations are a few KiB.
+  CHECK(linear_time(c1, up, 1).v == doctest::Approx(up.bytes.v / 1e12).epsilon(0.01));
+  CHECK(linear_time(c4, up, 1).v == doctest::Approx(up.bytes.v / 4e12).epsilon(0.01));
+  CHECK(linear_time(c1, up, 0).v == 0);
+}
+
+TEST_CASE("decode attention reads each sequence's K/V once; a sliding window caps the keys") {
+  const System sys = test::round_system();
+  const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
+  WorkerPlan w;
+  const KernelCtx c{sm, sys, w, sys.gpu};
+  StepLoad l;
+  l.decode_seqs = 8;
+  l.decode_ctx = 4096;
+  // 8 sequences x 4096 keys x (K + V: 2 x 8 kv heads x 128) x 2 B at 1 TB/s.
+  const double bytes = 8.0 * 4096 * 2 * 8 * 128 * 2;
+  LayerClass full = sm.classes.front();
+  CHECK(attention_time(c, full, l).v == doctest::Approx(bytes / 1e12).epsilon(0.01));
+  ModelDesc m = test::llama3_8b();
+  m.sliding_window = 1024;
+  const ServingModel swa = make_serving_model(m, Precision{});
+  const KernelCtx cs{swa, sys, w, sys.gpu};
+  LayerClass sliding = full;
+  sliding.sliding = true;
+  CHECK(attention_time(cs, sliding, l).v == doctest::Approx(bytes / 4 / 1e12).epsilon(0.01));
+}
+
+TEST_CASE("a small kernel costs the measured floor on a table GPU, else the profile's kernel overhead") {
+  CHECK(small_kernel_time(h200_system().gpu).v == doctest::Approx(small_kernel_latency("h200-sxm-141gb")->v));
+  System other = test::round_system();
+  other.gpu.eff.kernel_overhead = us(4);
+  CHECK(small_kernel_time(other.gpu).v == doctest::Approx(4e-6));
+  // Elementwise bytes at the HBM rate (round GPU: 1 TB/s, efficiency 1).
+  CHECK(elementwise_time(other.gpu, Bytes(1e9)).v == doctest::Approx(1e-3));
+}
+
+TEST_CASE("a prefill-sized GEMM on a GPU of the prefill table runs at the measured rate (H200, fp8)") {
+  Gpu g = test::round_system().gpu;
+  g.name = "h200-sxm-141gb";
+  g.hbm_bw = GBps(4800);
+  // AIConfigurator's measured GEMM (shared/data/measured_kernels/gemm.csv.gz, h200_sxm fp8, m 8192, n 4096,
+  // k 4096): 225.0 us, median over versions. The table's bin median over shapes (2^38 FLOPs) is within 10%.
+  const double m = 8192, n = 4096, k = 4096;
+  const Bytes w(n * k);
+  const double t_us = weight_gemm_time(g, Dtype::fp8, m, n, k, w, 1.0, WeightFormat::fp8).v * 1e6;
+  CHECK(t_us == doctest::Approx(225.0).epsilon(0.1));
+  // Without the format (offload placement, the steady-state formula) the profile's GEMM curve applies.
+  const double generic_us = weight_gemm_time(g, Dtype::fp8, m, n, k, w).v * 1e6;
+  CHECK(generic_us != doctest::Approx(t_us));
+  // Below kPrefillGemmMinRows rows the table is not used: decode stays memory-bound on the decode table.
+  CHECK(weight_gemm_time(g, Dtype::fp8, 16, n, k, w, 1.0, WeightFormat::fp8).v ==
+        doctest::Approx(weight_gemm_time(g, Dtype::fp8, 16, n, k, w).v).scale(0));
+}
+
+TEST_CASE("an MoE layer on a GPU of the MoE table runs near the measured kernel (Qwen3-235B, H200, fp8 blocks)") {
+  const System sys = h200_system();
+  ModelDesc m = test::llama3_8b();
+  m.layers = 1;
+  m.moe = MoeDesc{128, 8, 1536, 0, 0, 0, false, false};
+  Precision p;
+  p.moe_weights = WeightFormat::fp8_block;
+  const ServingModel sm = make_serving_model(m, p);
+  WorkerPlan w;
+  const KernelCtx c{sm, sys, w, sys.gpu};
+  // AIConfigurator's measured layer (shared/data/measured_kernels/moe.csv.gz, h200_sxm fp8_block
+  // 4096/1536/128/8, tp 1, ep 1, balanced): 71.17 us at 1 token, 602.7 us at 16. The model routes uniformly at
+  // random (16 tokens reach ~81 experts, the benchmark's round robin all 128), hence the loose band.
+  for (const auto& [tokens, measured_us] : {std::pair{1.0, 71.17}, std::pair{16.0, 602.7}}) {
+    const double moe_us = moe_layer_time(c, sm.classes.front().experts, tokens * 8).v * 1e6;
+    CHECK(moe_us > measured_us / 1.6);
+    CHECK(moe_us < measured_us * 1.6);
+  }
+}
+
+TEST_CASE("an MoE layer beyond 16 rows per expert runs near the measured layer (Qwen3-235B, H200, fp8 blocks, tp 4)") {
+  const System sys = h200_system();
+  ModelDesc m = test::llama3_8b();
+  m.layers = 1;
+  m.moe = MoeDesc{128, 8, 1536, 0, 0, 0, false, false};
+  Precision p;
+  p.moe_weights = WeightFormat::fp8_block;
+  const ServingModel sm = make_serving_model(m, p);
+  WorkerPlan w;
+  w.tp = 4;
+  w.moe_tp = 4;
+  const KernelCtx c{sm, sys, w, sys.gpu};
+  // AIConfigurator's measured layer (shared/data/measured_kernels/moe.csv.gz, h200_sxm fp8_block
+  // 4096/1536/128/8, tp 4, ep 1, balanced): 916.4 us at 4096 tokens, 3383 us at 16384 (345 and 1301 us with the
+  // per-projection GEMM model this replaced). The table's bins pool geometries, hence the band.
+  for (const auto& [tokens, measured_us] : {std::pair{4096.0, 916.4}, std::pair{16384.0, 3383.0}}) {
+    const double moe_us = moe_layer_time(c, sm.classes.front().experts, tokens * 8).v * 1e6;
+    CHECK(moe_us > measured_us / 1.5);
+    CHECK(moe_us < measured_us * 1.5);
+  }
+}
+
+TEST_CASE("tensor-parallel all-reduces inside a node run at the engines' measured custom all-reduce latency") {
+  const System sys = h200_system();
+  const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
+  WorkerPlan w;
+  w.tp = 8;
+  const Bytes msg(4 * 4096 * 2.0);  // 4 decode tokens x hidden 4096 x 2 B = 32 KiB
+  const KernelCtx c{sm, sys, w, sys.gpu};
+  // The table's ~5 us (allreduce_table.cc), not the collective model's latency-bound figure.
+  const Seconds t = step_collective_time(c, Collective::all_reduce, CommKind::tp, msg, 8);
+  CHECK(t.v == doctest::Approx(tp_allreduce_latency("h200-sxm-141gb", 8)->at(msg.v)).scale(0));
+  CHECK(t.v < 8e-6);
+  // Across nodes (a group larger than the node) the collective model applies; one rank has nothing to reduce.
+  System two = sys;
+  two.gpus_per_node = 4;
+  const KernelCtx c2{sm, two, w, two.gpu};
+  CHECK(step_collective_time(c2, Collective::all_reduce, CommKind::tp, msg, 8).v != doctest::Approx(t.v));
+  CHECK(step_collective_time(c, Collective::all_reduce, CommKind::tp, msg, 1).v == 0);
+}
