@@ -63,16 +63,6 @@ double attention_flops_window(const Context& ctx, const Sharding& sh, int window
   return 2.0 * sh.batch * sh.seq_q * keys_per_query(sh, window) * sh.heads * dims;
 }
 
-/// Ring steps of context-parallel attention: the ring (and PyTorch's loop even over all-gathered K/V) runs one
-/// kernel per step. Under the load-balanced causal split every step of every rank covers the same number of
-/// query-key pairs (2 chunk^2 of chunk = s / 2cp: the diagonal step's causal square and each later step's half
-/// of the queries or keys), so each kernel does 1/cp of the rank's work, at the efficiency of that size.
-double ring_steps(const Context& ctx) {
-  const Plan& p = ctx.plan;
-  const bool loop = p.cp_kind == CpKind::ring || ctx.framework.cp_allgather_runs_ring_loop;
-  return p.cp > 1 && loop ? p.cp : 1.0;
-}
-
 /// K and V elements the ring attention kernel takes on one rank: the query heads' where the framework repeats
 /// the kv heads before attention (torchtitan's repeat_kv, so the ring carries the repeated tensors).
 double ring_kv_elems(const Context& ctx, const Sharding& sh) {
@@ -81,6 +71,24 @@ double ring_kv_elems(const Context& ctx, const Sharding& sh) {
     return sh.tokens * sh.heads * (1.0 * m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim + m.mla->v_head_dim);
   const double heads = ctx.framework.gqa_repeats_kv ? std::max(sh.heads, sh.kv_heads) : sh.kv_heads;
   return 2.0 * sh.tokens * heads * m.head_dim;
+}
+
+/// One ring step's kernels (times) and the rank's whole attention (FLOPs), weighted over full and sliding-window
+/// layers.
+AttentionCost ring_step_kernels(const Context& ctx, const Sharding& sh, double steps) {
+  const ModelDesc& m = ctx.model;
+  AttentionCost a;
+  const double sliding = fraction_of_layers(m, is_sliding_layer);
+  const std::pair<double, int> kinds[] = {{1.0 - sliding, 0}, {sliding, m.sliding_window}};
+  for (const auto& [weight, window] : kinds) {
+    if (weight <= 0) continue;
+    const double f = window == 0 && !m.mla ? attention_fwd_flops(ctx, sh) : attention_flops_window(ctx, sh, window);
+    a.fwd += attention_time(ctx, f / steps, false) * weight;
+    a.bwd += attention_time(ctx, kAttentionBwdRatio * f / steps, true) * weight;
+    a.flops_fwd += f * weight;
+    a.flops_bwd += 2.0 * kAttentionBwdRatio * f * weight;
+  }
+  return a;
 }
 
 /// HBM traffic of merging the ring steps' partial outputs (forward) and accumulating their partial dQ, dK, dV
@@ -105,6 +113,16 @@ void add_ring_merges(const Context& ctx, const Sharding& sh, double steps, Atten
 
 }  // namespace
 
+/// Ring steps of context-parallel attention: the ring (and PyTorch's loop even over all-gathered K/V) runs one
+/// kernel per step. Under the load-balanced causal split every step of every rank covers the same number of
+/// query-key pairs (2 chunk^2 of chunk = s / 2cp: the diagonal step's causal square and each later step's half
+/// of the queries or keys), so each kernel does 1/cp of the rank's work, at the efficiency of that size.
+double ring_steps(const Context& ctx) {
+  const Plan& p = ctx.plan;
+  const bool loop = p.cp_kind == CpKind::ring || ctx.framework.cp_allgather_runs_ring_loop;
+  return p.cp > 1 && loop ? p.cp : 1.0;
+}
+
 AttentionKernel attention_kernel(const Context& ctx) {
   const auto k = ctx.framework.attention;
   return ctx.system.gpu.eff.attention_fwd[static_cast<int>(k)].empty() ? AttentionKernel::flash2 : k;
@@ -116,20 +134,18 @@ double attention_fwd_flops(const Context& ctx, const Sharding& sh) {
   return 4.0 * sh.batch * sh.seq_q * sh.seq_kv * 0.5 * sh.heads * ctx.model.head_dim;
 }
 
+Seconds ring_step_kernel_time(const Context& ctx, const Sharding& sh, bool backward) {
+  const AttentionCost k = ring_step_kernels(ctx, sh, ring_steps(ctx));
+  return backward ? k.bwd : k.fwd;
+}
+
 AttentionCost attention_cost(const Context& ctx, const Sharding& sh) {
   const ModelDesc& m = ctx.model;
-  AttentionCost a;
   const double sliding = fraction_of_layers(m, is_sliding_layer);
   const double steps = ring_steps(ctx);
-  const std::pair<double, int> kinds[] = {{1.0 - sliding, 0}, {sliding, m.sliding_window}};
-  for (const auto& [weight, window] : kinds) {
-    if (weight <= 0) continue;
-    const double f = window == 0 && !m.mla ? attention_fwd_flops(ctx, sh) : attention_flops_window(ctx, sh, window);
-    a.fwd += attention_time(ctx, f / steps, false) * (steps * weight);
-    a.bwd += attention_time(ctx, kAttentionBwdRatio * f / steps, true) * (steps * weight);
-    a.flops_fwd += f * weight;
-    a.flops_bwd += 2.0 * kAttentionBwdRatio * f * weight;
-  }
+  AttentionCost a = ring_step_kernels(ctx, sh, steps);
+  a.fwd = a.fwd * steps;
+  a.bwd = a.bwd * steps;
   add_ring_merges(ctx, sh, steps, &a);
   if (ctx.framework.materialized_attention && sliding == 0 && !m.mla) {
     const Materialized mat = materialized_attention(ctx, sh, trains_with_dropout(m));

@@ -19,5 +19,11 @@ AttentionKernel attention_kernel(const Context& ctx);
 /// Forward FLOPs of causal attention for one rank and micro-batch: 4 b s_q s_kv a_l d / 2 (QK^T and PV over the
 /// causal half; with load-balanced context parallelism each rank does 1/cp of it).
 double attention_fwd_flops(const Context& ctx, const Sharding& sh);
+/// Ring steps context-parallel attention runs per layer pass: cp where the ring loop runs (the ring, and PyTorch's
+/// all-gather rotater), else 1.
+double ring_steps(const Context& ctx);
+/// One ring step's attention kernel, forward or backward (the load-balanced split gives every step 1/cp of the
+/// rank's work): what a collective issued before the first step's kernel and waited at the second hides behind.
+Seconds ring_step_kernel_time(const Context& ctx, const Sharding& sh, bool backward);
 
 }  // namespace shardplan

@@ -178,6 +178,7 @@ std::vector<FrameworkTrait> framework_traits(const Framework& f) {
       {"fp8_recipe", to_string(f.fp8_recipe)},
       {"fp8_param_gather", text(f.fp8_param_gather)},
       {"recipe_tp_comm_overlap", text(f.recipe_tp_comm_overlap)},
+      {"recipe_cp_kind", to_string(f.recipe_cp_kind)},
       {"offers_compile", text(f.offers_compile)},
       {"compiled_by_default", text(f.compiled_by_default)},
   };

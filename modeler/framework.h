@@ -180,9 +180,11 @@ struct Framework {
   bool tp_saves_gathered_inputs = false;
   /// Context parallelism: HBM traffic of the ring's partial-result merges.
   CpMergeBytes cp_merge;
-  /// The per-step ring loop (kernels and merges) runs even with the all-gather K/V exchange (PyTorch's
-  /// _AllGatherRotater only replaces the ring's send/recv); Transformer Engine's all-gather variant computes each
-  /// local chunk's attention whole, without merges.
+  /// The per-step ring loop (kernels and merges) runs even with the all-gather K/V exchange: PyTorch's
+  /// _AllGatherRotater only replaces the ring's K/V send/recv by one all-gather per pass, issued before the first
+  /// step's kernel and waited at the second, and dK/dV still go round the ring in backward
+  /// (strategies/context_parallel.cc). Transformer Engine's all-gather variant computes each local chunk's
+  /// attention whole, without merges, and reduce-scatters dK/dV.
   bool cp_allgather_runs_ring_loop = false;
   /// Bytes per element of the dK/dV partial sums passed around the ring in backward (TE: bf16; PyTorch: fp32).
   double cp_grad_kv_bytes = 2.0;
@@ -245,6 +247,9 @@ struct Framework {
   std::optional<MoeDispatcher> recipe_dropless_dispatcher;
   /// Its performance recipes overlap TP communication with the GEMMs whenever tp > 1.
   bool recipe_tp_comm_overlap = false;
+  /// The K/V exchange context parallelism runs when a run does not say (Megatron-Core --cp-comm-type p2p;
+  /// torchtitan experimental.context_parallel_rotate_method "allgather").
+  CpKind recipe_cp_kind = CpKind::ring;
   /// torch.compile is offered (it then fuses the eager elementwise kernels: fused_elementwise), and whether a
   /// run compiles when its configuration does not say.
   bool offers_compile = false;

@@ -80,7 +80,13 @@ Framework torchtitan() {
   // then the send buffer's cat (8): 21. The elements are the repeated heads' (gqa_repeats_kv). The last step's
   // dK/dV is waited after the loop (dkv_rotater.next_buffer()), exposed.
   f.cp_merge = {12.0, 38.0, 20.0, 10.0, 28.0, 21.0, 4.0, 4.0};
+  // torchtitan@9dec370 config_manager.py: experimental.context_parallel_rotate_method defaults to "allgather"
+  // (added in c97876e, Dec 2024), passed to torch's set_rotate_method. The all-gather rotater keeps the loop
+  // above: its all-gather of cp x the local K/V (repeated heads, bf16) is issued before step 0's kernel and
+  // waited at step 1, in forward and again in backward, whose dK/dV rotate by all-to-all as in the ring
+  // (_templated_ring_attention_backward: dkv_rotater is always _RotateMethod.ALL_TO_ALL).
   f.cp_allgather_runs_ring_loop = true;
+  f.recipe_cp_kind = CpKind::allgather;
   f.cp_grad_kv_bytes = 4.0;
   f.cp_last_grad_kv_exposed = true;
   f.selective_is_op_sac = true;  // activation_checkpoint.mode = "selective", selective_ac_option = "op"
@@ -126,7 +132,9 @@ Framework torchtitan() {
                "PyTorch SDPA backends (flash = FlashAttention-2)", "pytorch/ao float8 README (dynamic scaling)",
                "torch FSDPParam.to_accumulated_grad_if_needed; torch.distributed.pipelining backward_maybe_with_nosync",
                "torchtitan 9dec370 pipeline_parallel.py (n_microbatches defaults to the pipeline degree)",
-               "pytorch 0123248a torch/distributed/tensor/experimental/_attention.py (ring loop copies, dK/dV)"};
+               "pytorch 0123248a torch/distributed/tensor/experimental/_attention.py (ring loop copies, dK/dV)",
+               "torchtitan 9dec370 config_manager.py (context_parallel_rotate_method allgather); torch "
+               "_attention.py _AllGatherRotater (late 2024, with set_rotate_method)"};
   f.launcher = Launcher::torchtitan;
   // parallelism.data_parallel_shard_degree = -1 (FSDP over the leftover ranks) with fsdp_reshard_after_forward
   // "default": reshard after forward without PP (ZeRO-3), never under PP (ZeRO-2) (torchtitan

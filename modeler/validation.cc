@@ -115,6 +115,16 @@ Resolution fastest_fitting(const ModelDesc& model, const System& system, const O
            [](Candidate& c, bool on) { return c.plan.tp_comm_overlap = on, true; },
            [&](const Candidate&, bool on) { return on == overlap_default; });
   }
+  // Context parallelism's K/V exchange, where a run leaves it unsaid: the framework's (Framework::recipe_cp_kind).
+  const bool cp_kind_open = !open.cp_kind && base.cp > 1;
+  if (open.cp_kind) {
+    for (Candidate& c : cs) c.plan.cp_kind = *open.cp_kind;
+  } else if (cp_kind_open) {
+    const CpKind other = fw.recipe_cp_kind == CpKind::ring ? CpKind::allgather : CpKind::ring;
+    expand(&cs, std::vector<CpKind>{fw.recipe_cp_kind, other},
+           [](Candidate& c, CpKind k) { return c.plan.cp_kind = k, true; },
+           [&](const Candidate&, CpKind k) { return k == fw.recipe_cp_kind; });
+  }
   // Block recompute: Megatron's default (--recompute-method uniform, --recompute-num-layers 1) recomputes every
   // layer; the bracket spans full recompute of 1 .. chunk-1 layers where the framework offers the block method.
   const int layers = chunk_layers(model, base);
@@ -233,6 +243,7 @@ Resolution fastest_fitting(const ModelDesc& model, const System& system, const O
     choose("recompute_modules", recompute_modules_string(p.recompute_modules), fastest);
   if (have) {
     if (overlap_open) choose("tp_overlap", on_off(p.tp_comm_overlap), recipe);
+    if (cp_kind_open) choose("cp_kind", to_string(p.cp_kind), recipe);
     if (block_open && p.recompute == Recompute::full) choose("recompute_layers", "all", recipe);
     if (quantized && !open.fp8_recipe) choose("fp8_recipe", to_string(*p.fp8_recipe), recipe);
     if (gather_open) choose("fp8_param_gather", on_off(*p.fp8_param_gather), recipe);

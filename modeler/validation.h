@@ -28,6 +28,8 @@ struct OpenPlan {
   std::optional<Fp8Recipe> fp8_recipe;
   std::optional<bool> fp8_param_gather;
   std::optional<bool> compiled;
+  /// Context parallelism's K/V exchange (unset: the framework's recipe_cp_kind, the other in the bracket).
+  std::optional<CpKind> cp_kind;
   /// MoE: the dispatcher is plan.moe_dispatcher (unset: open); combined-1F1B EP overlap (unset: open).
   std::optional<bool> ep_comm_overlap;
   /// The source states the selective-recompute modules (plan.recompute_modules holds them).

@@ -57,6 +57,27 @@ TEST_CASE("context parallelism: the ring runs one attention kernel per step, at 
   CHECK(attention_cost(su.ctx(), su.sharding()).fwd.v == doctest::Approx(kAttn / test::kPeak).scale(0));
 }
 
+TEST_CASE("context parallelism: one ring step's kernel, what a collective issued before it can hide behind") {
+  // The same table: cp 2's step of kAttn / 4 FLOPs at 0.5, forward; backward 2.5x the FLOPs at the bwd table's 1.
+  test::Setup su = tiny(1, 2);
+  compute_only(&su);
+  Curve curve;
+  curve.x = {kAttn / 4, kAttn / 2};
+  curve.y = {0.5, 1.0};
+  su.system.gpu.eff.attention_fwd[static_cast<int>(AttentionKernel::flash2)] = curve;
+  CHECK(ring_steps(su.ctx()) == 2);
+  CHECK(ring_step_kernel_time(su.ctx(), su.sharding(), false).v ==
+        doctest::Approx(kAttn / 4 / (0.5 * test::kPeak)).scale(0));
+  CHECK(ring_step_kernel_time(su.ctx(), su.sharding(), true).v ==
+        doctest::Approx(2.5 * kAttn / 4 / test::kPeak).scale(0));
+  // Transformer Engine's all-gather variant has no loop: its one kernel is the whole attention.
+  su.plan.cp_kind = CpKind::allgather;
+  CHECK(ring_steps(su.ctx()) == 1);
+  CHECK(ring_step_kernel_time(su.ctx(), su.sharding(), false).v == doctest::Approx(kAttn / 2 / test::kPeak).scale(0));
+  su.framework.cp_allgather_runs_ring_loop = true;  // PyTorch's rotater: the loop's steps again
+  CHECK(ring_steps(su.ctx()) == 2);
+}
+
 TEST_CASE("context parallelism: merging the ring steps' partial outputs and gradients costs HBM traffic") {
   // Bandwidth only, so the attention kernels themselves are free. cp 2, 128 tokens per rank, 4 heads of 16:
   // outputs 128 x 4 x 16 = 8,192 elements, K and V 2 x 128 x 4 x 16 = 16,384.

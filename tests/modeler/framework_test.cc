@@ -94,12 +94,14 @@ TEST_CASE("framework_traits lists every trait once, with its value as text") {
   CHECK(value(titan, "cp_grad_kv_bytes_per_step (first, later)") == "28, 21");
   CHECK(value(titan, "cp_kv_copy_bytes (per pass, per send)") == "4, 4");
   CHECK(value(titan, "cp_last_grad_kv_exposed") == "yes");
+  CHECK(value(titan, "recipe_cp_kind") == "allgather");  // torchtitan@9dec370 context_parallel_rotate_method
   CHECK(value(titan, "tp_overlap_pairs_dx_reduce_scatter") == "no");
   CHECK(value(titan, "state_bytes (weights, gradients, optimizer)") == "4, 4, 8");
   const std::vector<FrameworkTrait> megatron = framework_traits(*find_framework("megatron-lm"));
   CHECK(value(megatron, "attention") == "flash3");
   CHECK(value(megatron, "offers_recompute_modules") == "yes");
   CHECK(value(megatron, "zero3_gather") == "fsdp_units");
+  CHECK(value(megatron, "recipe_cp_kind") == "ring");  // --cp-comm-type p2p
   // Megatron-DeepSpeed hands --zero-stage to DeepSpeed, which runs stages 0-3 (2 and 3 without pipelines).
   const std::vector<FrameworkTrait> mds = framework_traits(*find_framework("megatron-deepspeed"));
   CHECK(value(mds, "zero_stages") == "0,1,2,3");

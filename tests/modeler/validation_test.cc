@@ -215,6 +215,31 @@ TEST_CASE("recipe settings left open take the framework's recipe default and are
   CHECK_FALSE(stated.estimate.plan.tp_comm_overlap);
 }
 
+TEST_CASE("context parallelism's K/V exchange left open takes the framework's, the other in the bracket") {
+  test::Setup su = base();
+  su.plan = test::plan_of(2, 1, 2, 2, 1, 32, 128);  // tp 2, dp 2, cp 2 on 8 GPUs
+  OpenPlan open = open_plan(su.plan, 1, true, Recompute::none);
+  for (CpKind recipe : {CpKind::ring, CpKind::allgather}) {
+    CAPTURE(to_string(recipe));
+    su.framework.recipe_cp_kind = recipe;
+    const Resolution r = fastest_fitting(su.model, su.system, open, su.framework);
+    CHECK(r.candidates == 2);
+    CHECK(r.estimate.plan.cp_kind == recipe);
+    REQUIRE(r.chosen.size() == 1);
+    CHECK(r.chosen[0] == std::string("cp_kind=") + to_string(recipe) + " (recipe default)");
+    CHECK(r.bracket.settings == 2);
+  }
+  // Stated: not open; and without context parallelism there is nothing to choose.
+  open.cp_kind = CpKind::ring;
+  su.framework.recipe_cp_kind = CpKind::allgather;
+  const Resolution stated = fastest_fitting(su.model, su.system, open, su.framework);
+  CHECK(stated.candidates == 1);
+  CHECK(stated.estimate.plan.cp_kind == CpKind::ring);
+  open.cp_kind.reset();
+  open.plan = base().plan;
+  CHECK(fastest_fitting(su.model, su.system, open, su.framework).chosen.empty());
+}
+
 TEST_CASE("fp8 rows: the recipe and fp8 parameter gathers default to the framework's, the others bracket it") {
   test::Setup su = base();
   su.plan.precision = Dtype::fp8;

@@ -184,8 +184,9 @@ TEST_CASE("torchtitan's pipelined rows run its pp micro-batches; --fastest-fit t
   // rows ran what the benchmark states (torch.compile, AsyncTP, torchao's tensorwise fp8 kernels and fp8 FSDP
   // gathers; the AsyncTP row predicts ~30% faster than plain 2D where the measured gain is 5.7%); 25.0 -> 24.1%
   // with torchtitan's eager RoPE and repeat_kv copies (model.py @9dec370); 24.1 -> 21.1% with PyTorch's CP ring
-  // copies and exposed dK/dV transfer and AsyncTP's unpaired dX reduce-scatters (docs/validation.md).
-  constexpr double kGuardTorchtitan = 21.6;
+  // copies and exposed dK/dV transfer and AsyncTP's unpaired dX reduce-scatters (docs/validation.md); 21.1 ->
+  // 20.5% with torchtitan's default all-gather rotater (context_parallel_rotate_method, the 405B CP 4/8 rows).
+  constexpr double kGuardTorchtitan = 21.0;
   const io::ValidationReport& rep = report();
   report_target("torchtitan", rep.by_framework.at("torchtitan"), 10.0, kGuardTorchtitan);
   CHECK(rep.by_framework.at("torchtitan").mape <= kGuardTorchtitan);
@@ -230,6 +231,7 @@ TEST_CASE("issue 10 targets, per GPU family and precision (printed; guards on wh
   // and fp8 18.2 -> 17.2 with the GB200 rows' recipe CPU offload (above).
   // H100 20.1 -> 19.4 and fp8 18.2 -> 17.0 with PyTorch's CP ring copies and AsyncTP's unpaired reduce-scatters.
   // Merged with the GB200 offload rows and the per-expert GEMMs: H100 19.4, Blackwell 10.1 (bias +8.8), fp8 15.7.
+  // H100 19.4 -> 19.2 and fp8 15.7 -> 15.5 with torchtitan's all-gather rotater (the 405B CP 4/8 rows).
   const std::map<std::string, double> guard_mape = {{"A100", 7.2}, {"H100", 19.7}, {"Blackwell", 10.5}};
   for (const auto& [gen, g] : family) {
     const std::string generation = gen;  // clang 14 cannot capture a structured binding (CAPTURE's lambda)
@@ -246,11 +248,13 @@ TEST_CASE("torchtitan's context-parallel and AsyncTP rows (issue 10), each guard
   // Errors when set, plus 0.5: the CP 2-8 rows after PyTorch's ring-loop copies and exposed last dK/dV transfer
   // (before: +9.3 +46.8 +53.7 / +31.8 +32.1 +52.5), the 70B 2D rows after AsyncTP's unpaired dX reduce-scatters
   // and no re-gather of saved inputs (before: -0.3 / +12.7). The CP 4/8 and AsyncTP rows are still off for
-  // reasons not modelled (docs/validation.md, "The torchtitan rows").
+  // reasons not modelled (docs/validation.md, "The torchtitan rows"). With torchtitan's default all-gather rotater
+  // (one K/V all-gather per pass behind the first ring step only; dK/dV by the ring) the 405B CP 4/8 rows, whose
+  // CP ranks sit in different nodes, move +20.7 -> +18.9 and +38.9 -> +30.0; the 8B rows' NVLink gathers hide.
   const std::map<std::string, double> guard = {
       {"torchtitan_h100_t2_8b_g8_cp2_s65536", 6.3},     {"torchtitan_h100_t2_8b_g8_cp4_s131072", 42.6},
-      {"torchtitan_h100_t2_8b_g8_cp8_s262144", 49.2},   {"torchtitan_h100_t6_405b_g512_cp2_s65536", 21.4},
-      {"torchtitan_h100_t6_405b_g512_cp4_s131072", 21.2}, {"torchtitan_h100_t6_405b_g512_cp8_s262144", 39.4},
+      {"torchtitan_h100_t2_8b_g8_cp8_s262144", 49.1},   {"torchtitan_h100_t6_405b_g512_cp2_s65536", 21.4},
+      {"torchtitan_h100_t6_405b_g512_cp4_s131072", 19.4}, {"torchtitan_h100_t6_405b_g512_cp8_s262144", 30.5},
       {"torchtitan_h100_t4_70b_g256_2d", 1.0},          {"torchtitan_h100_t4_70b_g256_2d_asynctp", 12.7}};
   int found = 0;
   for (const io::RunResult& r : report().results) {

@@ -120,6 +120,56 @@ TEST_CASE("all-gather variant: K/V gathered once per layer, gradients reduce-sca
   CHECK(c.layer_backward[0].bytes.v == 65536);
 }
 
+TEST_CASE("PyTorch's all-gather rotater: one gather per pass behind the first step's kernel, dK/dV by the ring") {
+  // Tiny model, cp 4, tp 1, 2 sequences of 128: 64 tokens per rank, 4 heads of 16. Local K/V 2 x 64 x 4 x 16 x 2 =
+  // 16,384 bytes; the gather's output cp x that = 65,536, which the 100 GB/s domain moves in 65,536 x 3/4 / 1e11 =
+  // 491.52 ns. Step 0's kernel: 4 x 2 x 32 x 128 / 2 x 4 x 16 FLOPs / cp 4 = 262,144 at 100 TFLOP/s = 2.62144 ns
+  // forward, 2.5x that backward: hidden; the rest, 488.9 ns forward and 485.0 ns backward, exposed.
+  test::Setup su = with_cp(4);
+  su.plan.cp_kind = CpKind::allgather;
+  su.framework.cp_allgather_runs_ring_loop = true;
+  su.framework.cp_grad_kv_bytes = 4.0;
+  su.framework.cp_last_grad_kv_exposed = true;
+  const CommPlan c = su.comm();
+  const double t = 65536 * 0.75 / test::kNvlink, step = 262144 / test::kPeak;
+  REQUIRE(c.layer_forward.size() == 2);
+  const CommOp& fh = c.layer_forward[0];
+  const CommOp& fe = c.layer_forward[1];
+  CHECK(fh.collective == Collective::all_gather);
+  CHECK(fh.window == Window::attention);
+  CHECK(fh.fixed_s == doctest::Approx(step).scale(0));
+  CHECK(fe.window == Window::exposed);
+  CHECK(fe.fixed_s == doctest::Approx(t - step).scale(0));
+  CHECK(fh.count == 1);
+  CHECK(fe.count == 1);
+  CHECK(fh.bytes.v + fe.bytes.v == doctest::Approx(65536));
+  CHECK(fh.bytes.v == doctest::Approx(65536 * step / t));
+  // Backward: the gather again behind the first backward step, then dK/dV in fp32 (16,384 x 2 bytes) sent after
+  // every step, cp - 1 behind the next step's kernel and the last after the loop; no reduce-scatter.
+  REQUIRE(c.layer_backward.size() == 4);
+  CHECK(c.layer_backward[0].window == Window::attention);
+  CHECK(c.layer_backward[0].fixed_s == doctest::Approx(2.5 * step).scale(0));
+  CHECK(c.layer_backward[1].window == Window::exposed);
+  CHECK(c.layer_backward[1].fixed_s == doctest::Approx(t - 2.5 * step).scale(0));
+  for (int i : {2, 3}) {
+    CHECK(c.layer_backward[i].collective == Collective::send_recv);
+    CHECK(c.layer_backward[i].bytes.v == 32768);
+  }
+  CHECK(c.layer_backward[2].count == 3);
+  CHECK(c.layer_backward[2].window == Window::attention);
+  CHECK(c.layer_backward[3].count == 1);
+  CHECK(c.layer_backward[3].window == Window::exposed);
+  // 256x the sequence: the gather grows 256x, the step's kernel 65,536x and hides it whole (one op, nothing exposed).
+  test::Setup big = with_cp(4, 1, 32768);
+  big.plan.cp_kind = CpKind::allgather;
+  big.framework.cp_allgather_runs_ring_loop = true;
+  const CommPlan b = big.comm();
+  REQUIRE(b.layer_forward.size() == 1);
+  CHECK(b.layer_forward[0].window == Window::attention);
+  CHECK(b.layer_forward[0].fixed_s == doctest::Approx(256 * t).scale(0));
+  CHECK(b.layer_forward[0].bytes.v == doctest::Approx(256 * 65536));
+}
+
 TEST_CASE("cp 1 adds no communication") {
   const CommPlan c = with_cp(1).comm();
   CHECK(c.layer_forward.empty());
