@@ -14,10 +14,12 @@ namespace {
 // scale and an fp16 minimum per group) is 32 + 4 bytes per 64 values.
 constexpr double kFp16 = 2.0;
 constexpr double kCompressed = 36.0 / 64.0;
-// Device-memory traffic per value decompressed on the GPU (compression.py decompress: right-shift and and-mask
-// of the packed bytes into temporaries and then into the fp16 output, 3.5 bytes per value in all; div_ by the
-// scale and add_ of the minimum, each a read and a write of fp16: 8). Counted from the code, not measured.
-constexpr double kDecompressTraffic = 11.5;
+// Device-memory traffic per value decompressed on the GPU (compression.py decompress, FlexLLMGen 004ffef), per
+// output value of one packed byte's two: bitwise_right_shift(4) reads the packed byte and writes a uint8
+// temporary (0.5 + 0.5), the assignment into the fp16 output's even slots reads it and writes 2 bytes (0.5 + 1);
+// bitwise_and(0xF) and the odd slots the same: 5 bytes; div_ by the scale and add_ of the minimum, each a read
+// and a write of fp16: 8. Counted from the code, not measured (was 11.5, which left out the temporaries' reads).
+constexpr double kDecompressTraffic = 13.0;
 // Per value compressed on the GPU (compression.py compress: min and max reductions, subtract, scale, clamp and
 // round in place, the uint8 cast and the nibble packing): about a dozen fp16 passes, 25 bytes counted.
 constexpr double kCompressTraffic = 25.0;

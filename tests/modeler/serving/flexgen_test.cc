@@ -278,3 +278,19 @@ TEST_CASE("flexgen: pageable weights are copied to pinned memory on the launchin
   const double matrices = (m.vocab + 2050.0) * h + m.layers * (4 * h * h + 2 * h * m.ffn_hidden) + m.vocab * h;
   CHECK(paged.prefill.v - pinned.prefill.v == doctest::Approx(matrices * 2 * 2 / 100e9).epsilon(1e-3));
 }
+
+TEST_CASE("flexgen: decompressing 4-bit weights costs 13 bytes of device traffic per 2-D value, every GPU batch") {
+  // compression.py decompress: shift and mask (read the packed byte, write a uint8 temporary: 1 byte per value),
+  // the two assignments into the fp16 output (read the temporary, write 2 bytes: 1.5), div_ and add_ (4 each).
+  const ModelDesc m = opt30b();
+  FlexgenPolicy p = all_gpu(1, 2);
+  p.overlap = false;
+  FlexgenPolicy c = p;
+  c.compress_weight = true;
+  const FlexgenWorkload w{16, 2};
+  const auto plain = flexgen_predict(m, p, round_machine(), w);
+  const auto packed = flexgen_predict(m, c, round_machine(), w);
+  const double h = m.hidden;
+  const double matrices = (m.vocab + 2050.0) * h + m.layers * (4 * h * h + 2 * h * m.ffn_hidden) + m.vocab * h;
+  CHECK(packed.decode.v - plain.decode.v == doctest::Approx(2 * 13.0 * matrices / 100e9).epsilon(1e-6));
+}
