@@ -14,10 +14,12 @@ namespace {
 // scale and an fp16 minimum per group) is 32 + 4 bytes per 64 values.
 constexpr double kFp16 = 2.0;
 constexpr double kCompressed = 36.0 / 64.0;
-// Device-memory traffic per value decompressed on the GPU (compression.py decompress: right-shift and and-mask
-// of the packed bytes into temporaries and then into the fp16 output, 3.5 bytes per value in all; div_ by the
-// scale and add_ of the minimum, each a read and a write of fp16: 8). Counted from the code, not measured.
-constexpr double kDecompressTraffic = 11.5;
+// Device-memory traffic per value decompressed on the GPU (compression.py decompress, FlexLLMGen 004ffef), per
+// output value of one packed byte's two: bitwise_right_shift(4) reads the packed byte and writes a uint8
+// temporary (0.5 + 0.5), the assignment into the fp16 output's even slots reads it and writes 2 bytes (0.5 + 1);
+// bitwise_and(0xF) and the odd slots the same: 5 bytes; div_ by the scale and add_ of the minimum, each a read
+// and a write of fp16: 8. Counted from the code, not measured (was 11.5, which left out the temporaries' reads).
+constexpr double kDecompressTraffic = 13.0;
 // Per value compressed on the GPU (compression.py compress: min and max reductions, subtract, scale, clamp and
 // round in place, the uint8 cast and the nibble packing): about a dozen fp16 passes, 25 bytes counted.
 constexpr double kCompressTraffic = 25.0;
@@ -31,26 +33,54 @@ constexpr double kCpuAttentionDiskTraffic = 4.0;
 // Prefill attention scores (pytorch_backend.py mha): bmm writes fp16 scores (2), torch.where reads and writes
 // them (4), softmax reads and writes (4), the second bmm reads them (2).
 constexpr double kScoreTraffic = 12.0;
+// Elementwise device traffic per token and hidden value outside the GEMMs, counted from pytorch_backend.py
+// (FMInference/FlexLLMGen 004ffef), fp16 reads and writes of 2 bytes. Attention (mha / mha_gen): layer_norm
+// (read, write: 4), q * scaling (4), the permute().reshape() copies of q, k and v into (b * n_head, ...) (12),
+// value.transpose().reshape() (4), the residual value.add_(inputs) (read 2 x 2, write 2: 6): 30. MLP (mlp):
+// layer_norm (4) and add_ (6) per hidden value, the in-place relu (4) per intermediate value.
+constexpr double kAttentionElementwise = 30.0;
+constexpr double kMlpElementwisePerHidden = 10.0;
+constexpr double kMlpElementwisePerFfn = 4.0;
 // OPT's learned position table has max_position_embeddings + 2 rows (HF OPTLearnedPositionalEmbedding offset).
 constexpr int kOptDefaultPositions = 2048;
 
 enum class Kind { embed_in, attention, mlp, embed_out };
 
+// One weight tensor of a sub-layer, in the order init_weight lists it (flex_opt.py weight_specs).
+struct Tensor {
+  double values;
+  bool matrix;  // 2-D: compressed with compress_weight and pinned only with pin_weight; 1-D: fp16, always pinned
+};
+
 struct SubLayer {
   Kind kind;
-  double params;  // values stored for this layer's weights
+  std::vector<Tensor> tensors;
+  double params = 0;  // values stored for this layer's weights
 };
+
+SubLayer make(Kind kind, std::vector<Tensor> tensors) {
+  SubLayer l{kind, std::move(tensors)};
+  for (const Tensor& t : l.tensors) l.params += t.values;
+  return l;
+}
 
 // The time each resource is busy during one (sub-layer, GPU batch) step.
 struct Busy {
-  double compute = 0;  // GPU kernels and CPU attention (the CPU part blocks the launching thread)
+  // GPU kernels on the default stream, the hidden-state copies that share it, and CPU attention (the CPU part
+  // blocks the launching thread).
+  double compute = 0;
+  // Host copies of pageable tensors into pinned memory on the launching thread before compute is launched:
+  // general_copy's src.pin_memory() relay (pytorch_backend.py) runs inside load_weight and load_cache, which the
+  // loop calls before compute_layer, so the GPU waits for them and their DMA starts only after them.
+  double stage = 0;
   double h2d = 0, d2h = 0, disk_read = 0, disk_write = 0;
   Busy& operator+=(const Busy& o) {
-    compute += o.compute, h2d += o.h2d, d2h += o.d2h, disk_read += o.disk_read, disk_write += o.disk_write;
+    compute += o.compute, stage += o.stage, h2d += o.h2d, d2h += o.d2h, disk_read += o.disk_read,
+        disk_write += o.disk_write;
     return *this;
   }
-  double longest() const { return std::max({compute, h2d, d2h, disk_read, disk_write}); }
-  double sum() const { return compute + h2d + d2h + disk_read + disk_write; }
+  double longest() const { return std::max({stage + compute, stage + h2d, d2h, disk_read, disk_write}); }
+  double sum() const { return compute + stage + h2d + d2h + disk_read + disk_write; }
 };
 
 void check_percent(double p, const char* key) {
@@ -86,15 +116,17 @@ std::vector<SubLayer> sub_layers(const ModelDesc& m) {
   const double h = m.hidden, f = m.ffn_hidden;
   const int positions = m.max_position > 0 ? m.max_position : kOptDefaultPositions;
   std::vector<SubLayer> out;
-  out.push_back({Kind::embed_in, (m.vocab + positions + 2.0) * h});
+  // w_token, w_pos (flex_opt.py InputEmbed).
+  out.push_back(make(Kind::embed_in, {{m.vocab * h, true}, {(positions + 2.0) * h, true}}));
+  const Tensor mat{h * h, true}, vec{h, false};
   for (int i = 0; i < m.layers; ++i) {
-    // q, k, v, out projections with biases, and the pre-attention LayerNorm (flex_opt.py SelfAttention).
-    out.push_back({Kind::attention, 4 * h * h + 4 * h + 2 * h});
-    // fc1, fc2 with biases and the pre-MLP LayerNorm (flex_opt.py MLP).
-    out.push_back({Kind::mlp, 2 * h * f + f + h + 2 * h});
+    // w_q, b_q, w_k, b_k, w_v, b_v, w_out, b_out, then the pre-attention LayerNorm (flex_opt.py SelfAttention).
+    out.push_back(make(Kind::attention, {mat, vec, mat, vec, mat, vec, mat, vec, vec, vec}));
+    // wi, bi, wo, bo, then the pre-MLP LayerNorm (flex_opt.py MLP).
+    out.push_back(make(Kind::mlp, {{f * h, true}, {f, false}, {h * f, true}, vec, vec, vec}));
   }
   // The final LayerNorm and FlexGen's own copy of the token embedding for the logits (OutputEmbed).
-  out.push_back({Kind::embed_out, m.vocab * h + 2 * h});
+  out.push_back(make(Kind::embed_out, {vec, vec, {m.vocab * h, true}}));
   return out;
 }
 
@@ -103,11 +135,40 @@ struct Ctx {
   const FlexgenPolicy& p;
   const FlexgenMachine& hw;
   double prompt = 0;
-  double w_bytes = kFp16, c_bytes = kFp16;  // per value as stored
-  double wg = 0, wc = 0, wd = 0, cg = 0, cc = 0, cd = 0, ag = 0, ad = 0;
-  double pcie_weights = 0;              // bytes/s of CPU-resident weights to the GPU
-  double cache_h2d = 0, cache_d2h = 0;  // bytes/s of the CPU-resident cache (never pinned) to and from the GPU
+  double w_bytes = kFp16, c_bytes = kFp16;  // per value as stored (w_bytes: 2-D weights)
+  double cg = 0, cc = 0, cd = 0, ac = 0, ad = 0;
+  double cache_d2h = 0;  // bytes/s of new KV to the CPU-resident cache (never pinned), through the copy threads
+  double stage_s_per_byte = 0;  // a pageable-to-pinned host copy: a read and a write at DRAM bandwidth
 };
+
+// Where one sub-layer's weights live, in bytes as stored.
+struct Placed {
+  double gpu = 0, cpu_pinned = 0, cpu_pageable = 0, disk = 0;
+};
+
+// flex_opt.py init_weight_list: every tensor goes whole to one device, the one whose share (listed disk, CPU,
+// GPU: get_choice over their cumulative percents) holds the midpoint of the tensor's cumulative size within its
+// sub-layer. 2-D tensors are compressed with compress_weight and pinned with pin_weight; 1-D ones are fp16 and
+// pinned.
+Placed place(const Ctx& c, const SubLayer& l) {
+  const double disk_pct = std::max(0.0, 100 - c.p.w_gpu_percent - c.p.w_cpu_percent);
+  const double bounds[2] = {disk_pct, disk_pct + c.p.w_cpu_percent};
+  Placed out;
+  double cum = 0;
+  for (const Tensor& t : l.tensors) {
+    cum += t.values;
+    const double mid_pct = 100 * (cum - t.values / 2) / l.params;
+    const double bytes = t.values * (t.matrix ? c.w_bytes : kFp16);
+    if (mid_pct < bounds[0]) {
+      out.disk += bytes;
+    } else if (mid_pct < bounds[1]) {
+      (!t.matrix || c.p.pin_weight ? out.cpu_pinned : out.cpu_pageable) += bytes;
+    } else {
+      out.gpu += bytes;
+    }
+  }
+  return out;
+}
 
 // GPU time of a linear layer: the larger of its math at the sustained GEMM rate and one read of its fp16 weights.
 double linear(const Ctx& c, double tokens, double params) {
@@ -121,7 +182,11 @@ Busy own_work(const Ctx& c, const SubLayer& l, int i) {
   const bool prefill = i == 0;
   const double tokens = gbs * (prefill ? c.prompt : 1);
   const double mem = c.hw.gpu_memory_bw.v;
-  if (c.p.compress_weight) b.compute += kDecompressTraffic * l.params / mem;  // decompressed for every GPU batch
+  if (c.p.compress_weight) {  // the 2-D tensors are decompressed for every GPU batch
+    double matrix_values = 0;
+    for (const Tensor& t : l.tensors) matrix_values += t.matrix ? t.values : 0;
+    b.compute += kDecompressTraffic * matrix_values / mem;
+  }
   switch (l.kind) {
     case Kind::embed_in:
       break;  // a gather: no math worth timing
@@ -131,9 +196,10 @@ Busy own_work(const Ctx& c, const SubLayer& l, int i) {
       break;
     case Kind::mlp:
       b.compute += linear(c, tokens, l.params);
+      b.compute += tokens * (kMlpElementwisePerHidden * h + kMlpElementwisePerFfn * c.m.ffn_hidden) / mem;
       break;
     case Kind::attention: {
-      b.compute += linear(c, tokens, 4 * h * h);
+      b.compute += linear(c, tokens, 4 * h * h) + kAttentionElementwise * tokens * h / mem;
       if (prefill) {
         const double s = c.prompt;
         b.compute += 4 * gbs * s * s * h / c.hw.gpu_gemm.v + kScoreTraffic * gbs * c.m.heads * s * s / mem;
@@ -147,8 +213,10 @@ Busy own_work(const Ctx& c, const SubLayer& l, int i) {
               (c.cc * kCpuAttentionCachedTraffic + c.cd * kCpuAttentionDiskTraffic) * values / c.hw.host_memory_bw.v;
           b.disk_read += c.cd * values * kFp16 / c.hw.disk_read.v;
         } else {
-          // Non-GPU shares are copied to the GPU (disk ones through the disk threads), then attention reads fp16.
-          b.h2d += c.cc * values * c.c_bytes / c.cache_h2d + c.cd * values * c.c_bytes / c.hw.pcie_h2d.v;
+          // Non-GPU shares are copied to the GPU (the pageable CPU share through the pin_memory() relay, disk
+          // ones through the disk threads), then attention reads fp16.
+          b.stage += c.cc * values * c.c_bytes * c.stage_s_per_byte;
+          b.h2d += (c.cc + c.cd) * values * c.c_bytes / c.hw.pcie_h2d.v;
           b.disk_read += c.cd * values * c.c_bytes / c.hw.disk_read.v;
           if (c.p.compress_cache) b.compute += kDecompressTraffic * values / mem;
           b.compute += values * kFp16 / mem;
@@ -162,20 +230,25 @@ Busy own_work(const Ctx& c, const SubLayer& l, int i) {
     }
   }
   // The hidden state leaves for its home after the layer and comes back before the next (store/load_hidden).
+  // To and from the CPU (pinned: TorchDevice.allocate pins CPU tensors by default) these are plain non_blocking
+  // copies issued outside any stream context, so on the default stream, in series with compute. Disk copies go
+  // through the copy threads.
   const double hidden = tokens * h * kFp16;
-  b.d2h += (1 - c.ag) * hidden / c.hw.pcie_d2h.v;
-  b.h2d += (1 - c.ag) * hidden / c.hw.pcie_h2d.v;
+  b.compute += c.ac * hidden * (1 / c.hw.pcie_d2h.v + 1 / c.hw.pcie_h2d.v);
+  b.d2h += c.ad * hidden / c.hw.pcie_d2h.v;
+  b.h2d += c.ad * hidden / c.hw.pcie_h2d.v;
   b.disk_write += c.ad * hidden / c.hw.disk_write.v;
   b.disk_read += c.ad * hidden / c.hw.disk_read.v;
   return b;
 }
 
 // Loading one sub-layer's weights to the GPU (load_weight at k == 0).
-Busy weight_load(const Ctx& c, const SubLayer& l) {
+// Pageable CPU weights (pin_weight false) are first copied into pinned memory on the launching thread.
+Busy weight_load(const Ctx& c, const Placed& w) {
   Busy b;
-  const double bytes = l.params * c.w_bytes;
-  b.h2d = (c.wc * bytes) / c.pcie_weights + (c.wd * bytes) / c.hw.pcie_h2d.v;
-  b.disk_read = c.wd * bytes / c.hw.disk_read.v;
+  b.stage = w.cpu_pageable * c.stage_s_per_byte;
+  b.h2d = (w.cpu_pinned + w.cpu_pageable + w.disk) / c.hw.pcie_h2d.v;
+  b.disk_read = w.disk / c.hw.disk_read.v;
   return b;
 }
 
@@ -187,7 +260,7 @@ std::vector<double> layer_times(const Ctx& c, const std::vector<SubLayer>& ls, i
   const int nb = c.p.num_gpu_batches;
   const int n = static_cast<int>(ls.size());
   std::vector<Busy> own(n), wl(n);
-  for (int j = 0; j < n; ++j) own[j] = own_work(c, ls[j], i), wl[j] = weight_load(c, ls[j]);
+  for (int j = 0; j < n; ++j) own[j] = own_work(c, ls[j], i), wl[j] = weight_load(c, place(c, ls[j]));
   std::vector<double> t(n, 0.0);
   for (int j = 0; j < n; ++j) {
     for (int k = 0; k < nb; ++k) {
@@ -261,30 +334,34 @@ FlexgenPrediction flexgen_predict(const ModelDesc& model, const FlexgenPolicy& p
   c.prompt = work.prompt_len;
   c.w_bytes = policy.compress_weight ? kCompressed : kFp16;
   c.c_bytes = policy.compress_cache ? kCompressed : kFp16;
-  c.wg = policy.w_gpu_percent / 100, c.wc = policy.w_cpu_percent / 100, c.wd = std::max(0.0, 1 - c.wg - c.wc);
   c.cg = policy.cache_gpu_percent / 100, c.cc = policy.cache_cpu_percent / 100;
   c.cd = std::max(0.0, 1 - c.cg - c.cc);
-  c.ag = policy.act_gpu_percent / 100;
-  c.ad = std::max(0.0, 1 - c.ag - policy.act_cpu_percent / 100);
-  // Pageable CPU weights (pin_weight false) are staged through a pinned buffer by the driver (CUDA C++
-  // Programming Guide, "Page-Locked Host Memory"): a host copy (read and write at DRAM bandwidth) in series with
-  // the DMA. The CPU cache is always pageable: FlexGen allocates it with pin_memory = False ("high memory
-  // overhead", pytorch_backend.py and compression.py init_cache_one_gpu_batch).
-  auto pageable = [&](BytesPerSec link) { return 1.0 / (1.0 / link.v + 2.0 / hw.host_memory_bw.v); };
-  c.pcie_weights = policy.pin_weight ? hw.pcie_h2d.v : pageable(hw.pcie_h2d);
-  c.cache_h2d = pageable(hw.pcie_h2d);
-  c.cache_d2h = pageable(hw.pcie_d2h);
+  c.ac = policy.act_cpu_percent / 100;
+  c.ad = std::max(0.0, 1 - policy.act_gpu_percent / 100 - c.ac);
+  // Pageable CPU tensors (weights with pin_weight false, and the CPU cache, which FlexGen allocates with
+  // pin_memory = False, "high memory overhead", pytorch_backend.py and compression.py init_cache_one_gpu_batch)
+  // reach the GPU through general_copy's src.pin_memory(): a host copy, a read and a write at DRAM bandwidth,
+  // then a pinned DMA. New KV going to a pageable CPU cache takes the copy threads' pinned relay: DMA, then the
+  // host copy, in series on that thread.
+  c.stage_s_per_byte = 2.0 / hw.host_memory_bw.v;
+  c.cache_d2h = 1.0 / (1.0 / hw.pcie_d2h.v + c.stage_s_per_byte);
 
   const auto ls = sub_layers(model);
   FlexgenPrediction out;
   // Homes: weights by share; the cache holds prompt + gen_len - 1 positions per sequence (init_cache_one_gpu_batch).
-  double weights = 0, largest = 0;
-  for (const SubLayer& l : ls) weights += l.params, largest = std::max(largest, l.params);
+  Placed weights;
+  double largest = 0;
+  for (const SubLayer& l : ls) {
+    const Placed w = place(c, l);
+    weights.gpu += w.gpu, weights.cpu_pinned += w.cpu_pinned, weights.cpu_pageable += w.cpu_pageable;
+    weights.disk += w.disk;
+    largest = std::max(largest, l.params);
+  }
   const double block = policy.block_size();
   const double cache = 2.0 * model.layers * block * (work.prompt_len + work.gen_len - 1) * model.hidden * c.c_bytes;
-  out.gpu_home = Bytes(c.wg * weights * c.w_bytes + c.cg * cache);
-  out.cpu_home = Bytes(c.wc * weights * c.w_bytes + c.cc * cache);
-  out.disk_home = Bytes(c.wd * weights * c.w_bytes + c.cd * cache);
+  out.gpu_home = Bytes(weights.gpu + c.cg * cache);
+  out.cpu_home = Bytes(weights.cpu_pinned + weights.cpu_pageable + c.cc * cache);
+  out.disk_home = Bytes(weights.disk + c.cd * cache);
   // On the GPU besides the homes: the double-buffered fp16 weights of the layer computing and the one loading.
   const Bytes gpu_need = out.gpu_home + Bytes(2 * largest * kFp16);
   if (gpu_need > hw.gpu_memory)

@@ -198,10 +198,13 @@ TEST_CASE("serve validate, FlexGen rows: throughput and decode errors at or belo
   // Measured at commit time (modeler/serving/flexgen.cc on hwprofiles/machines/gcp-n1-highmem-32-t4.yaml):
   // throughput 31.4% over 6 rows, decode 20.0% over 3; 30.7% / 18.6% with the machine's DRAM and PCIe from the
   // host rule (92.2 and 13.1 GB/s, was 96 and 13.0 [U]); 30.6% / 18.8% with the five bench_suite.py rows'
-  // --debug fewer_batch decode projection. The RTX 3090 row states no policy and is skipped.
+  // --debug fewer_batch decode projection; 25.5% / 17.4% with FlexGen's per-tensor weight placement, the hidden
+  // copies on the default stream, the pin_memory() staging on the launching thread, the prefill's elementwise
+  // passes and 13 bytes per decompressed value (flex_opt.py / pytorch_backend.py / compression.py, FlexLLMGen
+  // 004ffef). The RTX 3090 row states no policy and is skipped.
   const auto& fg = rep.by_family.at("flexgen");
   CHECK(fg[4].runs == 6);
-  CHECK(fg[4].mape <= 31.0);
+  CHECK(fg[4].mape <= 26.0);
   CHECK(fg[2].runs == 3);
-  CHECK(fg[2].mape <= 19.3);
+  CHECK(fg[2].mape <= 17.8);
 }

@@ -172,7 +172,10 @@ TEST_CASE("flexgen: 4-bit weights move 36/64 bytes per value over PCIe") {
   c.compress_weight = true;
   const auto a = flexgen_predict(m, p, round_machine(), w);
   const auto b = flexgen_predict(m, c, round_machine(), w);
-  CHECK(b.cpu_home.v == doctest::Approx(a.cpu_home.v * 36.0 / 128.0));
+  // Only the 2-D tensors are compressed; biases and LayerNorm vectors stay fp16 (flex_opt.py init_weight_list).
+  const double h = m.hidden;
+  const double vectors = m.layers * (6 * h + m.ffn_hidden + 3 * h) + 2 * h;
+  CHECK(b.cpu_home.v == doctest::Approx((a.cpu_home.v - 2 * vectors) * 36.0 / 128.0 + 2 * vectors));
 }
 
 TEST_CASE("flexgen: long generations are summed from samples, consistently with the exact sum") {
@@ -217,4 +220,77 @@ TEST_CASE("flexgen --debug fewer_batch: decode projected from sub-layer steps 10
   const FlexgenPrediction full = flexgen_predict(m, p, round_machine(), FlexgenWorkload{512, 2});
   CHECK(full.decode.v == doctest::Approx(48 * layer + 2 * m.vocab * h / 100e9).epsilon(1e-3).scale(0));
   CHECK(full.prefill.v == doctest::Approx(two.prefill.v));
+}
+
+TEST_CASE("flexgen: weights are placed tensor by tensor at the midpoint of their cumulative size") {
+  // flex_opt.py init_weight_list: with --percent 20 80 (GPU 20, CPU 80) an attention sub-layer's w_q, w_k, w_v
+  // (midpoints at 12.5, 37.5, 62.5%) go to the CPU and w_out (87.5%) to the GPU; an MLP's wi and wo (25, 75%)
+  // both go to the CPU. So the GPU holds a quarter of attention's matrices and none of the MLP's, not 20%.
+  const ModelDesc m = opt30b();
+  FlexgenPolicy p = all_gpu(4, 1);
+  p.w_gpu_percent = 20;
+  p.w_cpu_percent = 80;
+  const FlexgenWorkload w{16, 2};
+  const auto r = flexgen_predict(m, p, round_machine(), w);
+  const double h = m.hidden;
+  // Embeddings: w_token's midpoint (48% of InputEmbed) is on the CPU, w_pos (98%) on the GPU; OutputEmbed's
+  // LayerNorm vectors are at the start (CPU) and its w_token at 50% (CPU). Attention's LayerNorm vectors sit
+  // above 80% and go to the GPU with w_out and b_out; bo and the MLP LayerNorm (above 99.9%) too.
+  const double gpu_values = 2050 * h + m.layers * (h * h + 3 * h + 3 * h);
+  const double cache = m.layers * 2.0 * 4 * 17 * h * 2;
+  CHECK(r.gpu_home.v == doctest::Approx(gpu_values * 2 + cache).epsilon(1e-9));
+  CHECK(r.cpu_home.v == doctest::Approx((weight_values(m) - gpu_values) * 2).epsilon(1e-9));
+}
+
+TEST_CASE("flexgen: hidden states to and from a CPU home share the default stream with compute") {
+  // store_hidden and load_hidden issue plain non_blocking copies outside any stream context, so in the
+  // overlapped loop they add to the step's compute instead of hiding under it.
+  const ModelDesc m = opt30b();
+  FlexgenPolicy p = all_gpu(8, 2);
+  p.act_gpu_percent = 0;
+  p.act_cpu_percent = 100;
+  const FlexgenWorkload w{512, 2};
+  const auto gpu = flexgen_predict(m, all_gpu(8, 2), round_machine(), w);
+  const auto cpu = flexgen_predict(m, p, round_machine(), w);
+  // Prefill: every sub-layer and GPU batch moves 8 x 512 x h fp16 values out and in at 10 GB/s.
+  const double per_step = 2 * 8 * 512.0 * m.hidden * 2 / 10e9;
+  const double steps = (2.0 * m.layers + 2) * 2;
+  CHECK(cpu.prefill.v - gpu.prefill.v == doctest::Approx(steps * per_step).epsilon(1e-6));
+}
+
+TEST_CASE("flexgen: pageable weights are copied to pinned memory on the launching thread, before compute") {
+  // pin_weight false: general_copy's src.pin_memory() relay runs inside load_weight, before compute_layer is
+  // launched, so its host copy (2 bytes of DRAM traffic per byte) adds to the step even when compute is longer
+  // than the DMA.
+  const ModelDesc m = opt30b();
+  FlexgenPolicy p = all_gpu(64, 1);
+  p.w_gpu_percent = 0;
+  p.w_cpu_percent = 100;
+  FlexgenMachine fast_pcie = round_machine();
+  fast_pcie.pcie_h2d = fast_pcie.pcie_d2h = GBps(1000);  // DMA hides under compute
+  const FlexgenWorkload w{1024, 2};
+  FlexgenPolicy pageable = p;
+  pageable.pin_weight = false;
+  const auto pinned = flexgen_predict(m, p, fast_pcie, w);
+  const auto paged = flexgen_predict(m, pageable, fast_pcie, w);
+  // Prefill: every 2-D weight byte staged once at 2 / 100 GB/s (the 1-D ones stay pinned).
+  const double h = m.hidden;
+  const double matrices = (m.vocab + 2050.0) * h + m.layers * (4 * h * h + 2 * h * m.ffn_hidden) + m.vocab * h;
+  CHECK(paged.prefill.v - pinned.prefill.v == doctest::Approx(matrices * 2 * 2 / 100e9).epsilon(1e-3));
+}
+
+TEST_CASE("flexgen: decompressing 4-bit weights costs 13 bytes of device traffic per 2-D value, every GPU batch") {
+  // compression.py decompress: shift and mask (read the packed byte, write a uint8 temporary: 1 byte per value),
+  // the two assignments into the fp16 output (read the temporary, write 2 bytes: 1.5), div_ and add_ (4 each).
+  const ModelDesc m = opt30b();
+  FlexgenPolicy p = all_gpu(1, 2);
+  p.overlap = false;
+  FlexgenPolicy c = p;
+  c.compress_weight = true;
+  const FlexgenWorkload w{16, 2};
+  const auto plain = flexgen_predict(m, p, round_machine(), w);
+  const auto packed = flexgen_predict(m, c, round_machine(), w);
+  const double h = m.hidden;
+  const double matrices = (m.vocab + 2050.0) * h + m.layers * (4 * h * h + 2 * h * m.ffn_hidden) + m.vocab * h;
+  CHECK(packed.decode.v - plain.decode.v == doctest::Approx(2 * 13.0 * matrices / 100e9).epsilon(1e-6));
 }
