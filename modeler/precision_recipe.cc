@@ -1,5 +1,7 @@
 #include "modeler/precision_recipe.h"
 
+#include <algorithm>
+
 namespace shardplan {
 
 namespace {
@@ -124,6 +126,24 @@ Fp8Scaling gemm_scaling(Fp8Recipe recipe) {
 double tp_all_gather_bytes(const Plan& p, const Framework& fw) {
   const bool te_v1 = fw.fp8_library == Fp8Library::transformer_engine_v1;
   return p.precision == Dtype::fp8 && te_v1 && effective_fp8_recipe(p, fw) == Fp8Recipe::delayed ? 1.0 : 2.0;
+}
+
+void add_amax_reductions(const Context& ctx, const Sharding& sh, CommPlan* comm) {
+  const Plan& p = ctx.plan;
+  const Framework& fw = ctx.framework;
+  if (p.precision != Dtype::fp8 || fw.fp8_library != Fp8Library::transformer_engine_v1 ||
+      effective_fp8_recipe(p, fw) != Fp8Recipe::delayed)
+    return;
+  const int group = p.tp * p.dp * p.cp;
+  if (group <= 1) return;
+  constexpr double kGemmsPerLayer = 4.0;  // QKV, output projection, MLP up and down: one TE module each
+  constexpr double kAmaxBytes = 4.0;      // fp32
+  const double chunks = std::max(1, sh.chunks), gemms = kGemmsPerLayer * sh.layers / chunks;
+  // Megatron order puts tp innermost, then cp and dp: the group is the stage's consecutive ranks.
+  comm->microbatch.push_back(
+      {CommKind::dp, Collective::all_reduce, Bytes(3.0 * gemms * kAmaxBytes), group, 1, chunks, Window::exposed});
+  comm->microbatch.push_back(
+      {CommKind::dp, Collective::all_reduce, Bytes(2.0 * gemms * kAmaxBytes), group, 1, chunks, Window::exposed});
 }
 
 double param_gather_bytes(const Plan& p, const Framework& fw) {

@@ -12,6 +12,8 @@
 #include "modeler/framework.h"
 #include "modeler/gemm_model.h"
 #include "modeler/plan.h"
+#include "modeler/strategies/strategy.h"
+#include "modeler/workload.h"
 
 namespace shardplan {
 
@@ -64,6 +66,15 @@ LayerQuantize te_v1_layer_quantize(const LinearOperands& ops, bool sequence_para
 /// gather_along_first_dim of the fp8 tensor; with userbuffers, base.py initialize_ub makes every all-gather buffer
 /// uint8 under fp8), else the 16-bit tensor. The reduce-scatters stay 16-bit.
 double tp_all_gather_bytes(const Plan& p, const Framework& fw);
+
+/// Transformer Engine 1.x delayed scaling's amax reductions (v1.8 fp8.py reduce_and_update_fp8_tensors): once per
+/// fp8_autocast exit (Megatron-Core enters one per model chunk's forward, transformer_block.py) and once after the
+/// backward of a chunk's first fp8 module, the fp32 amaxes its modules recorded (base.py: 3 per GEMM forward --
+/// input, weight, output -- and 2 backward) are concatenated and all-reduced with MAX over the amax reduction
+/// group, Megatron-Core's tensor x data x context-parallel ranks (get_amax_reduction_group(with_context_parallel=
+/// True)), on the compute stream, before a fused amax-and-scale update. Per micro-batch and pipeline stage; nothing
+/// where the plan is not fp8 delayed scaling under TE 1.x or the group is one rank.
+void add_amax_reductions(const Context& ctx, const Sharding& sh, CommPlan* comm);
 
 /// The recipe a plan runs: the plan's own, else nvfp4 for fp4 GEMMs, else the framework's published recipe.
 Fp8Recipe effective_fp8_recipe(const Plan& p, const Framework& fw);

@@ -135,6 +135,48 @@ TEST_CASE("Transformer Engine 1.x: all-gathers in fp8 under delayed scaling, and
   CHECK(recipe_kernels(Fp8Recipe::delayed, v1, blackwell).weight.bytes_per_elem == doctest::Approx(4.0));
 }
 
+TEST_CASE("Transformer Engine 1.x amax reductions: forward and backward, per model chunk and micro-batch") {
+  ModelDesc m;
+  System sys;
+  Plan p;
+  p.tp = 4;
+  p.dp = 8;
+  p.cp = 2;
+  p.precision = Dtype::fp8;
+  Sharding sh;
+  sh.layers = 12;
+  sh.chunks = 3;
+  const Framework v1 = *find_framework("nemo-2024");
+  CommPlan c;
+  add_amax_reductions(Context{m, sys, p, v1}, sh, &c);
+  REQUIRE(c.microbatch.size() == 2);
+  for (const CommOp& op : c.microbatch) {
+    CHECK(op.collective == Collective::all_reduce);
+    CHECK(op.group == 64);  // tp x dp x cp
+    CHECK(op.count == 3);   // one per chunk
+    CHECK(op.window == Window::exposed);
+  }
+  // Per chunk 4 layers x 4 GEMMs: 3 fp32 amaxes each forward, 2 backward.
+  CHECK(c.microbatch[0].bytes.v == doctest::Approx(16 * 3 * 4.0));
+  CHECK(c.microbatch[1].bytes.v == doctest::Approx(16 * 2 * 4.0));
+  // None for bf16, current scaling, Transformer Engine 2.x (not read for this), or a group of one rank.
+  auto none = [&](const Plan& q, const Framework& fw) {
+    CommPlan d;
+    add_amax_reductions(Context{m, sys, q, fw}, sh, &d);
+    return d.microbatch.empty();
+  };
+  Plan q = p;
+  q.precision = Dtype::bf16;
+  CHECK(none(q, v1));
+  q = p;
+  q.fp8_recipe = Fp8Recipe::tensorwise;
+  CHECK(none(q, v1));
+  CHECK(none(p, *find_framework("megatron-lm")));
+  q = p;
+  q.tp = q.dp = q.cp = 1;
+  CHECK(none(q, v1));
+}
+
 TEST_CASE("the GEMM table of each recipe: block scales for blockwise and mxfp8, per tensor otherwise") {
   CHECK(gemm_scaling(Fp8Recipe::delayed) == Fp8Scaling::per_tensor);
   CHECK(gemm_scaling(Fp8Recipe::tensorwise) == Fp8Scaling::per_tensor);
