@@ -10,6 +10,7 @@
 #include "modeler/memory_model.h"
 #include "modeler/offload.h"
 #include "modeler/param_offload.h"
+#include "modeler/precision_recipe.h"
 #include "modeler/strategies/strategy.h"
 #include "modeler/time_model.h"
 #include "modeler/zeropp.h"
@@ -172,6 +173,7 @@ Estimate evaluate(const ModelDesc& model, const System& system, const Plan& plan
   for (const Strategy* s : all_strategies()) s->schedule(ctx, sh, &sched);
   for (const Strategy* s : all_strategies()) s->add_comm(ctx, sh, &comm);
   apply_hsdp_comm(ctx, &comm);
+  add_amax_reductions(ctx, sh, &comm);
   apply_zeropp_comm(ctx, &comm);
 
   const LayerCost layer = layer_cost(ctx, sh);

@@ -174,7 +174,9 @@ std::vector<FrameworkTrait> framework_traits(const Framework& f) {
       {"offers_model_parallel", text(f.offers_model_parallel)},
       {"launcher", to_string(f.launcher)},
       {"defaults", framework_defaults_text(f)},
-      {"fp8_library", f.fp8_library == Fp8Library::torchao ? "torchao" : "transformer_engine"},
+      {"fp8_library", f.fp8_library == Fp8Library::torchao                 ? "torchao"
+                     : f.fp8_library == Fp8Library::transformer_engine_v1 ? "transformer_engine_v1"
+                                                                          : "transformer_engine"},
       {"fp8_recipe", to_string(f.fp8_recipe)},
       {"fp8_param_gather", text(f.fp8_param_gather)},
       {"recipe_tp_comm_overlap", text(f.recipe_tp_comm_overlap)},

@@ -60,7 +60,9 @@ enum class Zero3Gather { fsdp_units, deepspeed_modules };
 /// write it. none: no launcher rules are encoded and only the shardplan plan JSON is emitted.
 enum class Launcher { none, megatron, nemo, torchtitan, megatron_deepspeed };
 /// The library whose kernels quantize fp8 GEMM operands (precision_recipe.h).
-enum class Fp8Library { transformer_engine, torchao };
+/// transformer_engine_v1: Transformer Engine 1.x (v1.7-v1.9, the NeMo 24.x containers' generation), whose
+/// delayed-scaling linears quantize where precision_recipe.h te_v1_layer_quantize says.
+enum class Fp8Library { transformer_engine, transformer_engine_v1, torchao };
 
 struct Framework {
   std::string name;

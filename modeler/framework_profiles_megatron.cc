@@ -133,6 +133,9 @@ Framework nemo_2024() {
   f.fp8_recipe = Fp8Recipe::delayed;
   f.fp8_param_gather = false;
   f.recipe_tp_comm_overlap = true;
+  // The 24.x containers ship Transformer Engine 1.x (the NeMo 24.07 performance summary's runs: TE 1.7-1.9, whose
+  // linear.py / layernorm_linear.py quantize alike); its modules cast where te_v1_layer_quantize says.
+  f.fp8_library = Fp8Library::transformer_engine_v1;
   f.sources.push_back(
       "NVIDIA/NeMo 8e3d65dcfe megatron_gpt_config.yaml (fp8 delayed scaling), llm/recipes/llama3_70b.py");
   return f;

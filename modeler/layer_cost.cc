@@ -116,8 +116,34 @@ QuantizeTimes quantize_times(const Context& ctx, const Sharding& sh, const Gemms
            memory_time(g, Bytes(0.0)) * (kLinears * q.launch_only_ops);
   };
   QuantizeTimes t;
-  t.fwd = pass(k.activation, attn_in + mlp.linear_input_elems);
-  t.bwd = pass(k.gradient, attn_out + mlp.linear_output_elems);
+  const Fp8Recipe recipe = effective_fp8_recipe(ctx.plan, fw);
+  if (fw.fp8_library == Fp8Library::transformer_engine_v1 && recipe == Fp8Recipe::delayed && !m.moe && !m.mla) {
+    // Transformer Engine 1.x's modules (precision_recipe.h te_v1_layer_quantize): the norms write the fp8 cast,
+    // the sequence-parallel linears transpose in backward.
+    const bool sp = ctx.plan.sequence_parallel && ctx.plan.tp > 1;
+    LinearOperands o;
+    o.normed_input_local = 2.0 * sh.norm_tokens * h;
+    o.normed_input_full = 2.0 * T * h;
+    o.row_input = T * sh.heads * m.head_dim + T * sh.ffn;
+    o.column_grad = T * (sh.heads + 2.0 * sh.kv_heads) * m.head_dim + T * (m.gated_mlp ? 2.0 : 1.0) * sh.ffn;
+    o.row_grad_local = 2.0 * sh.norm_tokens * h;
+    o.row_grad_full = 2.0 * T * h;
+    const LayerQuantize lq = te_v1_layer_quantize(o, sp, m.linear_bias);
+    auto passes = [&](const std::vector<QuantizePass>& ps) {
+      Seconds s{0};
+      for (const QuantizePass& p : ps) s += memory_time(g, Bytes(p.bytes / p.kernels)) * p.kernels;
+      return s;
+    };
+    t.fwd = passes(lq.fwd);
+    t.bwd = passes(lq.bwd);
+    // The two norms (layer_cost's fused norm: read and write 16 bits) write 1 byte per element instead.
+    const Seconds norm16 = memory_time(g, Bytes(sh.norm_tokens * h * (kActBytes + kActBytes)));
+    const Seconds norm8 = memory_time(g, Bytes(sh.norm_tokens * h * (kActBytes + lq.norm_output_bytes)));
+    if (fw.fused_elementwise) t.fwd -= (norm16 - norm8) * 2.0;
+  } else {
+    t.fwd = pass(k.activation, attn_in + mlp.linear_input_elems);
+    t.bwd = pass(k.gradient, attn_out + mlp.linear_output_elems);
+  }
   // Weights: with parameters kept in the recipe's dtype (fp8 param gather) only the column-wise copy is made (a
   // read and write of the 1-byte data); otherwise the recipe's full quantization. Transformer Engine quantizes
   // them once per step and reuses them (fp8_caches_weights); torchao casts in every forward.

@@ -1,5 +1,7 @@
 #include "modeler/precision_recipe.h"
 
+#include <algorithm>
+
 namespace shardplan {
 
 namespace {
@@ -67,6 +69,39 @@ RecipeKernels torchao(Fp8Recipe r, bool non_tn) {
 }
 }  // namespace
 
+LayerQuantize te_v1_layer_quantize(const LinearOperands& o, bool sp, bool bias) {
+  // Sources: transformer_engine/pytorch/module/{layernorm_linear,linear,base}.py at v1.7, v1.8 and v1.9 (the same
+  // code paths in all three).
+  LayerQuantize q;
+  // LayerNormLinear (QKV, MLP up): the norm kernel writes its output in fp8 (ln_out_dtype uint8, _apply_normalization
+  // with fp8 output), so no cast runs and the norm writes 1 byte per element instead of 2; the weight gradient's
+  // transposed copy is made in backward by tex.fp8_transpose of the (re-gathered) fp8 input: read 1, write 1.
+  q.norm_output_bytes = 1.0;
+  q.bwd.push_back({2.0 * o.normed_input_full, 2});
+  // Linear (output projection, MLP down), _Linear.forward: fp8_cast_transpose_fused (read 2, write both copies)
+  // unless sequence_parallel, where cast_to_fp8 writes the row-wise copy only and backward transposes it
+  // (tex.fp8_transpose of the saved input).
+  if (sp) {
+    q.fwd.push_back({3.0 * o.row_input, 2});
+    q.bwd.push_back({2.0 * o.row_input, 2});
+  } else {
+    q.fwd.push_back({4.0 * o.row_input, 2});
+  }
+  // Output gradients, base.py grad_output_preprocess. Column-parallel (no gather): one fused cast-transpose (with
+  // the bias gradient fused in when there is one). Row-parallel under sequence parallelism: the bias sum over the
+  // local gradient (bias only), cast_to_fp8 of the local gradient, the all-gather in fp8, then tex.fp8_transpose of
+  // the gathered tensor; without it, one fused cast-transpose.
+  q.bwd.push_back({4.0 * o.column_grad, 2});
+  if (sp) {
+    if (bias) q.bwd.push_back({2.0 * o.row_grad_local, 2});
+    q.bwd.push_back({3.0 * o.row_grad_local, 2});
+    q.bwd.push_back({2.0 * o.row_grad_full, 2});
+  } else {
+    q.bwd.push_back({4.0 * o.row_grad_full, 2});
+  }
+  return q;
+}
+
 Fp8Recipe effective_fp8_recipe(const Plan& p, const Framework& fw) {
   if (p.fp8_recipe) return *p.fp8_recipe;
   if (p.precision == Dtype::fp4) return Fp8Recipe::nvfp4;
@@ -79,12 +114,36 @@ bool te_fp8_non_tn_gemm(const Gpu& g) {
 }
 
 RecipeKernels recipe_kernels(Fp8Recipe recipe, const Framework& fw, const Gpu& gpu) {
-  const bool non_tn = te_fp8_non_tn_gemm(gpu);
+  // Transformer Engine 1.x has no non-TN fp8 GEMM path (nvte_is_non_tn_fp8_gemm_supported came with 2.x).
+  const bool non_tn = fw.fp8_library != Fp8Library::transformer_engine_v1 && te_fp8_non_tn_gemm(gpu);
   return fw.fp8_library == Fp8Library::torchao ? torchao(recipe, non_tn) : transformer_engine(recipe, non_tn);
 }
 
 Fp8Scaling gemm_scaling(Fp8Recipe recipe) {
   return recipe == Fp8Recipe::blockwise || recipe == Fp8Recipe::mxfp8 ? Fp8Scaling::block : Fp8Scaling::per_tensor;
+}
+
+double tp_all_gather_bytes(const Plan& p, const Framework& fw) {
+  const bool te_v1 = fw.fp8_library == Fp8Library::transformer_engine_v1;
+  return p.precision == Dtype::fp8 && te_v1 && effective_fp8_recipe(p, fw) == Fp8Recipe::delayed ? 1.0 : 2.0;
+}
+
+void add_amax_reductions(const Context& ctx, const Sharding& sh, CommPlan* comm) {
+  const Plan& p = ctx.plan;
+  const Framework& fw = ctx.framework;
+  if (p.precision != Dtype::fp8 || fw.fp8_library != Fp8Library::transformer_engine_v1 ||
+      effective_fp8_recipe(p, fw) != Fp8Recipe::delayed)
+    return;
+  const int group = p.tp * p.dp * p.cp;
+  if (group <= 1) return;
+  constexpr double kGemmsPerLayer = 4.0;  // QKV, output projection, MLP up and down: one TE module each
+  constexpr double kAmaxBytes = 4.0;      // fp32
+  const double chunks = std::max(1, sh.chunks), gemms = kGemmsPerLayer * sh.layers / chunks;
+  // Megatron order puts tp innermost, then cp and dp: the group is the stage's consecutive ranks.
+  comm->microbatch.push_back(
+      {CommKind::dp, Collective::all_reduce, Bytes(3.0 * gemms * kAmaxBytes), group, 1, chunks, Window::exposed});
+  comm->microbatch.push_back(
+      {CommKind::dp, Collective::all_reduce, Bytes(2.0 * gemms * kAmaxBytes), group, 1, chunks, Window::exposed});
 }
 
 double param_gather_bytes(const Plan& p, const Framework& fw) {

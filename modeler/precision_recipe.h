@@ -7,10 +7,13 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "modeler/framework.h"
 #include "modeler/gemm_model.h"
 #include "modeler/plan.h"
+#include "modeler/strategies/strategy.h"
+#include "modeler/workload.h"
 
 namespace shardplan {
 
@@ -27,6 +30,51 @@ struct QuantizeCost {
 struct RecipeKernels {
   QuantizeCost activation, gradient, weight;
 };
+
+/// The fp8 operands of one layer's four linears (QKV, output projection, MLP up and down) on one rank, in
+/// elements, as Transformer Engine 1.x's Megatron-Core modules see them (te_v1_layer_quantize).
+struct LinearOperands {
+  double normed_input_local = 0;  // QKV and MLP-up inputs (the norms' outputs) on the local sequence shard
+  double normed_input_full = 0;   // the same after sequence parallelism's all-gather (= local without it)
+  double row_input = 0;           // output-projection and MLP-down inputs
+  double column_grad = 0;         // QKV and MLP-up output gradients
+  double row_grad_local = 0;      // output-projection and MLP-down output gradients on the local sequence shard
+  double row_grad_full = 0;       // the same all-gathered (= local without sequence parallelism)
+};
+
+/// `bytes` read + written by `kernels` kernels of equal size.
+struct QuantizePass {
+  double bytes = 0;
+  int kernels = 0;
+};
+
+/// One layer's fp8 quantization passes, forward and backward (weights aside), and the bytes per element the norms
+/// before QKV and MLP-up write (1 where they write the fp8 cast themselves, else 2).
+struct LayerQuantize {
+  std::vector<QuantizePass> fwd, bwd;
+  double norm_output_bytes = 2.0;
+};
+
+/// Transformer Engine 1.x (v1.7, v1.8, v1.9) delayed scaling in Megatron-Core's TE layer spec, where QKV and MLP-up
+/// are LayerNormLinear and the output projection and MLP-down are Linear. `sequence_parallel`: with tp > 1.
+/// `bias`: the linears have biases (the row-parallel gradient's bias sum is then a kernel of its own).
+LayerQuantize te_v1_layer_quantize(const LinearOperands& ops, bool sequence_parallel, bool bias);
+
+/// Bytes per element of the activations and gradients sequence parallelism all-gathers around the linears (the
+/// QKV and MLP-up inputs in forward and again for their weight gradients, the output-projection and MLP-down
+/// output gradients): 1 where Transformer Engine 1.x's delayed-scaling linears gather the fp8 cast (their own
+/// gather_along_first_dim of the fp8 tensor; with userbuffers, base.py initialize_ub makes every all-gather buffer
+/// uint8 under fp8), else the 16-bit tensor. The reduce-scatters stay 16-bit.
+double tp_all_gather_bytes(const Plan& p, const Framework& fw);
+
+/// Transformer Engine 1.x delayed scaling's amax reductions (v1.8 fp8.py reduce_and_update_fp8_tensors): once per
+/// fp8_autocast exit (Megatron-Core enters one per model chunk's forward, transformer_block.py) and once after the
+/// backward of a chunk's first fp8 module, the fp32 amaxes its modules recorded (base.py: 3 per GEMM forward --
+/// input, weight, output -- and 2 backward) are concatenated and all-reduced with MAX over the amax reduction
+/// group, Megatron-Core's tensor x data x context-parallel ranks (get_amax_reduction_group(with_context_parallel=
+/// True)), on the compute stream, before a fused amax-and-scale update. Per micro-batch and pipeline stage; nothing
+/// where the plan is not fp8 delayed scaling under TE 1.x or the group is one rank.
+void add_amax_reductions(const Context& ctx, const Sharding& sh, CommPlan* comm);
 
 /// The recipe a plan runs: the plan's own, else nvfp4 for fp4 GEMMs, else the framework's published recipe.
 Fp8Recipe effective_fp8_recipe(const Plan& p, const Framework& fw);

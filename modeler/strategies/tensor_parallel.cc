@@ -15,6 +15,7 @@
 // _pipelined_produce_and_all2all) moves data with copy-engine transfers in tp chunks and pairs only what
 // Inductor's micro_pipeline_tp pass matches: not the backward's dX reduce-scatters
 // (Framework::tp_overlap_pairs_dx_reduce_scatter).
+#include "modeler/precision_recipe.h"
 #include "modeler/strategies/strategy.h"
 #include "modeler/time_model.h"
 
@@ -67,15 +68,17 @@ class TensorParallel final : public Strategy {
     const Window w = overlap ? Window::layer : Window::exposed;
     if (ctx.plan.sequence_parallel) {
       const Framework& fw = ctx.framework;
+      // The all-gathers move the fp8 cast where the linears gather it (precision_recipe.h tp_all_gather_bytes).
+      const Bytes gathered(sh.tokens * ctx.model.hidden * tp_all_gather_bytes(ctx.plan, fw));
       const double rs_splits = fw.tp_overlap_rs_splits > 0 ? fw.tp_overlap_rs_splits : tp;
       // The three overlap methods: a ring of tp copy-engine transfers, each beside one GEMM chunk; a pipelined
       // reduce-scatter of rs_splits chunks, each after its GEMM chunk; a bulk collective beside the whole GEMM.
-      const CommOp ring{CommKind::tp, Collective::all_gather, act, tp, 1, 1, Window::gemm, -1, 0.0, 0.0,
+      const CommOp ring{CommKind::tp, Collective::all_gather, gathered, tp, 1, 1, Window::gemm, -1, 0.0, 0.0,
                         (tp - 1.0) / tp, false};
       const CommOp pipelined{CommKind::tp, Collective::reduce_scatter, act, tp, 1, 1, Window::gemm, -1,
                              fw.tp_overlap_rs_sms, 1.0 / rs_splits, (rs_splits - 1.0) / rs_splits,
                              fw.tp_overlap_rs_sms > 0};
-      const CommOp bulk{CommKind::tp, Collective::all_gather, act, tp, 1, 1, Window::gemm, -1,
+      const CommOp bulk{CommKind::tp, Collective::all_gather, gathered, tp, 1, 1, Window::gemm, -1,
                         fw.tp_overlap_bulk_sms, 0.0, 1.0, fw.tp_overlap_bulk_sms > 0};
       auto paired = [](CommOp op, Collective c, LinearGemm g, bool wgrad) {
         op.collective = c;
@@ -84,8 +87,9 @@ class TensorParallel final : public Strategy {
       };
       auto fwd = [&](Collective c, LinearGemm g) {
         const bool rs = c == Collective::reduce_scatter;
+        const Bytes b = rs ? act : gathered;
         comm->layer_forward.push_back(overlap ? paired(rs ? pipelined : ring, c, g, false)
-                                              : CommOp{CommKind::tp, c, act, tp, 1, 1, Window::exposed});
+                                              : CommOp{CommKind::tp, c, b, tp, 1, 1, Window::exposed});
       };
       // Forward: all-gather before QKV and before MLP-up, reduce-scatter after out-proj and MLP-down.
       fwd(Collective::all_gather, LinearGemm::qkv);
@@ -100,7 +104,7 @@ class TensorParallel final : public Strategy {
       nccl.sm_margin = false;
       for (LinearGemm g : {LinearGemm::proj, LinearGemm::fc2})
         comm->layer_backward.push_back(overlap ? paired(ring, Collective::all_gather, g, false)
-                                               : CommOp{CommKind::tp, Collective::all_gather, act, tp, 1, 1, w});
+                                               : CommOp{CommKind::tp, Collective::all_gather, gathered, tp, 1, 1, w});
       // The dX reduce-scatters run exposed where the overlap cannot pair them (AsyncTP, framework.h). The input
       // re-gather exists only where the linears keep their local shard for the weight gradient: a framework that
       // saves the gathered inputs (torchtitan) has them from the forward or from full recompute's re-run forward
@@ -110,7 +114,9 @@ class TensorParallel final : public Strategy {
       const bool regather = !fw.tp_saves_gathered_inputs ||
                             (ctx.plan.recompute == Recompute::selective && fw.selective_is_op_sac);
       for (LinearGemm g : {LinearGemm::qkv, LinearGemm::fc1}) {
-        comm->layer_backward.push_back(pairs_rs ? paired(bulk, Collective::reduce_scatter, g, true)
+        CommOp bulk_rs = bulk;  // a 16-bit reduce-scatter
+        bulk_rs.bytes = act;
+        comm->layer_backward.push_back(pairs_rs ? paired(bulk_rs, Collective::reduce_scatter, g, true)
                                                 : CommOp{CommKind::tp, Collective::reduce_scatter, act, tp, 1, 1,
                                                          Window::exposed});
         if (regather) comm->layer_backward.push_back(paired(overlap ? bulk : nccl, Collective::all_gather, g, false));

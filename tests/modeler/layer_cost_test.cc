@@ -386,4 +386,28 @@ TEST_CASE("fp8 quantization launches: current scaling's memset and scale kernel 
   CHECK(current.backward.time.v - delayed.backward.time.v == doctest::Approx(4 * (4 - 1) * 3e-6).scale(0));
 }
 
+TEST_CASE("Transformer Engine 1.x delayed scaling: norms write fp8, the weight-gradient transposes in backward") {
+  // Bandwidth only, tp 1: tiny has T = 256, h = 64, 4 x 16 heads, ffn 256 (GELU). Against Transformer Engine
+  // 2.x's one cast-transpose per input and gradient (4 B/element), TE v1.8's modules (precision_recipe.h
+  // te_v1_layer_quantize): forward, the proj and FC2 inputs' cast-transpose only (4 x 256 x (64 + 256)) and the
+  // two norms write 1 byte less per element (2 x 256 x 64); backward adds the fp8_transpose of the QKV and FC1
+  // inputs (2 x 2 x 256 x 64) and casts the gradients as before.
+  test::Setup su = tiny();
+  bandwidth_only(&su);
+  su.system.gpu.peak[static_cast<int>(Dtype::fp8)] = FlopsPerSec(1e30);
+  su.plan.precision = Dtype::fp8;
+  su.plan.fp8_recipe = Fp8Recipe::delayed;
+  const LayerCost v2 = layer_cost(su.ctx(), su.sharding());
+  su.framework.fp8_library = Fp8Library::transformer_engine_v1;
+  const LayerCost v1 = layer_cost(su.ctx(), su.sharding());
+  const double fwd_v2 = 4.0 * 256 * (64 + 64 + 64 + 256), fwd_v1 = 4.0 * 256 * (64 + 256) - 2.0 * 256 * 64;
+  CHECK(v1.forward.time.v - v2.forward.time.v == doctest::Approx((fwd_v1 - fwd_v2) / test::kHbm).scale(0));
+  CHECK(v1.backward.time.v - v2.backward.time.v == doctest::Approx(2.0 * 2 * 256 * 64 / test::kHbm).scale(0));
+  // Not for other recipes (current scaling was not read at 1.x).
+  su.plan.fp8_recipe = Fp8Recipe::tensorwise;
+  const LayerCost cs_v1 = layer_cost(su.ctx(), su.sharding());
+  su.framework.fp8_library = Fp8Library::transformer_engine;
+  CHECK(cs_v1.forward.time.v == doctest::Approx(layer_cost(su.ctx(), su.sharding()).forward.time.v).scale(0));
+}
+
 }  // TEST_SUITE

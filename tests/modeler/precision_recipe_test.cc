@@ -2,6 +2,9 @@
 
 #include <doctest/doctest.h>
 
+#include <utility>
+#include <vector>
+
 #include "modeler/framework.h"
 
 using namespace shardplan;
@@ -85,6 +88,93 @@ TEST_CASE("the recipe a plan runs, and the bytes its parameter gathers move") {
   q.precision = Dtype::fp4;
   CHECK(effective_fp8_recipe(q, nemo) == Fp8Recipe::nvfp4);
   CHECK(param_gather_bytes(q, *find_framework("megatron-lm")) == 2.0);  // Megatron-LM: fp8_param_gather off
+}
+
+TEST_CASE("Transformer Engine 1.x delayed scaling, per linear kind and sequence parallelism") {
+  LinearOperands o;
+  o.normed_input_local = 10;
+  o.normed_input_full = 40;  // tp 4 gathered
+  o.row_input = 100;
+  o.column_grad = 1000;
+  o.row_grad_local = 10000;
+  o.row_grad_full = 40000;
+  auto sum = [](const std::vector<QuantizePass>& ps) {
+    double b = 0;
+    int k = 0;
+    for (const QuantizePass& p : ps) b += p.bytes, k += p.kernels;
+    return std::make_pair(b, k);
+  };
+  // Sequence parallel: the norms write fp8 (no cast kernel); proj/FC2 cast (3 B) forward, transpose (2 B)
+  // backward; QKV/FC1 input transposed from the gathered fp8 (2 B); column gradients cast-transposed (4 B);
+  // row gradients cast on the local shard (3 B) and transposed gathered (2 B).
+  const LayerQuantize sp = te_v1_layer_quantize(o, true, false);
+  CHECK(sp.norm_output_bytes == 1.0);
+  CHECK(sum(sp.fwd) == std::make_pair(300.0, 2));
+  CHECK(sum(sp.bwd) == std::make_pair(2.0 * 40 + 2.0 * 100 + 4.0 * 1000 + 3.0 * 10000 + 2.0 * 40000, 10));
+  // With biases the row gradient's bias sum reads the local gradient once more (column ones fuse it).
+  CHECK(sum(te_v1_layer_quantize(o, true, true).bwd).first == doctest::Approx(sum(sp.bwd).first + 2.0 * 10000));
+  // Without: fused cast-transposes of the row inputs and gradients, nothing transposed later but the norm outputs.
+  const LayerQuantize local = te_v1_layer_quantize(o, false, true);
+  CHECK(sum(local.fwd) == std::make_pair(400.0, 2));
+  CHECK(sum(local.bwd) == std::make_pair(2.0 * 40 + 4.0 * 1000 + 4.0 * 40000, 6));
+}
+
+TEST_CASE("Transformer Engine 1.x: all-gathers in fp8 under delayed scaling, and no non-TN GEMMs") {
+  Framework v1 = *find_framework("nemo-2024");
+  CHECK(v1.fp8_library == Fp8Library::transformer_engine_v1);
+  Plan p;
+  CHECK(tp_all_gather_bytes(p, v1) == 2.0);  // bf16
+  p.precision = Dtype::fp8;
+  CHECK(tp_all_gather_bytes(p, v1) == 1.0);
+  p.fp8_recipe = Fp8Recipe::tensorwise;  // not read at 1.x
+  CHECK(tp_all_gather_bytes(p, v1) == 2.0);
+  p.fp8_recipe.reset();
+  CHECK(tp_all_gather_bytes(p, *find_framework("nemo")) == 2.0);
+  Gpu blackwell;
+  blackwell.compute_capability = 10.0;
+  CHECK(recipe_kernels(Fp8Recipe::delayed, v1, blackwell).weight.bytes_per_elem == doctest::Approx(4.0));
+}
+
+TEST_CASE("Transformer Engine 1.x amax reductions: forward and backward, per model chunk and micro-batch") {
+  ModelDesc m;
+  System sys;
+  Plan p;
+  p.tp = 4;
+  p.dp = 8;
+  p.cp = 2;
+  p.precision = Dtype::fp8;
+  Sharding sh;
+  sh.layers = 12;
+  sh.chunks = 3;
+  const Framework v1 = *find_framework("nemo-2024");
+  CommPlan c;
+  add_amax_reductions(Context{m, sys, p, v1}, sh, &c);
+  REQUIRE(c.microbatch.size() == 2);
+  for (const CommOp& op : c.microbatch) {
+    CHECK(op.collective == Collective::all_reduce);
+    CHECK(op.group == 64);  // tp x dp x cp
+    CHECK(op.count == 3);   // one per chunk
+    CHECK(op.window == Window::exposed);
+  }
+  // Per chunk 4 layers x 4 GEMMs: 3 fp32 amaxes each forward, 2 backward.
+  CHECK(c.microbatch[0].bytes.v == doctest::Approx(16 * 3 * 4.0));
+  CHECK(c.microbatch[1].bytes.v == doctest::Approx(16 * 2 * 4.0));
+  // None for bf16, current scaling, Transformer Engine 2.x (not read for this), or a group of one rank.
+  auto none = [&](const Plan& q, const Framework& fw) {
+    CommPlan d;
+    add_amax_reductions(Context{m, sys, q, fw}, sh, &d);
+    return d.microbatch.empty();
+  };
+  Plan q = p;
+  q.precision = Dtype::bf16;
+  CHECK(none(q, v1));
+  q = p;
+  q.fp8_recipe = Fp8Recipe::tensorwise;
+  CHECK(none(q, v1));
+  CHECK(none(p, *find_framework("megatron-lm")));
+  q = p;
+  q.tp = q.dp = q.cp = 1;
+  CHECK(none(q, v1));
 }
 
 TEST_CASE("the GEMM table of each recipe: block scales for blockwise and mxfp8, per tensor otherwise") {

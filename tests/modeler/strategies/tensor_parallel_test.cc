@@ -113,6 +113,36 @@ TEST_CASE("with SP: all-gather + reduce-scatter pairs move what the all-reduces 
   CHECK(regathers == 2);
 }
 
+TEST_CASE("Transformer Engine 1.x delayed scaling all-gathers the fp8 cast; the reduce-scatters stay 16-bit") {
+  // TE v1.8 layernorm_linear.py gathers the fp8 norm output, base.py grad_output_preprocess the fp8 gradient,
+  // initialize_ub makes every all-gather buffer uint8 under fp8.
+  for (bool overlap : {false, true}) {
+    CAPTURE(overlap);
+    test::Setup su = with_tp(4, true);
+    su.plan.tp_comm_overlap = overlap;
+    su.framework.offers_tp_overlap = true;
+    su.plan.precision = Dtype::fp8;
+    su.framework.fp8_library = Fp8Library::transformer_engine_v1;
+    auto bytes_of = [](const std::vector<CommOp>& ops, Collective c) {
+      std::vector<double> b;
+      for (const CommOp& op : ops)
+        if (op.collective == c) b.push_back(op.bytes.v);
+      return b;
+    };
+    const CommPlan c = su.comm();
+    CHECK(bytes_of(c.layer_forward, Collective::all_gather) == std::vector<double>{256.0 * 64, 256.0 * 64});
+    CHECK(bytes_of(c.layer_forward, Collective::reduce_scatter) == std::vector<double>{256.0 * 64 * 2, 256.0 * 64 * 2});
+    CHECK(bytes_of(c.layer_backward, Collective::all_gather) == std::vector<double>(4, 256.0 * 64));
+    CHECK(bytes_of(c.layer_backward, Collective::reduce_scatter) == std::vector<double>(2, 256.0 * 64 * 2));
+    // Transformer Engine 2.x (not read for this) and bf16 plans gather 16 bits.
+    su.framework.fp8_library = Fp8Library::transformer_engine;
+    CHECK(bytes_of(su.comm().layer_forward, Collective::all_gather)[0] == 256.0 * 64 * 2);
+    su.framework.fp8_library = Fp8Library::transformer_engine_v1;
+    su.plan.precision = Dtype::bf16;
+    CHECK(bytes_of(su.comm().layer_backward, Collective::all_gather)[0] == 256.0 * 64 * 2);
+  }
+}
+
 TEST_CASE("tp_comm_overlap pairs each collective with one GEMM, by Transformer Engine's methods") {
   test::Setup su = with_tp(2, true);
   su.plan.tp_comm_overlap = true;
