@@ -94,10 +94,39 @@ namespace {
 struct MoeLinears {
   Linear router, fc1, fc2;
 };
+/// The dtype of an fp32 router's backward GEMMs: TF32 where the GPU states a TF32 rate (Transformer Engine v2.7
+/// common/gemm/cublaslt_gemm.cu cublas_gemm: CUBLAS_COMPUTE_32F_FAST_TF32 when A, B and D are all fp32), else fp32.
+Dtype fp32_router_gemm_dtype(const Gpu& g) { return g.peak_for(Dtype::tf32).v > 0 ? Dtype::tf32 : Dtype::fp32; }
+
+/// The router's logits GEMM y[T, E] = x[T, h] W^T. With moe_router_dtype fp32 (MoeDesc::router_fp32), Megatron-Core
+/// core_v0.14.0 moe_utils.py RouterGatingLinearFunction runs the forward on the bf16 input and weight with an fp32
+/// output (as without it), but its backward casts the weight to fp32 and takes the fp32 logits' gradient, so the
+/// data gradient (T x h, depth E) is an fp32 GEMM writing fp32; the weight gradient casts the saved bf16 input to
+/// fp32 first and runs E x h at depth T, writing fp32 (then cast to bf16 for autograd, not into main_grad). The
+/// casts are memory passes (router_fp32_casts_bwd).
+Linear router_linear(const Context& ctx, double tokens, double experts, double h) {
+  Linear l = linear(ctx, router_gemm_dtype(ctx), tokens, experts, h);
+  if (!ctx.model.moe->router_fp32) return l;
+  const Gpu& g = ctx.system.gpu;
+  const Dtype d = fp32_router_gemm_dtype(g);
+  l.dgrad = gemm_time(g, d, tokens, h, experts);
+  l.wgrad = base_frozen(ctx.plan) ? Seconds{0} : gemm_time(g, d, h, experts, tokens);
+  l.bwd = l.dgrad + l.wgrad;
+  return l;
+}
+
+/// The fp32 router's backward casts (RouterGatingLinearFunction.backward, core_v0.14.0): weight to fp32 (E x h),
+/// saved input to fp32 (T x h), the input gradient back to the input's bf16 and the weight gradient to the
+/// weight's bf16; each reads 2 or 4 bytes and writes the other, 6 per element, one kernel each.
+Seconds router_fp32_casts_bwd(const Gpu& g, double tokens, double experts, double h) {
+  const Bytes weight(experts * h * 6.0), input(tokens * h * 6.0);
+  return (memory_time(g, weight) + memory_time(g, input)) * 2.0;
+}
+
 MoeLinears moe_linears(const Context& ctx, const Sharding& sh) {
   const ModelDesc& m = ctx.model;
   const double h = m.hidden, per_expert = sh.expert_tokens / sh.local_experts;
-  return {linear(ctx, router_gemm_dtype(ctx), sh.moe_tokens, m.moe->experts, h),
+  return {router_linear(ctx, sh.moe_tokens, m.moe->experts, h),
           grouped_linear(ctx, sh.local_experts, per_expert, (m.gated_mlp ? 2.0 : 1.0) * sh.expert_ffn, h),
           grouped_linear(ctx, sh.local_experts, per_expert, h, sh.expert_ffn)};
 }
@@ -127,6 +156,7 @@ MoeForwardParts moe_forward_parts_of(const Context& ctx, const Sharding& sh, con
     p.routing = memory_time(g, Bytes(logits * 4.0 * 2.0));
     p.routing_bwd = p.routing * 2.0;
   }
+  if (m.moe->router_fp32) p.routing_bwd += router_fp32_casts_bwd(g, sh.moe_tokens, m.moe->experts, h);
   // The permutation and un-permutation of the pairs' hidden vectors (fused: tokens + pairs rows per pass;
   // unfused: every pair's row read and written, framework.h).
   const bool fused = ctx.framework.fused_moe_permutation;

@@ -21,6 +21,10 @@ struct MoeDesc {
   int dense_layers = 0;              // leading layers that keep the dense MLP (DeepSeek-V3 first_k_dense_replace: 3)
   bool expert_bias = false;          // biases on the expert projections (gpt-oss)
   bool router_bias = false;          // a bias per expert on the router logits (gpt-oss; DeepSeek's correction bias)
+  /// The router's GEMMs take fp32 operands where they can (Megatron-Core moe_router_dtype "fp32", which
+  /// Megatron-Bridge's DeepSeek providers set): the logits' forward stays a 16-bit GEMM with an fp32 output, its
+  /// data and weight gradients run on fp32 tensors (mlp_cost.cc). Key `router_dtype: fp32` (default `input`).
+  bool router_fp32 = false;
 };
 
 /// Multi-head latent attention (DeepSeek-V2/V3): queries and keys/values pass through low-rank latents; each head

@@ -59,6 +59,7 @@ MoeDesc parse_moe(MapReader r) {
   e.dense_layers = r.opt_int("dense_layers", 0, kMaxLayers).value_or(0);
   e.expert_bias = r.opt_boolean("expert_bias").value_or(false);
   e.router_bias = r.opt_boolean("router_bias").value_or(false);
+  e.router_fp32 = r.opt_choice("router_dtype", {"input", "fp32"}).value_or("input") == "fp32";
   r.finish();
   need.check(r);
   if (e.top_k > e.experts)

@@ -120,6 +120,18 @@ PublishedRun read_run(const YAML::Node& node, const std::string& file) {
   if (const auto rc = plan.opt_choice("recompute", {"none", "selective", "full"})) {
     run.plan.recompute = *rc == "none" ? Recompute::none : *rc == "selective" ? Recompute::selective : Recompute::full;
   }
+  // Megatron-Core's selective-recompute modules (TransformerConfig.recompute_modules, Megatron's spelling, joined by
+  // + or ,), as a recipe states them; they need recompute selective (or null, which they then set).
+  if (const auto mods = plan.opt_string("recompute_modules")) {
+    std::string unknown;
+    const std::optional<unsigned> set = parse_recompute_modules(*mods, &unknown);
+    if (!set) plan.fail("recompute_modules", "unknown recompute module '" + unknown + "'");
+    if (run.plan.recompute && *run.plan.recompute != Recompute::selective)
+      plan.fail("recompute_modules", "recompute_modules needs recompute selective (or null)");
+    run.plan.recompute = Recompute::selective;
+    run.plan.plan.recompute_modules = *set;
+    run.plan.recompute_modules_given = true;
+  }
   if (run.plan.recompute_num_layers && run.plan.recompute && *run.plan.recompute != Recompute::full)
     plan.fail("recompute_num_layers", "recompute_num_layers needs recompute full (or null)");
   // Transformer Engine CPU offload of the first N layers' activations (Megatron-Core --cpu-offloading-num-layers,

@@ -28,6 +28,8 @@ MoeDesc read_run_model_moe(MapReader& r, const ModelDesc& m) {
   e.shared_experts = r.opt_int("shared_experts", 0, 64).value_or(0);
   e.dense_layers = r.opt_int("dense_layers", 0, 1 << 20).value_or(0);
   e.expert_bias = r.opt_boolean("expert_bias").value_or(false);  // gpt-oss: biases on the expert projections
+  // Megatron-Core moe_router_dtype (model_desc.h MoeDesc::router_fp32).
+  e.router_fp32 = r.opt_choice("router_dtype", {"input", "fp32"}).value_or("input") == "fp32";
   if (e.top_k > e.experts)
     r.fail("top_k", "top_k (" + std::to_string(e.top_k) + ") exceeds experts (" + std::to_string(e.experts) + ")");
   if (e.dense_layers > m.layers)

@@ -263,6 +263,14 @@ TEST_CASE("MoE and MLA YAML errors") {
         "t.yaml:16: published_activated_params: only MoE models have activated parameters");
 }
 
+TEST_CASE("moe.router_dtype: fp32 (Megatron-Core moe_router_dtype) or input, the default; other values named") {
+  const std::string moe = kTiny + "moe:\n  experts: 4\n  top_k: 2\n  expert_ffn_hidden: 2\n";  // lines 16-19
+  CHECK_FALSE(parse_model_yaml(moe, "t.yaml").moe->router_fp32);
+  CHECK(parse_model_yaml(moe + "  router_dtype: fp32\n", "t.yaml").moe->router_fp32);
+  CHECK_FALSE(parse_model_yaml(moe + "  router_dtype: input\n", "t.yaml").moe->router_fp32);
+  CHECK(yaml_error(moe + "  router_dtype: fp64\n").find("t.yaml:20: moe.router_dtype") == 0);
+}
+
 TEST_CASE("issue 12: a number beyond double's range and a non-scalar key are input errors naming the place") {
   const std::string llama = read_file(kHf + "llama-3-8b.json");
   const std::string huge = replace(llama, "\"rope_theta\": 500000.0", "\"rope_theta\": 1e400");

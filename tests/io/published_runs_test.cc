@@ -180,6 +180,26 @@ TEST_CASE("activation_offload_layers: the recipe's CPU offload, which implies no
       ConfigError);
 }
 
+TEST_CASE("recompute_modules: a recipe's selective-recompute modules, stated, imply recompute selective") {
+  const std::string plain = run_yaml("{experts: 8, top_k: 2, expert_ffn_hidden: 32}", "null");
+  CHECK_FALSE(parse_published_runs(plain, "runs.yaml").at(0).plan.recompute_modules_given);
+  std::string text = plain;
+  text.insert(text.find("    global_batch"), "    recompute_modules: layernorm+moe_act\n");
+  const PublishedRun r = parse_published_runs(text, "runs.yaml").at(0);
+  CHECK(r.plan.recompute_modules_given);
+  CHECK(*r.plan.recompute == Recompute::selective);
+  CHECK(r.plan.plan.recompute_modules == (kRecomputeLayernorm | kRecomputeMoeAct));
+  std::string full = plain;
+  full.insert(full.find("    global_batch"), "    recompute: full\n    recompute_modules: mlp\n");
+  CHECK_THROWS_WITH_AS(parse_published_runs(full, "runs.yaml"),
+                       doctest::Contains("r1.plan.recompute_modules: recompute_modules needs recompute selective"),
+                       ConfigError);
+  std::string unknown = plain;
+  unknown.insert(unknown.find("    global_batch"), "    recompute_modules: mlp+attn\n");
+  CHECK_THROWS_WITH_AS(parse_published_runs(unknown, "runs.yaml"),
+                       doctest::Contains("r1.plan.recompute_modules: unknown recompute module 'attn'"), ConfigError);
+}
+
 TEST_CASE("issue 12: plan limits, a head dimension of 0, non-scalar keys and out-of-range numbers are named") {
   auto err = [](const std::string& text) {
     try {

@@ -47,3 +47,11 @@ TEST_CASE("the shared run-model reader names the key of each inconsistency") {
   CHECK_THROWS_WITH_AS(read(std::string(kShape) + ", mla: {kv_lora_rank: 16}}"), doctest::Contains("qk_nope_head_dim"),
                        ConfigError);
 }
+
+TEST_CASE("model.moe.router_dtype: fp32 sets the fp32 router, input (the default) does not") {
+  const std::string moe = std::string(kShape) + ", moe: {experts: 8, top_k: 2, expert_ffn_hidden: 32";
+  CHECK_FALSE(read(moe + "}}").moe->router_fp32);
+  CHECK(read(moe + ", router_dtype: fp32}}").moe->router_fp32);
+  CHECK_FALSE(read(moe + ", router_dtype: input}}").moe->router_fp32);
+  CHECK_THROWS_WITH_AS(read(moe + ", router_dtype: bf16}}"), doctest::Contains("row.moe.router_dtype"), ConfigError);
+}

@@ -67,4 +67,36 @@ TEST_CASE("mlp_cost: a dense model's MLP is its dense MLP; an MoE model's averag
                           parts.routed.kernels_fwd).v * parts.moe * (1 + 1e-12));
 }
 
+TEST_CASE("an fp32 router (moe_router_dtype fp32): 16-bit forward, TF32 data and weight gradients, four casts") {
+  // tiny_moe on one GPU, T 128 tokens, 8 experts, h 64. Compute bound first: the router's backward GEMMs run at
+  // the TF32 peak (set to a quarter of bf16's), 2 x 128 x 64 x 8 FLOPs each; the forward stays at the bf16 peak.
+  test::Setup su(test::tiny_moe(), test::plan_of(1, 1, 1));
+  compute_only(&su);
+  su.system.gpu.peak[static_cast<int>(Dtype::tf32)] = FlopsPerSec(test::kPeak / 4.0);
+  const Sharding sh = su.sharding();
+  const MlpParts input = mlp_parts(su.ctx(), sh);
+  su.model.moe->router_fp32 = true;
+  const MlpParts fp32 = mlp_parts(su.ctx(), sh);
+  const double gemm = 2.0 * 128 * 64 * 8;
+  CHECK(fp32.routed.up.fwd == input.routed.up.fwd);
+  CHECK((fp32.routed.up.bwd - input.routed.up.bwd).v ==
+        doctest::Approx(2.0 * (gemm / (test::kPeak / 4.0) - gemm / test::kPeak)).scale(0));
+  // A GPU without a TF32 rate runs them in fp32.
+  su.system.gpu.peak[static_cast<int>(Dtype::tf32)] = FlopsPerSec(0);
+  su.system.gpu.peak[static_cast<int>(Dtype::fp32)] = FlopsPerSec(test::kPeak / 8.0);
+  const MlpParts no_tf32 = mlp_parts(su.ctx(), sh);
+  CHECK((no_tf32.routed.up.bwd - input.routed.up.bwd).v ==
+        doctest::Approx(2.0 * (gemm / (test::kPeak / 8.0) - gemm / test::kPeak)).scale(0));
+  // Bandwidth only: the casts, weight (8 x 64) and input (128 x 64) to fp32 and the gradients back, 6 bytes per
+  // element each, in the backward's elementwise traffic only.
+  test::Setup bw(test::tiny_moe(), test::plan_of(1, 1, 1));
+  bandwidth_only(&bw);
+  bw.system.gpu.peak[static_cast<int>(Dtype::tf32)] = FlopsPerSec(1e30);
+  const MlpCost plain = mlp_parts(bw.ctx(), bw.sharding()).routed;
+  bw.model.moe->router_fp32 = true;
+  const MlpCost casts = mlp_parts(bw.ctx(), bw.sharding()).routed;
+  CHECK(casts.mem_fwd == plain.mem_fwd);
+  CHECK((casts.mem_bwd - plain.mem_bwd).v == doctest::Approx(2.0 * (8 + 128) * 64 * 6.0 / test::kHbm).scale(0));
+}
+
 }  // TEST_SUITE

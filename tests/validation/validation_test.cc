@@ -144,7 +144,11 @@ TEST_CASE("throughput MAPE per group") {
   // dK/dV transfer (_attention.py), AsyncTP's unpaired dX reduce-scatters (micro_pipeline_tp) and no backward
   // re-gather where the gathered inputs are saved: all dense 14.3 -> 13.9% (torchtitan rows only). The three
   // together (merged 2026-12-02): all dense 14.3 -> 13.5%.
-  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 11.5, kGuardDense = 13.8, kGuardMoe = 16.1;
+  // Issue 13, ninth session: the DeepSeek-V3 rows' fp32 router backward (Megatron-Bridge's provider sets
+  // moe_router_dtype fp32; RouterGatingLinearFunction's TF32 dgrad/wgrad and casts, mlp_cost.cc) and their
+  // recipe's stated recompute modules (run_script.py: mla_up_proj, + mlp on H100): MoE 15.8 -> 15.3%, the
+  // DeepSeek-V3 rows 1.0-1.7 points slower; no dense row moves.
+  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 11.5, kGuardDense = 13.8, kGuardMoe = 15.6;
   const io::GroupStats e = group(moe);
   report_target("Korthikanti", k, 5.0, kGuardKorthikanti);
   report_target("Megatron-based", m, 12.0, kGuardMegatron);
@@ -235,7 +239,8 @@ TEST_CASE("issue 10 targets, per GPU family and precision (printed; guards on wh
   // Transformer Engine 1.x's per-linear casts, fp8 SP all-gathers and per-micro-batch amax all-reduces for the
   // NeMo 24.07 rows (precision_recipe.h; docs/validation.md): fp8 15.7 -> 15.7 (bias +14.8 -> +15.0), H100 19.4
   // unchanged; the rows move -1.0..+2.4 points, no other row moves. Guards unchanged (nothing better).
-  const std::map<std::string, double> guard_mape = {{"A100", 7.2}, {"H100", 19.7}, {"Blackwell", 10.5}};
+  // Blackwell 10.1 -> 9.8 (bias +8.8 -> +8.5) with the DeepSeek-V3 rows' fp32 router and recompute modules.
+  const std::map<std::string, double> guard_mape = {{"A100", 7.2}, {"H100", 19.7}, {"Blackwell", 10.1}};
   for (const auto& [gen, g] : family) {
     const std::string generation = gen;  // clang 14 cannot capture a structured binding (CAPTURE's lambda)
     std::printf("validation: %-10s %5.1f%% bias %+5.1f%% over %3d runs (target |bias| 5.0%%: %s)\n", gen.c_str(),
