@@ -39,8 +39,24 @@ const Curve* tp_allreduce_latency(const std::string& gpu, int gpus) {
     }
     return out;
   }();
-  for (size_t i = 0; i < std::size(kRows); ++i)
-    if (kRows[i].gpus == gpus && gpu == kRows[i].gpu) return &curves[i];
+  const auto find = [&](std::string_view name) -> const Curve* {
+    for (size_t i = 0; i < std::size(kRows); ++i)
+      if (kRows[i].gpus == gpus && name == kRows[i].gpu) return &curves[i];
+    return nullptr;
+  };
+  if (const Curve* own = find(gpu)) return own;
+  // NVL72 groups larger than the measured 4-GPU compute tray (2 trays for 8 GPUs) stay inside the rack's
+  // NVLink domain; AIConfigurator measured the all-reduce only within one tray. Such a group takes the
+  // same-generation HGX part's 8-GPU row: both are NVLink5 at 900 GB/s per direction through NVSwitch
+  // (hwprofiles/gpus/{gb200,b200}.yaml), and the measured 4-GPU curves agree within 0.84-1.07x (GB200/B200)
+  // and 0.95-1.06x (GB300/B300) at every size of the table. TRT-LLM's AllReduce with strategy AUTO runs a
+  // multi-node group on Grace (aarch64) with MNNVL memory as its MNNVL one-/two-shot kernel over NVLink, not
+  // NCCL (tensorrt_llm/_torch/distributed/ops.py, MNNVLAllReduce.is_mnnvl; read in the indexed snapshot, not at
+  // the rows' versions). A stand-in, not a measurement of the 8-GPU NVL72 kernel.
+  if (gpus == 8) {
+    if (gpu == "gb200") return find("b200");
+    if (gpu == "gb300") return find("b300");
+  }
   return nullptr;
 }
 

@@ -246,9 +246,12 @@ Seconds elementwise_time(const Gpu& g, Bytes bytes) {
 
 Seconds step_collective_time(const KernelCtx& c, Collective coll, CommKind kind, Bytes bytes, int group) {
   if (group <= 1 || bytes.v <= 0) return Seconds(0);
-  // A tensor-parallel all-reduce inside one node runs the engines' custom all-reduce kernel: its measured
-  // latency where allreduce_table.h has the GPU and group size (messages up to 64 MiB).
-  if (coll == Collective::all_reduce && kind == CommKind::tp && group <= c.sys.gpus_per_node &&
+  // A tensor-parallel all-reduce inside one node, or inside the NVLink domain that spans nodes (NVL72), runs
+  // the engines' custom all-reduce kernel: its measured latency where allreduce_table.h has the GPU and group
+  // size (messages up to 64 MiB).
+  const int nvlink_gpus =
+      std::max(c.sys.gpus_per_node, c.sys.tiers.empty() ? 0 : c.sys.tiers.front().domain_gpus);
+  if (coll == Collective::all_reduce && kind == CommKind::tp && group <= nvlink_gpus &&
       bytes.v <= kAllReduceTableMaxBytes)
     if (const Curve* lat = tp_allreduce_latency(c.g.name, group)) return Seconds(lat->at(bytes.v));
   CommOp op{kind, coll, bytes, group, 1, 1, Window::exposed};

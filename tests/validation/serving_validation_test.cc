@@ -56,8 +56,11 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // The engine's own small kernels (engine_step.cc): vLLM and SGLang launch RoPE and the KV-cache write as
   // kernels of their own (two more floors per non-MLA block), TRT-LLM inside its attention op: TPOT 20.8% ->
   // 20.5% (sglang 24.9 -> 24.4, vllm 31.6 -> 30.4, trtllm 16.4 unchanged).
+  // NVL72 tp 8 all-reduces (two 4-GPU trays, one NVLink domain) at the same-generation HGX part's measured custom
+  // all-reduce latency (allreduce_table.cc) instead of the collective model's latency-bound ring: TPOT 20.5% ->
+  // 19.2% (trtllm 16.4 -> 14.2, disaggregated 25.5 -> 13.8; sglang 24.4 -> 24.1, disaggregated 17.3 -> 16.3).
   CHECK(o[1].runs >= 1290);
-  CHECK(o[1].mape <= 20.6);
+  CHECK(o[1].mape <= 19.3);
   CHECK(o[0].runs >= 1300);
   CHECK(o[0].mape <= 58.7);
   const auto& dc = rep.by_family.at("datacenter");
@@ -109,9 +112,28 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   CHECK(off[3].mape <= 12.6);
   // The TRT-LLM dense aggregated rows, the best-covered family, stay within their measured error.
   const auto& trt = rep.by_engine.at("trtllm");
-  CHECK(trt[1].mape <= 16.5);  // 18.0% before the measured prefill GEMM and MoE-layer rates, 16.8% after, 17.1%
-                                // with the measured all-reduce, 16.4% with the small kernels per block
-  CHECK(rep.by_engine.at("sglang")[1].mape <= 24.5);  // 24.9% before its RoPE and KV-write kernels
+  CHECK(trt[1].mape <= 14.3);  // 18.0% before the measured prefill GEMM and MoE-layer rates, 16.8% after, 17.1%
+                                // with the measured all-reduce, 16.4% with the small kernels per block, 14.2%
+                                // with the NVL72 tp 8 all-reduce on NVLink
+  CHECK(rep.by_engine.at("sglang")[1].mape <= 24.2);  // 24.9% before its RoPE and KV-write kernels, 24.4% before
+                                                       // the NVL72 tp 8 all-reduce
+  {
+    // TRT-LLM disaggregated TPOT (AIConfigurator rows, the decode worker's step): 25.5% over 141 with the NVL72
+    // tp 8 decode workers' all-reduces on the collective model (GB200/GB300 tp 8 median +36..+62%), 13.8% with
+    // them at the HGX part's measured latency (allreduce_table.cc).
+    int n = 0;
+    double sum = 0;
+    for (const io::ServeRowResult& row : rep.rows) {
+      if (row.skipped || row.family != "datacenter" || row.run->engine != "trtllm" ||
+          row.run->mode != serving::Mode::disaggregated || !row.error_pct[1])
+        continue;
+      ++n;
+      sum += std::abs(*row.error_pct[1]);
+    }
+    CHECK(n >= 140);
+    REQUIRE(n > 0);
+    CHECK(sum / n <= 13.9);
+  }
   CHECK(rep.by_engine.at("vllm")[1].mape <= 30.5);    // 31.6% before its RoPE and KV-write kernels
   // TTFT per engine (vLLM 56.2%, SGLang 72.6%, TRT-LLM 52.7% at commit time; SGLang's was 65.3% before its
   // generator-deployed rows ran with max_prefill_tokens = isl + 1500 and mixed chunks, and 72.0% before its

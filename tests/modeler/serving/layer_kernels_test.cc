@@ -140,7 +140,29 @@ TEST_CASE("tensor-parallel all-reduces inside a node run at the engines' measure
   // Across nodes (a group larger than the node) the collective model applies; one rank has nothing to reduce.
   System two = sys;
   two.gpus_per_node = 4;
+  if (!two.tiers.empty()) two.tiers.front().domain_gpus = 4;
   const KernelCtx c2{sm, two, w, two.gpu};
   CHECK(step_collective_time(c2, Collective::all_reduce, CommKind::tp, msg, 8).v != doctest::Approx(t.v));
   CHECK(step_collective_time(c, Collective::all_reduce, CommKind::tp, msg, 1).v == 0);
+}
+
+TEST_CASE("an NVL72 all-reduce over two compute trays stays on NVLink at the HGX part's measured latency") {
+  // GB200 NVL72: 4 GPUs per node, one 72-GPU NVLink domain. A tp 8 group spans two trays but not the network.
+  System sys = test::round_system();
+  sys.gpu.name = "gb200";
+  sys.gpus_per_node = 4;
+  REQUIRE(!sys.tiers.empty());
+  sys.tiers.front().domain_gpus = 72;
+  const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
+  WorkerPlan w;
+  w.tp = 8;
+  const Bytes msg(4 * 4096 * 2.0);
+  const KernelCtx c{sm, sys, w, sys.gpu};
+  const Seconds t = step_collective_time(c, Collective::all_reduce, CommKind::tp, msg, 8);
+  CHECK(t.v == doctest::Approx(tp_allreduce_latency("b200", 8)->at(msg.v)).scale(0));
+  // With the domain ending at the tray, the group crosses the network: the collective model, not the table.
+  System split = sys;
+  split.tiers.front().domain_gpus = 4;
+  const KernelCtx c2{sm, split, w, split.gpu};
+  CHECK(step_collective_time(c2, Collective::all_reduce, CommKind::tp, msg, 8).v != doctest::Approx(t.v));
 }
