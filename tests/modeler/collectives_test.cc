@@ -84,6 +84,27 @@ TEST_CASE("within the NVLink domain: S x factor / bw + steps x latency") {
   CHECK(collective_time(sys, op(Collective::all_reduce, S, 8)).v == doctest::Approx(0.035));
 }
 
+TEST_CASE("a multi-tray NVLink domain (GB200 NVL72) costs its groups on NVLink, not by gpus_per_node") {
+  // NVL72: 4 GPUs per compute tray (the profile's node), 72 in one NVLink domain. An EP 8 or EP 64 all-to-all and
+  // a 32-rank DP reduce-scatter span several trays but one domain: the flat NVLink formula, no network share
+  // (serving's all-reduce table stopped at gpus_per_node; training's selection reads the tier's domain_gpus).
+  System sys = test::synthetic_system(72);
+  sys.gpus_per_node = 4;
+  sys.tiers[0].domain_gpus = 72;
+  CHECK(sys.tier_for_group(8, 1) == 0);
+  CHECK(sys.tier_for_group(64, 1) == 0);
+  CHECK(sys.tier_for_group(32, 2) == 0);   // span 63
+  CHECK(sys.tier_for_group(64, 2) == 1);   // span 127: leaves the rack
+  // EP 8 all-to-all of 1 GB: 1e9 x 7/8 / 100e9 = 8.75 ms (the network would take 1e9 x 4/8 / 10e9 = 50 ms).
+  CHECK(collective_time(sys, op(Collective::all_to_all, S, 8)).v == doctest::Approx(0.00875));
+  CHECK(collective_time(sys, op(Collective::all_to_all, S, 64)).v == doctest::Approx(1e9 * 63.0 / 64 / 100e9));
+  CHECK(collective_time(sys, op(Collective::reduce_scatter, S, 32, 2)).v == doctest::Approx(1e9 * 31.0 / 32 / 100e9));
+  // The same EP 8 on 8-GPU nodes with an 8-GPU domain: identical, the tray size does not enter.
+  System dgx = test::synthetic_system(8);
+  CHECK(collective_time(dgx, op(Collective::all_to_all, S, 8)).v ==
+        doctest::Approx(collective_time(sys, op(Collective::all_to_all, S, 8)).v));
+}
+
 TEST_CASE("across domains: inner S x factor(g) / bw_inner vs outer S x factor(k) / (g x bw_outer)") {
   System sys = test::synthetic_system(64);
   // 16 ranks at stride 1: g = 8 per domain, k = 2 domains.
