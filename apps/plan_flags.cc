@@ -99,7 +99,13 @@ void add_plan_flags(CLI::App* app, PlanFlags* f) {
                 "dispatch MoE tokens in fp8 with 1x128 scales (DeepSeek-V3; deepep or hybridep only; default off)");
   app->add_flag("--uneven-pp,!--no-uneven-pp", f->uneven_pp,
                 "allow pp x vpp not dividing the layers, the busiest stage gets the extra (default off)");
-  app->add_option("--cp-kind", f->cp_kind, "context-parallel attention: ring or allgather, with cp > 1 (default ring)")
+  std::string allgather_fws;  // the frameworks whose recipes all-gather K/V, from their profiles
+  for (const std::string& name : framework_names())
+    if (find_framework(name)->recipe_cp_kind == CpKind::allgather)
+      allgather_fws += (allgather_fws.empty() ? "" : ", ") + name;
+  app->add_option("--cp-kind", f->cp_kind,
+                  "context-parallel attention: ring or allgather, with cp > 1; default: the framework's (allgather "
+                  "for " + allgather_fws + ", ring for the others)")
       ->check(CLI::IsMember({"ring", "allgather"}));
   app->add_option("--mbs", f->mbs, "micro-batch size (sequences; default 1)")->check(positive_number());
   app->add_option("--gbs", f->gbs, "global batch size (sequences per step; default dp x mbs)")
@@ -251,7 +257,9 @@ Plan resolve_plan(const PlanFlags& f, const System& sys) {
   p.tp_comm_overlap = f.tp_overlap;
   p.ep_comm_overlap = f.ep_overlap;
   p.uneven_pipeline = f.uneven_pp;
-  p.cp_kind = f.cp_kind == "allgather" ? CpKind::allgather : CpKind::ring;
+  p.cp_kind = f.cp_kind.empty()         ? fw->recipe_cp_kind
+              : f.cp_kind == "allgather" ? CpKind::allgather
+                                         : CpKind::ring;
   p.micro_batch = f.mbs.value_or(1);
   const long long default_gbs = 1LL * p.dp * p.micro_batch;
   if (!f.gbs && default_gbs > kMaxBatch)
@@ -342,7 +350,8 @@ std::string plan_arguments(const Plan& p, const std::string& framework) {
   if (p.tp_comm_overlap) s += " --tp-overlap";
   if (p.ep_comm_overlap) s += " --ep-overlap";
   if (p.uneven_pipeline) s += " --uneven-pp";
-  if (p.cp > 1 && p.cp_kind == CpKind::allgather) s += " --cp-kind allgather";
+  // Always spelled out: the default depends on the framework, so the command must not rely on it.
+  if (p.cp > 1) s += std::string(" --cp-kind ") + to_string(p.cp_kind);
   s += " --mbs " + std::to_string(p.micro_batch) + " --gbs " + std::to_string(p.global_batch) + " --seq " +
        std::to_string(p.seq_len) + " --recompute " + to_string(p.recompute) +
        (p.recompute_layers > 0 ? " --recompute-layers " + std::to_string(p.recompute_layers) : "") +

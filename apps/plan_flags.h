@@ -40,7 +40,7 @@ struct PlanFlags {
   bool moe_fp8_dispatch = false;
   std::optional<bool> fp8_param_gather;  // --fp8-param-gather / --no-fp8-param-gather; unset: the framework's
   bool uneven_pp = false;
-  std::string cp_kind = "ring";
+  std::string cp_kind;  // empty: the framework's (Framework::recipe_cp_kind)
   std::optional<std::string> recompute;  // default none, or selective when --recompute-modules is given
   std::optional<int> recompute_layers;
   std::optional<std::string> recompute_modules;  // "core_attn+mlp" or "core_attn,mlp"

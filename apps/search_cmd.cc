@@ -131,6 +131,7 @@ class SearchCommand final : public Command {
     const Framework& fw = resolve_framework(flags_.framework);
     if (emitting && !format) format = io::default_emit_format(fw);
     SpaceRequest request = resolve_request(flags_);
+    request.cp_kind = fw.recipe_cp_kind;  // the framework's K/V exchange, as predict takes it (--cp-kind)
     // A plan searched for a launch unit runs context parallelism as the format can write it (io::emit_cp_kinds;
     // torchtitan main only all-gathers K/V): a plan of another kind would be refused by the emitter after the
     // search.

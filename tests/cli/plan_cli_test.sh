@@ -75,6 +75,15 @@ expect 2 "--sp needs tp > 1" -- "$BIN" predict "${D[@]}" --sp
 expect 2 "--tp-overlap needs tp > 1" -- "$BIN" predict "${D[@]}" --tp-overlap
 expect 2 "--cp-kind chooses the context-parallel attention, and cp is 1" -- "$BIN" predict "${D[@]}" --cp-kind allgather
 expect 2 "--ep 2 applies to mixture-of-experts models" -- "$BIN" search "${D[@]}" --gbs 64 --seq 4096 --ep 2
+# --cp-kind defaults to the framework's K/V exchange (torchtitan all-gathers K/V, Megatron rings); the plan JSON
+# and search's printed commands state it.
+CP=(--model llama-3-8b --system dgx-h100 --gpus 8 --cp 4 --seq 32768 --gbs 8 --recompute full --json)
+expect 0 '"cp_kind": "allgather"' -- "$BIN" predict "${CP[@]}" --framework torchtitan
+expect 0 '"cp_kind": "ring"' -- "$BIN" predict "${CP[@]}" --framework megatron-lm
+expect 0 '"cp_kind": "ring"' -- "$BIN" predict "${CP[@]}" --framework torchtitan --cp-kind ring
+expect 0 "--cp-kind allgather" -- "$BIN" search --model llama-3-8b --system dgx-h100 --gpus 8 --cp 4 --seq 32768 \
+  --gbs 8 --framework torchtitan --top 1
+expect 0 "allgather for torchtitan" -- "$BIN" predict --help
 expect 2 "--ep-overlap applies to mixture-of-experts models" -- "$BIN" search "${D[@]}" --gbs 64 --seq 4096 --ep-overlap
 
 # 4. "Did you mean" for commands and flags; help states the defaults.
