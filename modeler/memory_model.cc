@@ -69,6 +69,20 @@ double gathered_linear_inputs_delta(const ModelDesc& m, const Sharding& sh, cons
   return 2.0 * (sh.tokens - sh.norm_tokens) * m.hidden * bytes;
 }
 
+// K/V gathered for one layer's attention by the all-gather exchange (CpKind::allgather), which no saved
+// activation holds: PyTorch's _AllGatherRotater (torch/distributed/tensor/experimental/_attention.py, late 2024)
+// all-gathers the rank's concatenated K and V (ft_c.all_gather_tensor, gather_dim 0) into a buffer of cp x the
+// local K/V, 16-bit, at the query heads where the framework repeats the kv heads (torchtitan's repeat_kv), alive
+// through that layer's ring loop; backward's kv_rotater gathers them again rather than saving them. Transformer
+// Engine's AttnFuncWithCPAndKVAllGather gathers the same K/V (its kv heads) before the local chunks' attention.
+// One layer's at a time, in forward and in backward: a transient on top of the saved activations.
+double gathered_kv_bytes(const Context& ctx, const Sharding& sh) {
+  const Plan& p = ctx.plan;
+  if (p.cp <= 1 || p.cp_kind != CpKind::allgather) return 0.0;
+  const double heads = ctx.framework.gqa_repeats_kv ? std::max(sh.heads, sh.kv_heads) : sh.kv_heads;
+  return p.cp * 2.0 * sh.tokens * heads * ctx.model.head_dim * kAct;
+}
+
 double moe_layer_fraction(const ModelDesc& m) {
   if (!m.moe || m.layers <= 0) return 0.0;
   return std::max(0, m.layers - m.moe->dense_layers) / (1.0 * m.layers);
@@ -210,6 +224,7 @@ MemoryBreakdown memory_breakdown(const Context& ctx, const Sharding& sh, const S
     const double share = full_recompute_share(p, sh);
     act = (per_layer * share + whole * (1.0 - share)) * sh.layers * sched.in_flight + whole;
   }
+  act += gathered_kv_bytes(ctx, sh);  // one layer's gathered K/V, during its attention forward or backward
   mem.activations = Bytes(act);
 
   // Last stage: the logits and the loss's fp32 tensors at its peak, for one micro-batch (a framework trait).

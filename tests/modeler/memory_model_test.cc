@@ -396,6 +396,40 @@ TEST_CASE("eager stacks: the SwiGLU's SiLU output and the pre-RoPE Q and K a fus
         doctest::Approx(128.0 * 96 * 2 + 128.0 * 6 * 16 * 2));
 }
 
+TEST_CASE("the all-gather K/V exchange holds one layer's gathered K/V: cp x the local K and V, 16-bit") {
+  // Tiny model (4 heads of 16, MHA), cp 4, 1 x 256 tokens: 64 per rank. Gathered: 4 x 2 (K, V) x 64 tokens x
+  // 4 heads x 16 x 2 bytes = 65,536 bytes, once (one layer's attention at a time), on top of the saved tensors.
+  Plan p = test::plan_of(1, 1, 1, 4, 1, 4, 256);
+  test::Setup su(test::tiny_model(), p);
+  const Sharding sh = su.sharding();
+  REQUIRE(sh.tokens == 64.0);
+  const double ring = memory_breakdown(su.ctx(), sh, su.schedule()).activations.v;
+  su.plan.cp_kind = CpKind::allgather;
+  CHECK(memory_breakdown(su.ctx(), sh, su.schedule()).activations.v - ring == doctest::Approx(65536.0));
+  // The same under full recompute: the re-materialised layer's attention gathers them again in backward.
+  su.plan.recompute = Recompute::full;
+  const double full = memory_breakdown(su.ctx(), sh, su.schedule()).activations.v;
+  su.plan.cp_kind = CpKind::ring;
+  CHECK(full - memory_breakdown(su.ctx(), sh, su.schedule()).activations.v == doctest::Approx(65536.0));
+  // GQA (2 K/V heads of 16): the kv heads' K/V, 32,768 bytes, or the query heads' where the framework repeats them
+  // before the attention call (torchtitan's repeat_kv), 65,536.
+  test::Setup gqa(test::tiny_gqa_gated(), p);
+  const Sharding gsh = gqa.sharding();
+  const double gring = memory_breakdown(gqa.ctx(), gsh, gqa.schedule()).activations.v;
+  gqa.plan.cp_kind = CpKind::allgather;
+  CHECK(memory_breakdown(gqa.ctx(), gsh, gqa.schedule()).activations.v - gring == doctest::Approx(32768.0));
+  gqa.framework.gqa_repeats_kv = true;
+  CHECK(memory_breakdown(gqa.ctx(), gsh, gqa.schedule()).activations.v - gring == doctest::Approx(65536.0));
+  // Without context parallelism nothing is gathered.
+  Plan one = test::plan_of(1, 1, 1, 1, 1, 1, 64);
+  one.cp_kind = CpKind::allgather;
+  test::Setup single(test::tiny_model(), one);
+  const Sharding ssh = single.sharding();
+  const double with = memory_breakdown(single.ctx(), ssh, single.schedule()).activations.v;
+  single.plan.cp_kind = CpKind::ring;
+  CHECK(with == memory_breakdown(single.ctx(), ssh, single.schedule()).activations.v);
+}
+
 TEST_SUITE("memory_model torchtitan") {
 
 TEST_CASE("PyTorch FSDP keeps the root's embedding, final norm and LM head gathered through the step") {

@@ -174,8 +174,9 @@ TEST_CASE("memory MAPE on runs with a measured peak") {
   // step, the final norm's and the LM head's inputs are held until the head's backward, DTensor TP saves gathered
   // linear inputs and eager RMSNorm its fp32 upcast (memory_model.cc): 7.1 -> 5.1% (throughput unchanged).
   // torchtitan's pipeline micro-batch default (local batch / pp) as the completion of a null micro-batch: the
-  // 405B pipeline rows' memory -35.4 -> -7.0% and -10.9 -> +5.6%: 5.1 -> 3.3%.
-  constexpr double kGuardMemory = 3.8;
+  // 405B pipeline rows' memory -35.4 -> -7.0% and -10.9 -> +5.6%: 5.1 -> 3.3%. The all-gather K/V exchange's
+  // gathered buffer (cp x the local K/V, one layer's at a time): the six CP rows, 3.3 -> 3.0%.
+  constexpr double kGuardMemory = 3.5;
   report_target("memory", mem, 12.0, kGuardMemory);
   CHECK(mem.runs >= 12);
   CHECK(mem.mape <= kGuardMemory);
