@@ -84,6 +84,15 @@ Framework compiled(const Framework& f) {
   // Inductor fuses an eager RoPE's casts and complex multiply into one kernel over 16-bit loads and stores. The
   // K/V repeat stays: the attention kernel is an extern call whose inputs Inductor materialises at their shape.
   c.eager_rope_bytes_per_element = 0;
+  // PyTorch's context-parallel SDPA (torch/distributed/tensor/experimental/_attention.py, late 2024, the only CP
+  // that keeps its ring loop under the all-gather rotater) is a monkey-patch of F.scaled_dot_product_attention
+  // (_distribute_function) plus DTensor custom op handlers (_enable_cp_dispatcher: _sdpa_handler), plain Python,
+  // no custom op and no torch.compiler.disable; a block compiled with fullgraph=True (torchtitan@9dec370
+  // apply_compile) traces its ring loop. Traced, every functional collective is followed at once by wait_tensor
+  // (_functional_collectives.py _maybe_wrap_tensor under _are_we_tracing; _attention.py's _maybe_wait says as
+  // much), and Inductor moves waits only under reorder_for_compute_comm_overlap (torch/_inductor/config.py:
+  // False; torchtitan@9dec370 sets only _micro_pipeline_tp, for async TP): the K/V exchange overlaps nothing.
+  if (f.cp_allgather_runs_ring_loop) c.cp_comm_waited_at_issue = true;
   return c;
 }
 
@@ -150,6 +159,7 @@ std::vector<FrameworkTrait> framework_traits(const Framework& f) {
       {"cp_allgather_runs_ring_loop", text(f.cp_allgather_runs_ring_loop)},
       {"cp_grad_kv_bytes", text(f.cp_grad_kv_bytes)},
       {"cp_last_grad_kv_exposed", text(f.cp_last_grad_kv_exposed)},
+      {"cp_comm_waited_at_issue", text(f.cp_comm_waited_at_issue)},
       {"optimizer_offload", f.optimizer_offload == OptimizerOffloadKind::megatron_hybrid ? "megatron_hybrid"
                             : f.optimizer_offload == OptimizerOffloadKind::zero_offload  ? "zero_offload"
                                                                                          : "none"},

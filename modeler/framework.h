@@ -192,6 +192,11 @@ struct Framework {
   double cp_grad_kv_bytes = 2.0;
   /// The ring's last dK/dV transfer is waited after the loop, with no attention kernel left to hide it.
   bool cp_last_grad_kv_exposed = false;
+  /// Every context-parallel collective is waited where it is issued, so none overlaps a ring step's kernel: the
+  /// framework's CP attention is traced by torch.compile (compiled(): PyTorch's CP SDPA is a Python override, so
+  /// a fullgraph block traces its ring loop), tracing waits each functional collective at once, and Inductor
+  /// leaves the waits in place unless reorder_for_compute_comm_overlap is set.
+  bool cp_comm_waited_at_issue = false;
   OptimizerOffloadKind optimizer_offload = OptimizerOffloadKind::none;
   /// ZeRO stages at which the software shards inside a group of data-parallel ranks and replicates across groups
   /// (modeler/hsdp.h); empty: no hybrid sharding.

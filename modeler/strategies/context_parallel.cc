@@ -41,6 +41,24 @@ void add_behind_first_step(const Context& ctx, CommOp op, Seconds first_step, st
   }
 }
 
+/// PyTorch's CP loop traced by torch.compile: every collective is waited where it is issued (framework.h
+/// cp_comm_waited_at_issue), so the ring's sends (or the all-gather rotater's gather) and the dK/dV rotation are
+/// all exposed. The collectives and their bytes are those of the eager loop.
+void add_waited_at_issue(const Context& ctx, Bytes kv, int cp, int stride, CommPlan* comm) {
+  const double grads = ctx.framework.cp_grad_kv_bytes / 2.0;
+  if (ctx.plan.cp_kind == CpKind::ring) {
+    comm->layer_forward.push_back({CommKind::cp, Collective::send_recv, kv, cp, stride, cp - 1.0, Window::exposed});
+    comm->layer_backward.push_back({CommKind::cp, Collective::send_recv, kv, cp, stride, cp - 1.0, Window::exposed});
+  } else {
+    const CommOp gather{CommKind::cp, Collective::all_gather, kv * cp, cp, stride, 1, Window::exposed};
+    comm->layer_forward.push_back(gather);
+    comm->layer_backward.push_back(gather);
+  }
+  // dK/dV always go round the ring (dkv_rotater: _RotateMethod.ALL_TO_ALL), cp - 1 sends plus the last one.
+  comm->layer_backward.push_back({CommKind::cp, Collective::send_recv, kv * grads, cp, stride, cp * 1.0,
+                                  Window::exposed});
+}
+
 class ContextParallel final : public Strategy {
  public:
   const char* name() const override { return "cp"; }
@@ -73,6 +91,11 @@ class ContextParallel final : public Strategy {
     const double heads = fw.gqa_repeats_kv ? std::max(sh.heads, sh.kv_heads) : sh.kv_heads;
     const Bytes kv(2.0 * sh.tokens * heads * ctx.model.head_dim * 2.0);
     const int stride = ctx.plan.tp * ctx.plan.tsp;
+    if (fw.cp_comm_waited_at_issue) {
+      // Compiled PyTorch CP (framework.h cp_comm_waited_at_issue): the same collectives as below, each exposed.
+      add_waited_at_issue(ctx, kv, cp, stride, comm);
+      return;
+    }
     if (ctx.plan.cp_kind == CpKind::ring) {
       comm->layer_forward.push_back({CommKind::cp, Collective::send_recv, kv, cp, stride, cp - 1.0, Window::attention});
       // Backward passes K/V again and the partial dK/dV with them, at the framework's accumulation precision.

@@ -170,6 +170,10 @@ TEST_CASE("recipe traits: what the published recipes turn on") {
   // Eager RMSNorm keeps the fp32 upcast of its input (torchtitan models/norms.py); compiled, the bf16 input.
   CHECK(titan.norm_saved_input_bytes == 4.0);
   CHECK(c.norm_saved_input_bytes == 2.0);
+  // Traced by a fullgraph compile, PyTorch's CP loop waits each collective where it is issued.
+  CHECK_FALSE(titan.cp_comm_waited_at_issue);
+  CHECK(c.cp_comm_waited_at_issue);
+  CHECK_FALSE(compiled(*find_framework("megatron-lm")).cp_comm_waited_at_issue);
   CHECK(compiled(*find_framework("megatron-lm")).fused_elementwise == find_framework("megatron-lm")->fused_elementwise);
   const Framework& foundry = *find_framework("llm-foundry");
   CHECK(compiled(foundry).fused_elementwise == foundry.fused_elementwise);  // no compile offered: unchanged

@@ -148,7 +148,9 @@ TEST_CASE("throughput MAPE per group") {
   // moe_router_dtype fp32; RouterGatingLinearFunction's TF32 dgrad/wgrad and casts, mlp_cost.cc) and their
   // recipe's stated recompute modules (run_script.py: mla_up_proj, + mlp on H100): MoE 15.8 -> 15.3%, the
   // DeepSeek-V3 rows 1.0-1.7 points slower; no dense row moves.
-  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 11.5, kGuardDense = 13.8, kGuardMoe = 15.6;
+  // Compiled PyTorch CP waits every collective at issue (framework.h cp_comm_waited_at_issue): all dense 13.5 ->
+  // 13.1% (the six torchtitan CP 2-8 rows only).
+  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 11.5, kGuardDense = 13.6, kGuardMoe = 15.6;
   const io::GroupStats e = group(moe);
   report_target("Korthikanti", k, 5.0, kGuardKorthikanti);
   report_target("Megatron-based", m, 12.0, kGuardMegatron);
@@ -190,8 +192,9 @@ TEST_CASE("torchtitan's pipelined rows run its pp micro-batches; --fastest-fit t
   // gathers; the AsyncTP row predicts ~30% faster than plain 2D where the measured gain is 5.7%); 25.0 -> 24.1%
   // with torchtitan's eager RoPE and repeat_kv copies (model.py @9dec370); 24.1 -> 21.1% with PyTorch's CP ring
   // copies and exposed dK/dV transfer and AsyncTP's unpaired dX reduce-scatters (docs/validation.md); 21.1 ->
-  // 20.5% with torchtitan's default all-gather rotater (context_parallel_rotate_method, the 405B CP 4/8 rows).
-  constexpr double kGuardTorchtitan = 21.0;
+  // 20.5% with torchtitan's default all-gather rotater (context_parallel_rotate_method, the 405B CP 4/8 rows);
+  // 20.5 -> 17.5% with the compiled CP loop's collectives waited at issue (torch.compile traces it, fullgraph).
+  constexpr double kGuardTorchtitan = 18.0;
   const io::ValidationReport& rep = report();
   report_target("torchtitan", rep.by_framework.at("torchtitan"), 10.0, kGuardTorchtitan);
   CHECK(rep.by_framework.at("torchtitan").mape <= kGuardTorchtitan);
@@ -241,7 +244,8 @@ TEST_CASE("issue 10 targets, per GPU family and precision (printed; guards on wh
   // NeMo 24.07 rows (precision_recipe.h; docs/validation.md): fp8 15.7 -> 15.7 (bias +14.8 -> +15.0), H100 19.4
   // unchanged; the rows move -1.0..+2.4 points, no other row moves. Guards unchanged (nothing better).
   // Blackwell 10.1 -> 9.8 (bias +8.8 -> +8.5) with the DeepSeek-V3 rows' fp32 router and recompute modules.
-  const std::map<std::string, double> guard_mape = {{"A100", 7.2}, {"H100", 19.7}, {"Blackwell", 10.1}};
+  // H100 19.2 -> 18.5 and fp8 15.4 -> 14.2 with the compiled CP loop's collectives exposed (torchtitan CP rows).
+  const std::map<std::string, double> guard_mape = {{"A100", 7.2}, {"H100", 19.0}, {"Blackwell", 10.1}};
   for (const auto& [gen, g] : family) {
     const std::string generation = gen;  // clang 14 cannot capture a structured binding (CAPTURE's lambda)
     std::printf("validation: %-10s %5.1f%% bias %+5.1f%% over %3d runs (target |bias| 5.0%%: %s)\n", gen.c_str(),
@@ -249,8 +253,8 @@ TEST_CASE("issue 10 targets, per GPU family and precision (printed; guards on wh
     CAPTURE(generation);
     if (guard_mape.count(gen)) CHECK(g.mape <= guard_mape.at(gen));
   }
-  report_target("fp8 rows", fp8, 10.0, 16.0);
-  CHECK(fp8.mape <= 16.0);
+  report_target("fp8 rows", fp8, 10.0, 14.7);
+  CHECK(fp8.mape <= 14.7);
 }
 
 TEST_CASE("torchtitan's context-parallel and AsyncTP rows (issue 10), each guarded") {
@@ -260,10 +264,12 @@ TEST_CASE("torchtitan's context-parallel and AsyncTP rows (issue 10), each guard
   // reasons not modelled (docs/validation.md, "The torchtitan rows"). With torchtitan's default all-gather rotater
   // (one K/V all-gather per pass behind the first ring step only; dK/dV by the ring) the 405B CP 4/8 rows, whose
   // CP ranks sit in different nodes, move +20.7 -> +18.9 and +38.9 -> +30.0; the 8B rows' NVLink gathers hide.
+  // Compiled (torch.compile traces the CP loop; each collective waited at issue, none behind a kernel): 8B
+  // +5.8 / +42.0 / +48.6 -> +4.1 / +38.1 / +43.6, 405B +20.9 / +18.9 / +30.0 -> +11.4 / +3.2 / +12.5.
   const std::map<std::string, double> guard = {
-      {"torchtitan_h100_t2_8b_g8_cp2_s65536", 6.3},     {"torchtitan_h100_t2_8b_g8_cp4_s131072", 42.6},
-      {"torchtitan_h100_t2_8b_g8_cp8_s262144", 49.1},   {"torchtitan_h100_t6_405b_g512_cp2_s65536", 21.4},
-      {"torchtitan_h100_t6_405b_g512_cp4_s131072", 19.4}, {"torchtitan_h100_t6_405b_g512_cp8_s262144", 30.5},
+      {"torchtitan_h100_t2_8b_g8_cp2_s65536", 4.6},     {"torchtitan_h100_t2_8b_g8_cp4_s131072", 38.6},
+      {"torchtitan_h100_t2_8b_g8_cp8_s262144", 44.1},   {"torchtitan_h100_t6_405b_g512_cp2_s65536", 11.9},
+      {"torchtitan_h100_t6_405b_g512_cp4_s131072", 3.7}, {"torchtitan_h100_t6_405b_g512_cp8_s262144", 13.0},
       {"torchtitan_h100_t4_70b_g256_2d", 1.0},          {"torchtitan_h100_t4_70b_g256_2d_asynctp", 12.7}};
   int found = 0;
   for (const io::RunResult& r : report().results) {

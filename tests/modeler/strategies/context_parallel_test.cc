@@ -170,6 +170,39 @@ TEST_CASE("PyTorch's all-gather rotater: one gather per pass behind the first st
   CHECK(b.layer_forward[0].bytes.v == doctest::Approx(256 * 65536));
 }
 
+TEST_CASE("compiled PyTorch CP: the rotater's gathers and every dK/dV send are waited at issue, all exposed") {
+  // The rotater test's setup (cp 4, 64 tokens per rank: 65,536 gathered bytes) with the compiled trait: the same
+  // collectives and bytes, none behind a step's kernel and none with its seconds fixed.
+  test::Setup su = with_cp(4);
+  su.plan.cp_kind = CpKind::allgather;
+  su.framework.cp_allgather_runs_ring_loop = true;
+  su.framework.cp_grad_kv_bytes = 4.0;
+  su.framework.cp_last_grad_kv_exposed = true;
+  su.framework.cp_comm_waited_at_issue = true;
+  const CommPlan c = su.comm();
+  REQUIRE(c.layer_forward.size() == 1);
+  CHECK(c.layer_forward[0].collective == Collective::all_gather);
+  CHECK(c.layer_forward[0].bytes.v == 65536);
+  CHECK(c.layer_forward[0].window == Window::exposed);
+  CHECK(c.layer_forward[0].fixed_s < 0);
+  REQUIRE(c.layer_backward.size() == 2);
+  CHECK(c.layer_backward[0].collective == Collective::all_gather);
+  CHECK(c.layer_backward[0].window == Window::exposed);
+  CHECK(c.layer_backward[1].collective == Collective::send_recv);
+  CHECK(c.layer_backward[1].bytes.v == 32768);  // dK/dV in fp32, all 4 sends
+  CHECK(c.layer_backward[1].count == 4);
+  CHECK(c.layer_backward[1].window == Window::exposed);
+  // The ring kind: its cp - 1 K/V sends forward and backward exposed too.
+  su.plan.cp_kind = CpKind::ring;
+  const CommPlan r = su.comm();
+  REQUIRE(r.layer_forward.size() == 1);
+  CHECK(r.layer_forward[0].collective == Collective::send_recv);
+  CHECK(r.layer_forward[0].count == 3);
+  CHECK(r.layer_forward[0].window == Window::exposed);
+  REQUIRE(r.layer_backward.size() == 2);
+  for (const CommOp& op : r.layer_backward) CHECK(op.window == Window::exposed);
+}
+
 TEST_CASE("cp 1 adds no communication") {
   const CommPlan c = with_cp(1).comm();
   CHECK(c.layer_forward.empty());
