@@ -10,9 +10,10 @@
 #   nccl: kind nccl (nccl-tests), fp16.
 # and, into DEST_DIR/serving/, exactly the rows calibrate/serving_tables.py derives the serving model's measured
 # tables from (modeler/serving/*_table.cc; every GPU of the export; rows with an empty median are not used):
-#   gemm.csv.gz: bf16 and fp8 with m <= 16 and n*k*bytes >= 1 MiB (decode GEMMs), bf16, fp8 and fp8_block with
+#   gemm.csv.gz: bf16 and fp8 with m < 128 and n*k*bytes >= 1 MiB (decode GEMMs: m 1, 4, 16 and the measured
+#                17, 32, 33, 48, 64, 65, 80, 96, 112, on the same (n, k) shapes as m <= 16), bf16, fp8 and fp8_block with
 #                m >= 128 and n, k >= 1024 (prefill GEMMs), bf16 with m = 1 and n, k in {128, 256} (the
-#                small-kernel floor); gzip -9n (10.9 MB as text);
+#                small-kernel floor); gzip -9n (13.8 MB as text);
 #   attention_decode.csv: window_size 0, head_dim 128, kv_heads 8, heads >= 32, KV bytes >= 64 KiB;
 #   moe.csv.gz: distribution balanced, the formats shardplan has (not w4afp8), gated geometries (not top_k 22,
 #               not 2688/1856/128/6);
@@ -43,7 +44,7 @@ mkdir -p "$dst/serving"
 zcat "$src/gemm.csv.gz" | awk -F, '
   NR == 1 { print; next }
   $8 == "" { next }
-  (($2 == "bf16" || $2 == "fp8") && $3 <= 16 && $4 * $5 * ($2 == "bf16" ? 2 : 1) >= 1048576) ||
+  (($2 == "bf16" || $2 == "fp8") && $3 < 128 && $4 * $5 * ($2 == "bf16" ? 2 : 1) >= 1048576) ||
   ($2 == "bf16" && $3 == 1 && ($4 == 128 || $4 == 256) && ($5 == 128 || $5 == 256)) ||
   (($2 == "bf16" || $2 == "fp8" || $2 == "fp8_block") && $3 >= 128 && $4 >= 1024 && $5 >= 1024)' |
   gzip -9n > "$dst/serving/gemm.csv.gz.tmp"

@@ -5,7 +5,7 @@ table's rows as a generated include file that the table's .cc file includes:
 
   python3 calibrate/serving_tables.py [MEASURED_DIR (hwprofiles/measured)] [OUT_DIR (modeler/serving)]
 
-  decode_gemm_rows.inc       decode_gemm_table.cc       serving/gemm.csv.gz, m <= 16
+  decode_gemm_rows.inc       decode_gemm_table.cc       serving/gemm.csv.gz, m < 128
   prefill_gemm_rows.inc      prefill_gemm_table.cc      serving/gemm.csv.gz, m >= 128
   decode_attention_rows.inc  decode_attention_table.cc  serving/attention_decode.csv
   moe_rows.inc               moe_table.cc (kRows)       serving/moe.csv.gz, <= 16 rows per expert
@@ -106,17 +106,19 @@ def nearest_lower_else_upper(key, values, lo):
 
 
 def decode_gemm(d):
-    """Rows with m <= 16 and n*k*bytes >= 1 MiB (bf16 2 bytes, fp8 1), rate = n*k*bytes / latency_us_median,
-    bins round(log2(weight bytes)) 2^20..2^32, the bin's median rate in GB/s."""
+    """Rows with m < 128 and n*k*bytes >= 1 MiB (bf16 2 bytes, fp8 1), rate = n*k*bytes / latency_us_median,
+    bins round(log2(weight bytes)) 2^20..2^32, the bin's median rate in GB/s; one row per measured m, except that
+    m <= 16 (AIC's 1, 4, 16) pools into one row keyed 16, as the table had before the larger m were carried."""
     bins = {}
     for r in read(d, "gemm.csv"):
-        if r["dtype"] not in ("bf16", "fp8") or int(r["m"]) > 16 or not r["latency_us_median"]:
+        if r["dtype"] not in ("bf16", "fp8") or int(r["m"]) >= 128 or not r["latency_us_median"]:
             continue
         b = int(r["n"]) * int(r["k"]) * (2 if r["dtype"] == "bf16" else 1)
         if b < 2**20:
             continue
         rate = b / float(r["latency_us_median"]) / 1e3  # bytes/us -> GB/s
-        bins.setdefault((PROFILE[r["system"]], r["dtype"]), {}).setdefault(log2_bin(b), []).append(rate)
+        key = (PROFILE[r["system"]], (r["dtype"], max(16, int(r["m"]))))
+        bins.setdefault(key, {}).setdefault(log2_bin(b), []).append(rate)
     return medians(bins, 20, 32, no_gaps)
 
 
@@ -229,11 +231,14 @@ def four_digits(v):
 
 
 def rows_text(table, fmt, aliases):
-    """One C++ initialiser per row, sorted by profile then key, alias copies after their measured profile; lines
+    """One C++ initialiser per row, sorted by profile then key (a (dtype, rows) key by dtype, then rows), alias copies after their measured profile; lines
     wrapped at 120 columns as clang-format (.clang-format) would."""
     lines = []
-    for (gpu, second) in sorted(table, key=lambda k: (k[0], str(k[1]))):
-        second_text = f'"{second}"' if isinstance(second, str) else str(second)
+    for (gpu, second) in sorted(table, key=lambda k: (k[0], k[1] if isinstance(k[1], tuple) else str(k[1]))):
+        if isinstance(second, tuple):  # (dtype, rows): decode_gemm_rows.inc
+            second_text = f'"{second[0]}", {second[1]}'
+        else:
+            second_text = f'"{second}"' if isinstance(second, str) else str(second)
         body = "{" + ", ".join(fmt(v) for v in table[(gpu, second)]) + "}},"
         for name in [gpu] + aliases.get(gpu, []):
             head = f'    {{"{name}", {second_text},'

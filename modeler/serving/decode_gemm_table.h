@@ -1,5 +1,6 @@
-// Measured decode-GEMM rates (small m): bytes of weight streamed per second vs the weight matrix's size, per GPU
-// profile name and dtype (bf16 or fp8). Derived from AIConfigurator's measured kernels (decode_gemm_table.cc).
+// Measured decode-GEMM rates (m < 128): bytes of weight streamed per second vs the weight matrix's size, per GPU
+// profile name, dtype (bf16 or fp8) and row count m. Derived from AIConfigurator's measured kernels
+// (decode_gemm_table.cc).
 #pragma once
 
 #include <optional>
@@ -10,10 +11,15 @@
 
 namespace shardplan::serving {
 
-/// The rate curve (x: weight bytes, y: bytes/s, kernel overhead included) for `gpu` (a profile name) and dtype;
-/// nullptr when the table has no such GPU (then the generic GEMM formula applies). fp4 and weight-only formats
-/// use the bf16 curve on their own bytes.
+/// The rate curve of m <= 16 rows (x: weight bytes, y: bytes/s, kernel overhead included) for `gpu` (a profile
+/// name) and dtype; nullptr when the table has no such GPU (then the generic GEMM formula applies). fp4 and
+/// weight-only formats use the bf16 curve on their own bytes.
 const Curve* decode_gemm_rate(const std::string& gpu, Dtype d);
+
+/// The measured rate (bytes/s) of a GEMM of `rows` rows over `weight_bytes` of weights: the m <= 16 curve up to 16
+/// rows, between measured m the time per byte interpolated linearly in m, above the largest measured m (112) that
+/// row's curve; nullopt when the table has no such GPU and dtype.
+std::optional<double> decode_gemm_bytes_per_s(const std::string& gpu, Dtype d, double rows, double weight_bytes);
 
 /// What one small kernel costs in a CUDA-graph replay on `gpu` (a profile name): the median latency of the
 /// smallest GEMMs the table measured (decode_gemm_table.cc); nullopt where the table has no such GPU.

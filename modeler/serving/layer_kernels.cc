@@ -29,12 +29,12 @@ const Curve& attention_curve(const Gpu& g) {
 
 }  // namespace
 
-Seconds weight_stream_time(const Gpu& gpu, Dtype math, Bytes weight_bytes, Bytes other_bytes) {
-  // Measured decode-GEMM rate where the table has the GPU (it includes the kernel's fixed cost), capped at the
-  // HBM bandwidth (the table's small sizes on large-L2 parts read from cache); else the HBM rate at the memory
-  // table's efficiency plus the kernel overhead.
-  if (const Curve* rate = decode_gemm_rate(gpu.name, math)) {
-    const double r = std::min(rate->at(weight_bytes.v), gpu.hbm_bw.v);
+Seconds weight_stream_time(const Gpu& gpu, Dtype math, double rows, Bytes weight_bytes, Bytes other_bytes) {
+  // Measured decode-GEMM rate at this m where the table has the GPU (it includes the kernel's fixed cost), capped
+  // at the HBM bandwidth (the table's small sizes on large-L2 parts read from cache); else the HBM rate at the
+  // memory table's efficiency plus the kernel overhead.
+  if (const std::optional<double> rate = decode_gemm_bytes_per_s(gpu.name, math, rows, weight_bytes.v)) {
+    const double r = std::min(*rate, gpu.hbm_bw.v);
     return Seconds(weight_bytes.v / r) + other_bytes / (gpu.hbm_bw * memory_efficiency(gpu, other_bytes.v));
   }
   const Bytes bytes = weight_bytes + other_bytes;
@@ -57,7 +57,8 @@ Seconds weight_gemm_time(const Gpu& gpu, Dtype math, double m, double n, double 
                          double compute_speedup, std::optional<WeightFormat> format) {
   if (m <= 0) return Seconds(0);
   const double flops = 2.0 * m * n * k;
-  const Seconds memory = weight_stream_time(gpu, math, weight_bytes, Bytes(m * k * act_bytes(math) + m * n * 2.0));
+  const Seconds memory =
+      weight_stream_time(gpu, math, m, weight_bytes, Bytes(m * k * act_bytes(math) + m * n * 2.0));
   // Prefill-sized GEMMs: the measured rate of the engines' kernels for this format (its fixed cost included).
   if (format && m >= kPrefillGemmMinRows)
     if (const Curve* rate = prefill_gemm_rate(gpu.name, *format))
@@ -146,7 +147,8 @@ ExpertWork expert_work(const KernelCtx& c, const LinearSpec& s, double pairs) {
 
 Seconds expert_time(const KernelCtx& c, const LinearSpec& s, double pairs) {
   const ExpertWork w = expert_work(c, s, pairs);
-  const Seconds memory = weight_stream_time(c.g, w.math, w.weights, w.activations);
+  // The m <= 16 curve, as before the table had larger m: an expert's rows are its share of the routed tokens.
+  const Seconds memory = weight_stream_time(c.g, w.math, 1, w.weights, w.activations);
   return std::max(c.g.eff.kernel_overhead + w.compute, memory);
 }
 

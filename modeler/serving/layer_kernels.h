@@ -33,9 +33,10 @@ struct KernelCtx {
   const Gpu& g;
 };
 
-/// Time to stream `weight_bytes` of weights (and `other_bytes` of activations) through one GEMM kernel: the
-/// measured decode-GEMM rate where decode_gemm_table.h has the GPU, else HBM bandwidth x the memory table.
-Seconds weight_stream_time(const Gpu& gpu, Dtype math, Bytes weight_bytes, Bytes other_bytes);
+/// Time to stream `weight_bytes` of weights (and `other_bytes` of activations) through one GEMM kernel of `rows`
+/// rows: the measured decode-GEMM rate at that m where decode_gemm_table.h has the GPU, else HBM bandwidth x the
+/// memory table.
+Seconds weight_stream_time(const Gpu& gpu, Dtype math, double rows, Bytes weight_bytes, Bytes other_bytes);
 /// Time of one m x n x k GEMM whose weight matrix is stored in `weight_bytes` (any format): the GEMM formula of
 /// gemm_model.h with the weight bytes replaced by the format's; a sparse kernel divides the compute side by its
 /// `compute_speedup` (transforms.h). With the weights' `format` given, a GEMM of at least kPrefillGemmMinRows

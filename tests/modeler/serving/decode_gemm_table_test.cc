@@ -66,3 +66,26 @@ TEST_CASE("small kernel latency: the measured floor of a kernel under CUDA-graph
   }
   CHECK_FALSE(small_kernel_latency("rtx-4090"));
 }
+
+TEST_CASE("decode GEMM table: measured m between 16 and 128 have their own rows, interpolated in time per byte") {
+  const double w = double(1ULL << 27);  // 128 MiB of weights
+  // Up to 16 rows: the pooled m <= 16 curve.
+  const shardplan::Curve* pooled = decode_gemm_rate("h100-sxm5-80gb", shardplan::Dtype::bf16);
+  REQUIRE(pooled != nullptr);
+  CHECK(*decode_gemm_bytes_per_s("h100-sxm5-80gb", shardplan::Dtype::bf16, 1, w) == pooled->at(w));
+  CHECK(*decode_gemm_bytes_per_s("h100-sxm5-80gb", shardplan::Dtype::bf16, 16, w) == pooled->at(w));
+  // decode_gemm_rows.inc, h100-sxm5-80gb bf16 at 2^27 bytes: 2643 GB/s at m <= 16, 2529 at m = 64, 2521 at 96,
+  // 2530 at 112 (the measured rows, not the generic curve).
+  CHECK(*decode_gemm_bytes_per_s("h100-sxm5-80gb", shardplan::Dtype::bf16, 64, w) == doctest::Approx(2529e9));
+  CHECK(*decode_gemm_bytes_per_s("h100-sxm5-80gb", shardplan::Dtype::bf16, 112, w) == doctest::Approx(2530e9));
+  // Between measured m (64 and 65: 2529 and 2498) the time per byte is interpolated linearly.
+  const double mid = *decode_gemm_bytes_per_s("h100-sxm5-80gb", shardplan::Dtype::bf16, 64.5, w);
+  CHECK(mid == doctest::Approx(1.0 / (0.5 / 2529e9 + 0.5 / 2498e9)));
+  // Above the largest measured m (112) that row holds, up to the prefill table's 128.
+  CHECK(*decode_gemm_bytes_per_s("h100-sxm5-80gb", shardplan::Dtype::bf16, 127, w) == doctest::Approx(2530e9));
+  // The aliases carry every measured m; GPUs and dtypes without a row have none.
+  CHECK(*decode_gemm_bytes_per_s("h800-sxm5-80gb", shardplan::Dtype::bf16, 80, w) ==
+        *decode_gemm_bytes_per_s("h100-sxm5-80gb", shardplan::Dtype::bf16, 80, w));
+  CHECK_FALSE(decode_gemm_bytes_per_s("a100-sxm4-80gb", shardplan::Dtype::fp8, 64, w));
+  CHECK_FALSE(decode_gemm_bytes_per_s("rtx-4090", shardplan::Dtype::bf16, 64, w));
+}
