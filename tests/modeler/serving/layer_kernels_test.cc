@@ -12,16 +12,6 @@
 using namespace shardplan;
 using namespace shardplan::serving;
 
-namespace {
-/// The round test system as the H200 the measured kernel tables name (its HBM rate, so table lookups apply).
-System h200_system() {
-  System sys = test::round_system();
-  sys.gpu.name = "h200-sxm-141gb";
-  sys.gpu.hbm_bw = GBps(4800);
-  return sys;
-}
-}  // namespace
-
 TEST_CASE("a decode GEMV streams its weights: bytes over the bandwidth, and tensor parallelism splits them") {
   const System sys = test::round_system();
   const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
@@ -58,7 +48,7 @@ TEST_CASE("decode attention reads each sequence's K/V once; a sliding window cap
 }
 
 TEST_CASE("a small kernel costs the measured floor on a table GPU, else the profile's kernel overhead") {
-  CHECK(small_kernel_time(h200_system().gpu).v == doctest::Approx(small_kernel_latency("h200-sxm-141gb")->v));
+  CHECK(small_kernel_time(test::h200_system().gpu).v == doctest::Approx(small_kernel_latency("h200-sxm-141gb")->v));
   System other = test::round_system();
   other.gpu.eff.kernel_overhead = us(4);
   CHECK(small_kernel_time(other.gpu).v == doctest::Approx(4e-6));
@@ -85,7 +75,7 @@ TEST_CASE("a prefill-sized GEMM on a GPU of the prefill table runs at the measur
 }
 
 TEST_CASE("an MoE layer on a GPU of the MoE table runs near the measured kernel (Qwen3-235B, H200, fp8 blocks)") {
-  const System sys = h200_system();
+  const System sys = test::h200_system();
   ModelDesc m = test::llama3_8b();
   m.layers = 1;
   m.moe = MoeDesc{128, 8, 1536, 0, 0, 0, false, false};
@@ -105,7 +95,7 @@ TEST_CASE("an MoE layer on a GPU of the MoE table runs near the measured kernel 
 }
 
 TEST_CASE("an MoE layer beyond 16 rows per expert runs near the measured layer (Qwen3-235B, H200, fp8 blocks, tp 4)") {
-  const System sys = h200_system();
+  const System sys = test::h200_system();
   ModelDesc m = test::llama3_8b();
   m.layers = 1;
   m.moe = MoeDesc{128, 8, 1536, 0, 0, 0, false, false};
@@ -127,7 +117,7 @@ TEST_CASE("an MoE layer beyond 16 rows per expert runs near the measured layer (
 }
 
 TEST_CASE("tensor-parallel all-reduces inside a node run at the engines' measured custom all-reduce latency") {
-  const System sys = h200_system();
+  const System sys = test::h200_system();
   const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
   WorkerPlan w;
   w.tp = 8;

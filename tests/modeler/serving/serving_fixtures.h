@@ -29,4 +29,12 @@ inline System round_system(int gpus = 8) {
   return s;
 }
 
+/// The round test system as the H200 the measured kernel tables name (its HBM rate, so table lookups apply).
+inline System h200_system() {
+  System sys = round_system();
+  sys.gpu.name = "h200-sxm-141gb";
+  sys.gpu.hbm_bw = GBps(4800);
+  return sys;
+}
+
 }  // namespace shardplan::test

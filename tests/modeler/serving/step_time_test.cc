@@ -11,16 +11,6 @@
 using namespace shardplan;
 using namespace shardplan::serving;
 
-namespace {
-/// The round test system as the H200 the measured kernel tables name (its HBM rate, so table lookups apply).
-System h200_system() {
-  System sys = test::round_system();
-  sys.gpu.name = "h200-sxm-141gb";
-  sys.gpu.hbm_bw = GBps(4800);
-  return sys;
-}
-}  // namespace
-
 TEST_CASE("a batch-1 decode step is memory-bound: about the weights' bytes over the bandwidth") {
   const System sys = test::round_system();
   Precision p;
@@ -112,7 +102,7 @@ TEST_CASE("routed experts read only the experts their tokens reach") {
 }
 
 TEST_CASE("a decode step pays each block's small kernels (norms, activation) at the measured kernel floor") {
-  const System sys = h200_system();
+  const System sys = test::h200_system();
   const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
   WorkerPlan w;
   StepLoad l;
@@ -139,7 +129,7 @@ TEST_CASE("a decode step pays each block's small kernels (norms, activation) at 
 }
 
 TEST_CASE("the step pays the engine's small kernels per block and its host time per step") {
-  const System sys = h200_system();
+  const System sys = test::h200_system();
   ServingModel neutral = make_serving_model(test::llama3_8b(), Precision{});
   ServingModel sglang = neutral;
   sglang.engine = engine_step(Engine::sglang, "0.5.6.post2", neutral.model);
