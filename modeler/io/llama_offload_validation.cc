@@ -45,8 +45,16 @@ std::optional<double> cpu_peak_memory_gbps(const std::string& cpu) {
   return serving::dram_peak_gbps(p->channels, p->mega_transfers_per_s);
 }
 
+std::string host_assumption(const serving::Host& host, bool measured_dram) {
+  const std::string dram = num(host.memory_bw.v / 1e9, "%.0f") + " GB/s";
+  const std::string rest = num(host.cpu_flops.v / 1e12, "%.2f") + " TFLOP/s";
+  const std::string pcie = "PCIe " + num(host.pcie_bw.v / 1e9, "%.1f") + " GB/s";
+  if (measured_dram) return "host: " + dram + " (measured machine rate), " + rest + " and " + pcie + " (host rule)";
+  return "host: " + dram + ", " + rest + ", " + pcie + " (host rule)";
+}
+
 // The host is the host rule (modeler/serving/host_rates.h) on what the row and the CPU table state, with the DRAM
-// rate of a CPU-only decode run published for the row's machine where there is one (serving::machine_decode_run).
+// rate of the CPU-only decode run published for the machine the row names (host.machine) where it names one.
 void predict_llama_offload_row(const ServingRun& r, const GpuProfile& gpu, ServeRowResult* out) {
   auto skip = [&](std::string why) {
     out->skipped = true;
@@ -75,14 +83,16 @@ void predict_llama_offload_row(const ServingRun& r, const GpuProfile& gpu, Serve
     spec.pcie_link_gbps = gpu.gpu.host_link_bw.v / 1e9;
     spec.pcie_gen = spec.pcie_link_gbps / 16 > 3.0 ? 5 : 4;
   }
-  // A CPU-only decode run published for this machine (the row's CPU and author) is its DRAM rate.
-  const serving::MachineDecodeRun* measured = serving::machine_decode_run(h.cpu, r.source);
-  if (measured) spec.measured_decode_gbps = measured->gbps();
+  // The machine the row names (host.machine): its published CPU-only decode run is the host's DRAM rate.
+  const serving::MachineDecodeRun* measured = nullptr;
+  if (!h.machine.empty()) {
+    measured = serving::machine_decode_run(h.machine);
+    if (!measured) throw ConfigError("row '" + r.id + "': host.machine '" + h.machine + "' is not a named machine");
+    spec.measured_decode_gbps = measured->gbps();
+  }
   const serving::Host host = serving::llama_host(spec);
   if (measured) out->assumed.push_back("host DRAM rate measured on " + measured->machine + " (" + measured->source + ")");
-  out->assumed.push_back("host: " + num(host.memory_bw.v / 1e9, "%.0f") + " GB/s, " +
-                         num(host.cpu_flops.v / 1e12, "%.2f") + " TFLOP/s, PCIe " +
-                         num(host.pcie_bw.v / 1e9, "%.1f") + " GB/s (host rule)");
+  out->assumed.push_back(host_assumption(host, measured != nullptr));
   serving::Precision prec;
   prec.weights = fmt_of(r.weights_precision);
   prec.moe_weights = fmt_of(r.moe_weights_precision);

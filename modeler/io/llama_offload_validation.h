@@ -27,6 +27,10 @@ std::optional<double> cpu_peak_memory_gbps(const std::string& cpu);
 /// row does not state plan.offload.n_ubatch.
 inline constexpr int kLlamaCppDefaultUbatch = 512;
 
+/// The host's line in a row's assumptions: its DRAM, CPU matmul and pinned-copy rates, each labelled by where it
+/// comes from: the DRAM rate is the named machine's measured decode rate or the host rule's, the others the rule's.
+std::string host_assumption(const serving::Host& host, bool measured_dram);
+
 /// Fills `out` (predicted decode and prefill tokens/s, or a skip reason).
 void predict_llama_offload_row(const ServingRun& r, const GpuProfile& gpu, ServeRowResult* out);
 

@@ -8,6 +8,7 @@
 #include "modeler/io/run_model_schema.h"
 #include "modeler/io/yaml_reader.h"
 #include "modeler/serving/formats.h"
+#include "modeler/serving/host_rates.h"
 
 namespace shardplan::io {
 
@@ -181,6 +182,15 @@ ServingRun read_run(const YAML::Node& node, const std::string& file) {
       host.memory_bw_gbps = h->opt_positive("memory_bw_gbps");
       host.pcie_gen = h->opt_int("pcie_gen", 1, 7);
       host.pcie_lanes = h->opt_int("pcie_lanes", 1, 32);
+      std::vector<std::string> machines;
+      for (const serving::MachineDecodeRun& m : serving::machine_decode_runs()) machines.push_back(m.name);
+      host.machine = h->opt_choice("machine", machines).value_or("");
+      if (!host.machine.empty()) {
+        const std::string& cpu = serving::machine_decode_run(host.machine)->cpu;
+        if (!host.cpu.empty() && host.cpu != cpu)
+          h->fail("machine", "machine '" + host.machine + "' has CPU '" + cpu + "', the row's host.cpu is '" +
+                                 host.cpu + "'");
+      }
       h->finish();
       run.host = host;
     }

@@ -29,6 +29,9 @@ struct ServingOffload {
 
 struct ServingHost {
   std::string cpu;
+  // host.machine (optional, this project's extension): a named machine of serving::machine_decode_runs()
+  // (modeler/serving/host_rates.h), the one the row's source says it ran on; "" when absent.
+  std::string machine;
   std::optional<int> cores, pcie_gen, pcie_lanes;
   std::optional<double> memory_gib, memory_bw_gbps;
 };

@@ -65,38 +65,35 @@ double pinned_h2d_fraction(int gen) {
 const std::vector<MachineDecodeRun>& machine_decode_runs() {
   static const std::vector<MachineDecodeRun> runs = [] {
     std::vector<MachineDecodeRun> v;
-    // ikawrakow's Ryzen 9 7950X (the ik_llama.cpp rows' 7950X + RTX-4080 rig): ik_llama.cpp Discussion #758
-    // (2025-09-04), CPU only, `llama-sweep-bench -t 16 -ctk q8_0 -fa -fmoe`, GPT-OSS-20B MXFP4 (the ggml-org
-    // file), N_KV 0: TG 21.62 tok/s (mainline llama.cpp 21.70 in the same post; PR #757 the same 21.62). A token
-    // reads the 4 routed of 32 experts in 24 blocks, 24 x 4 x 3 x 2880 x 2880 weights at MXFP4's 4.25 bits, and
-    // every other multiplied weight: attention 24 x (2 x 2880 x 4096 + 2 x 2880 x 512), the router 24 x 2880 x 32
-    // and the 201088 x 2880 output layer, at Q8_0's 8.5 bits (the file's 11.266 GiB less its 19.11e9 expert
-    // weights at 4.25 bits leaves 8.6 bits for its other 1.80e9, ik_llama.cpp issue #822's load log): 1.269 +
-    // 1.294 = 2.563 GB, 55.4 GB/s (0.67 of DDR5-5200's 83.2).
+    // ikawrakow's Ryzen 9 7950X (his 7950X + RTX-4080 rig, the machine of the ik_llama.cpp PR #841 row): ik_llama.cpp
+    // Discussion #758 (2025-09-04), CPU only, `llama-sweep-bench -t 16 -ctk q8_0 -fa -fmoe`, GPT-OSS-20B MXFP4 (the
+    // ggml-org file), N_KV 0: TG 21.62 tok/s (mainline llama.cpp 21.70 in the same post; PR #757 the same 21.62). A
+    // token reads the 4 routed of 32 experts in 24 blocks, 24 x 4 x 3 x 2880 x 2880 weights at MXFP4's 4.25 bits, and
+    // every other multiplied weight: attention 24 x (2 x 2880 x 4096 + 2 x 2880 x 512), the router 24 x 2880 x 32 and
+    // the 201088 x 2880 output layer, at Q8_0's 8.5 bits (the file's 11.266 GiB less its 19.11e9 expert weights at
+    // 4.25 bits leaves 8.6 bits for its other 1.80e9, ik_llama.cpp issue #822's load log): 1.269 + 1.294 = 2.563 GB,
+    // 55.4 GB/s (0.67 of DDR5-5200's 83.2).
     const double experts = 24.0 * 4 * 3 * 2880 * 2880 * 4.25 / 8;
     const double others = (24.0 * (2 * 2880 * 4096 + 2 * 2880 * 512 + 2880 * 32) + 201088.0 * 2880) * 8.5 / 8;
-    v.push_back({"ikawrakow's Ryzen 9 7950X", "7950X", {"ikawrakow/ik_llama.cpp", "description"}, 21.62, experts + others,
+    v.push_back({"ikawrakow-ryzen9-7950x", "ikawrakow's Ryzen 9 7950X", "AMD Ryzen 9 7950X", 21.62, experts + others,
                  "ik_llama.cpp Discussion #758 (2025-09-04): CPU-only GPT-OSS-20B MXFP4 TG 21.62 tok/s at N_KV 0"});
-    // ikawrakow's Threadripper PRO 5975WX (the rows' 5975WX + RTX-4080 rig): ik_llama.cpp PR #13 (2024-08-06),
-    // CPU only, TriLM-3.9B IQ2_TN (1.08 GiB file), TG-128 on 1/2/4/8/16 threads 15.71/26.50/41.63/48.62/48.09
-    // tok/s: flat from 8 threads, the DRAM ceiling. A token reads at most the file (every tensor but the input
-    // embedding): 1.08 GiB x 48.09 = 55.8 GB/s, 0.27 of 8 x DDR4-3200's 204.8 (the machine's DIMMs are not
-    // stated). The same machine's LLaMA-3.1-8B IQ3_KS TG of 18.46 tok/s (PR #566, 2025-07-01) at ~3.1-3.2 GB a
-    // token agrees (57-59 GB/s).
-    v.push_back({"ikawrakow's Threadripper PRO 5975WX", "5975WX", {"ikawrakow/ik_llama.cpp", "description"}, 48.09,
-                 1.08 * 1073741824.0,
+    // ikawrakow's Threadripper PRO 5975WX (his 5975WX + RTX-4080 rig, that of the PR #829 rows): ik_llama.cpp PR #13
+    // (2024-08-06), CPU only, TriLM-3.9B IQ2_TN (1.08 GiB file), TG-128 on 1/2/4/8/16 threads
+    // 15.71/26.50/41.63/48.62/48.09 tok/s: flat from 8 threads, the DRAM ceiling. A token reads at most the file
+    // (every tensor but the input embedding): 1.08 GiB x 48.09 = 55.8 GB/s, 0.27 of 8 x DDR4-3200's 204.8 (the
+    // machine's DIMMs are not stated). The same machine's LLaMA-3.1-8B IQ3_KS TG of 18.46 tok/s (PR #566, 2025-07-01)
+    // at ~3.1-3.2 GB a token agrees (57-59 GB/s).
+    v.push_back({"ikawrakow-threadripper-pro-5975wx", "ikawrakow's Threadripper PRO 5975WX",
+                 "AMD Ryzen Threadripper PRO 5975WX", 48.09, 1.08 * 1073741824.0,
                  "ik_llama.cpp PR #13 (2024-08-06): CPU-only TriLM-3.9B IQ2_TN TG-128 48.09 tok/s on 16 threads"});
     return v;
   }();
   return runs;
 }
 
-const MachineDecodeRun* machine_decode_run(const std::string& cpu, const std::string& row_source) {
-  for (const MachineDecodeRun& r : machine_decode_runs()) {
-    bool all = cpu.find(r.cpu) != std::string::npos;
-    for (const std::string& part : r.row_source) all = all && row_source.find(part) != std::string::npos;
-    if (all) return &r;
-  }
+const MachineDecodeRun* machine_decode_run(const std::string& name) {
+  for (const MachineDecodeRun& r : machine_decode_runs())
+    if (r.name == name) return &r;
   return nullptr;
 }
 

@@ -57,26 +57,24 @@ struct HostSpec {
   double measured_decode_gbps = 0;
 };
 
-/// A CPU-only token-generation run published for one machine: tokens/s x the bytes a token reads is what that
-/// machine's CPU sustains in decode, its DIMM population and speed included. It measures the machine, not the
-/// part, so it applies only to rows from the same machine (the same CPU and the same author).
+/// A named machine (a serving-runs row's host.machine) with a CPU-only token-generation run published on it:
+/// tokens/s x the bytes a token reads is what that machine's CPU sustains in decode, its DIMM population and
+/// speed included. It measures the machine, not the part, so only rows that name the machine take it.
 struct MachineDecodeRun {
-  std::string machine;      // whose machine
-  std::string cpu;          // the CPU as the rows name it (matched as a substring)
-  /// Substrings a row's source must all contain: the owner's repository and "description" (the owner's own
-  /// post, not another user's comment in the same thread).
-  std::vector<std::string> row_source;
+  std::string name;         // the key a row's host.machine names it by
+  std::string machine;      // whose machine, in words
+  std::string cpu;          // its CPU, as a row's host.cpu states it (the parser checks the two agree)
   double tokens_per_s = 0;
   double bytes_per_token = 0;
   std::string source;       // where the run is published
   double gbps() const { return tokens_per_s * bytes_per_token / 1e9; }
 };
 
-/// The published runs (host_rates.cc cites each and derives its bytes per token).
+/// The named machines (host_rates.cc cites each run and derives its bytes per token).
 const std::vector<MachineDecodeRun>& machine_decode_runs();
 
-/// The run of the machine a row ran on (its CPU and its source), or nullptr.
-const MachineDecodeRun* machine_decode_run(const std::string& cpu, const std::string& row_source);
+/// The machine of that name, or nullptr.
+const MachineDecodeRun* machine_decode_run(const std::string& name);
 
 /// The host llama.cpp runs on: DRAM at llama.cpp's CPU decode rate (the machine's measured rate when the spec
 /// has one, else the rule's fraction x peak), matmuls at its per-core rate x cores, pinned copies at the measured

@@ -140,19 +140,46 @@ TEST_CASE("offload rows: ik_llama.cpp adds host expert biases on the CPU in pref
   CHECK(*after.predicted[3] > *before.predicted[3] * 1.2);
 }
 
-TEST_CASE("offload rows: a machine's published CPU-only decode run sets its host's DRAM rate") {
+TEST_CASE("offload rows: the machine a row names (host.machine) sets its host's DRAM rate; no name, the rule") {
   // PR #841 ran on ikawrakow's 7950X: 55.4 GB/s measured (GPT-OSS-20B CPU-only, Discussion #758) instead of the
   // rule's 0.82 x DDR5-5200.
   io::ServingRun r = shipped_row("ikllama_pr841_rtx4080_gptoss20b_cpumoe");
+  REQUIRE(r.host);
+  CHECK(r.host->machine == "ikawrakow-ryzen9-7950x");
   const io::ServeRowResult mine = predict(r);
   CHECK(assumed(mine, "measured on ikawrakow's Ryzen 9 7950X"));
   CHECK(assumed(mine, "host: 55 GB/s"));
-  // The same CPU from another source takes the rule: 68 GB/s, a faster decode.
-  r.source = "another author's benchmark";
+  // The same row and CPU without the machine's name takes the rule: 68 GB/s, a faster decode. The source no
+  // longer matters: only host.machine does.
+  r.host->machine.clear();
   const io::ServeRowResult rule = predict(r);
   CHECK_FALSE(assumed(rule, "measured on"));
   CHECK(assumed(rule, "host: 68 GB/s"));
   REQUIRE(mine.predicted[2]);
   REQUIRE(rule.predicted[2]);
   CHECK(*rule.predicted[2] > *mine.predicted[2] * 1.1);
+  // A name outside the table (rows built in code; the parser refuses it in a file) is an error naming the row.
+  r.host->machine = "someone-elses-7950x";
+  CHECK_THROWS_WITH_AS(predict(r), doctest::Contains("host.machine 'someone-elses-7950x'"), ConfigError);
+}
+
+TEST_CASE("offload rows: the host line labels the DRAM rate as the machine's measured rate or the host rule's") {
+  // A row on a named machine: its DRAM rate is measured there; the matmul and PCIe rates stay the rule's.
+  const io::ServeRowResult mine = predict(shipped_row("ikllama_pr841_rtx4080_gptoss20b_cpumoe"));
+  CHECK(std::count(mine.assumed.begin(), mine.assumed.end(),
+                   "host: 55 GB/s (measured machine rate), 2.36 TFLOP/s and PCIe 26.2 GB/s (host rule)") == 1);
+  CHECK_FALSE(assumed(mine, "GB/s, 2.36 TFLOP/s, PCIe"));
+  // A row on a host without a name: every rate is the rule's.
+  const io::ServeRowResult rule = predict(shipped_row("llamacpp_llmfit774_rtx2080_qwen3_14b_ngl32"));
+  CHECK(std::count(rule.assumed.begin(), rule.assumed.end(),
+                   "host: 74 GB/s, 0.81 TFLOP/s, PCIe 13.1 GB/s (host rule)") == 1);
+  CHECK_FALSE(assumed(rule, "measured"));
+  // The text itself, on a host built here.
+  serving::Host h;
+  h.memory_bw = GBps(55.4);
+  h.cpu_flops = TFlops(2.363);
+  h.pcie_bw = GBps(26.18);
+  CHECK(io::host_assumption(h, true) ==
+        "host: 55 GB/s (measured machine rate), 2.36 TFLOP/s and PCIe 26.2 GB/s (host rule)");
+  CHECK(io::host_assumption(h, false) == "host: 55 GB/s, 2.36 TFLOP/s, PCIe 26.2 GB/s (host rule)");
 }

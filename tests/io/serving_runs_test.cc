@@ -159,3 +159,33 @@ TEST_CASE("engine_build_date: optional YYYY-MM-DD, anything else refused naming 
                          ConfigError);
   }
 }
+
+namespace {
+// kRow on a host that names its machine (host.machine) and states its CPU.
+std::string host_row(const std::string& cpu, const std::string& machine) {
+  std::string t = kRow;
+  const std::string sys = "{gpu: h100-sxm5-80gb, gpus: 2, gpus_per_node: 8, host: null}";
+  t.replace(t.find(sys), sys.size(),
+            "\n    gpu: rtx-4080\n    gpus: 1\n    gpus_per_node: 1\n    host:\n      cpu: " + cpu +
+                "\n      cores: 16\n      machine: " + machine + "\n");
+  return t;
+}
+}  // namespace
+
+TEST_CASE("host.machine: optional, a named machine of the table whose CPU agrees with host.cpu") {
+  CHECK(io::parse_serving_runs(host_row("AMD Ryzen 9 7950X", "null"), "runs.yaml")[0].host->machine.empty());
+  const auto runs = io::parse_serving_runs(host_row("AMD Ryzen 9 7950X", "ikawrakow-ryzen9-7950x"), "runs.yaml");
+  REQUIRE(runs[0].host);
+  CHECK(runs[0].host->machine == "ikawrakow-ryzen9-7950x");
+  CHECK(runs[0].host->cpu == "AMD Ryzen 9 7950X");
+  // An unknown machine: file, line (the key's: line 30 of the text) and key, with a suggestion.
+  CHECK_THROWS_WITH_AS(io::parse_serving_runs(host_row("AMD Ryzen 9 7950X", "ikawrakow-ryzen9-7950"), "runs.yaml"),
+                       doctest::Contains("runs.yaml:30: row1.system.host.machine: expected one of"), ConfigError);
+  CHECK_THROWS_WITH_AS(io::parse_serving_runs(host_row("AMD Ryzen 9 7950X", "ikawrakow-ryzen9-7950"), "runs.yaml"),
+                       doctest::Contains("did you mean 'ikawrakow-ryzen9-7950x'?"), ConfigError);
+  // A machine whose CPU is not the row's.
+  CHECK_THROWS_WITH_AS(io::parse_serving_runs(host_row("Intel Core i9-10900X", "ikawrakow-ryzen9-7950x"), "runs.yaml"),
+                       doctest::Contains("row1.system.host.machine: machine 'ikawrakow-ryzen9-7950x' has CPU 'AMD "
+                                         "Ryzen 9 7950X', the row's host.cpu is 'Intel Core i9-10900X'"),
+                       ConfigError);
+}

@@ -93,7 +93,8 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // before it -ngl 33 of 56 blocks kept the output layer on the host): PR #11397 +67.2% -> +70.8%, a sourced
   // correction that moves away from the target (a 161 MB output layer on the CPU instead of a 430 MB block).
   // 61.1% -> 31.5% with the DRAM rate of a CPU-only decode run published for the row's machine
-  // (serving::machine_decode_run, host_rates.cc): the ik_llama.cpp rows ran on ikawrakow's 5975WX and 7950X, whose
+  // (serving::machine_decode_run, host_rates.cc; keyed on the rows' host.machine since 2026-12-03, figures
+  // unchanged): the ik_llama.cpp rows ran on ikawrakow's 5975WX and 7950X, whose
   // CPU-only token generation reads 55.8 GB/s (TriLM-3.9B, ik_llama.cpp PR #13, flat from 8 to 16 threads) and
   // 55.4 GB/s (GPT-OSS-20B MXFP4, Discussion #758), not the rule's 149.5 and 68.2: PR #829 +98.6/+94.1% ->
   // -3.1/-1.8%, PR #841 +26.0% -> +7.2%. The llama.cpp rows (no published CPU-only run of their machines) are

@@ -72,16 +72,18 @@ TEST_CASE("llama_host applies the rule to a host's spec") {
   CHECK_THROWS_WITH_AS(llama_host(s), doctest::Contains("core count"), ConfigError);
 }
 
-TEST_CASE("a machine's published CPU-only decode run gives its rate, and only for rows from that machine") {
+TEST_CASE("a named machine's published CPU-only decode run gives its rate; the lookup is by name only") {
   // ik_llama.cpp Discussion #758: GPT-OSS-20B MXFP4 at 21.62 tok/s on ikawrakow's 7950X; a token reads 4 of 32
   // experts in 24 blocks at 4.25 bits and the other multiplied weights at Q8_0's 8.5 bits.
-  const MachineDecodeRun* zen4 = machine_decode_run("AMD Ryzen 9 7950X", "ikawrakow/ik_llama.cpp PR #841 description");
+  const MachineDecodeRun* zen4 = machine_decode_run("ikawrakow-ryzen9-7950x");
   REQUIRE(zen4 != nullptr);
+  CHECK(zen4->cpu == "AMD Ryzen 9 7950X");
   CHECK(zen4->bytes_per_token / 1e9 == doctest::Approx(1.269 + 1.294).epsilon(2e-3));
   CHECK(zen4->gbps() == doctest::Approx(55.4).epsilon(2e-3));
   // ik_llama.cpp PR #13: TriLM-3.9B (1.08 GiB) TG flat from 8 to 16 threads (48.62, 48.09 tok/s) on the 5975WX.
-  const MachineDecodeRun* tr = machine_decode_run("AMD Ryzen Threadripper PRO 5975WX", "ikawrakow/ik_llama.cpp PR #829 description");
+  const MachineDecodeRun* tr = machine_decode_run("ikawrakow-threadripper-pro-5975wx");
   REQUIRE(tr != nullptr);
+  CHECK(tr->cpu == "AMD Ryzen Threadripper PRO 5975WX");
   CHECK(tr->gbps() == doctest::Approx(48.09 * 1.08 * 1073741824.0 / 1e9).epsilon(1e-6));
   CHECK(tr->gbps() == doctest::Approx(55.8).epsilon(2e-3));
   // The same PR's TriLM run on the 7950X (48.28 tok/s on 8 threads, at most the file a token: 56.0 GB/s)
@@ -89,10 +91,19 @@ TEST_CASE("a machine's published CPU-only decode run gives its rate, and only fo
   const double trilm_7950x = 48.28 * 1.08 * 1073741824.0 / 1e9;
   CHECK(zen4->gbps() <= trilm_7950x);
   CHECK(zen4->gbps() == doctest::Approx(trilm_7950x).epsilon(0.02));
-  // Another author's 7950X, or a CPU without a run, has none.
-  CHECK(machine_decode_run("AMD Ryzen 9 7950X", "llama.cpp issue #4716") == nullptr);
-  CHECK(machine_decode_run("AMD Ryzen 9 7950X", "ikawrakow/ik_llama.cpp PR #841, a user's comment") == nullptr);
-  CHECK(machine_decode_run("Intel Core i9-10900X", "ikawrakow/ik_llama.cpp PR #1 description") == nullptr);
+  // Neither a CPU, a whose-machine phrase nor a source string finds a machine: only its name does.
+  CHECK(machine_decode_run("AMD Ryzen 9 7950X") == nullptr);
+  CHECK(machine_decode_run("ikawrakow's Ryzen 9 7950X") == nullptr);
+  CHECK(machine_decode_run("ikawrakow/ik_llama.cpp PR #841 description") == nullptr);
+  CHECK(machine_decode_run("") == nullptr);
+  // Every entry has a distinct name, a CPU, a source and a positive rate.
+  for (const MachineDecodeRun& m : machine_decode_runs()) {
+    CAPTURE(m.name);
+    CHECK(machine_decode_run(m.name) == &m);
+    CHECK_FALSE(m.cpu.empty());
+    CHECK_FALSE(m.source.empty());
+    CHECK(m.gbps() > 0);
+  }
 }
 
 TEST_CASE("llama_host takes a machine's measured decode rate instead of the fraction of its peak") {
