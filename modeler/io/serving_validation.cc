@@ -24,16 +24,19 @@ WeightFormat fmt_of(const std::string& s) { return *serving::parse_weight_format
 
 bool is_16bit(const std::string& s) { return s == "bf16" || s == "fp16"; }
 
-// The validator's rule for a null kv_precision: 16-bit weights keep a 16-bit cache; fp8 and fp4 checkpoints
-// run an fp8 cache (AIConfigurator's default kv-cache mode for quantised checkpoints) and llama.cpp f16.
-double kv_bytes_for(const ServingRun& r, std::vector<std::string>* assumed) {
+// The validator's rule for a null kv_precision: 16-bit weights keep a 16-bit cache, llama.cpp f16; fp8 and fp4
+// checkpoints run an fp8 cache (AIConfigurator's default kv-cache mode for quantised checkpoints), except the
+// SGLang sweeps the generator did not deploy, which keep SGLang's --kv-cache-dtype auto (aic_quantised_kv_bytes).
+double kv_bytes_for(const ServingRun& r, bool generator_deployed, std::vector<std::string>* assumed) {
   if (r.kv_precision) return *serving::parse_kv_bytes(*r.kv_precision);
   if (r.engine == "llama.cpp" || r.engine == "ik_llama.cpp" || is_16bit(r.weights_precision)) {
     assumed->push_back("kv 16-bit");
     return 2.0;
   }
-  assumed->push_back("kv fp8");
-  return 1.0;
+  const auto engine = serving::parse_engine(r.engine);
+  const double b = engine ? serving::aic_quantised_kv_bytes(*engine, generator_deployed) : 1.0;
+  assumed->push_back(b >= 2.0 ? "kv 16-bit (SGLang --kv-cache-dtype auto)" : "kv fp8");
+  return b;
 }
 
 std::string family_of(const ServingRun& r) {
@@ -126,7 +129,9 @@ ServeRowResult predict_row(const ServingRun& r, std::map<std::string, GpuProfile
   serving::Precision prec;
   prec.weights = fmt_of(r.weights_precision);
   prec.moe_weights = fmt_of(r.moe_weights_precision);
-  prec.kv_bytes = kv_bytes_for(r, &out.assumed);
+  const bool generator_deployed =
+      aic && (r.notes.find("image=") != std::string::npos || r.notes.find("db-dump") != std::string::npos);
+  prec.kv_bytes = kv_bytes_for(r, generator_deployed, &out.assumed);
   serving::ServingModel sm = serving::make_serving_model(r.model, prec);
   sm.engine = serving::engine_step(*serving::parse_engine(r.engine), r.engine_version.value_or(""), r.model);
   serving::ServeInputs in;
@@ -140,7 +145,7 @@ ServeRowResult predict_row(const ServingRun& r, std::map<std::string, GpuProfile
   // Only rows whose notes name the container image or the deployment database dump were deployed by
   // AIConfigurator's generator; the older per-version sweeps (h100_sxm/trtllm/1.0.0rc3/..., no image) ran with
   // settings the CSV does not give, so they keep the engines' defaults.
-  if (aic && (r.notes.find("image=") != std::string::npos || r.notes.find("db-dump") != std::string::npos)) {
+  if (generator_deployed) {
     // The engine limits AIConfigurator's generator writes for its benchmark deployments (aic_benchmark.h).
     const serving::AicEngineLimits lim =
         serving::aic_generator_limits(in.engine, r.mode, *r.input_len, agg.batch.value_or(0), sys.gpu);

@@ -30,4 +30,8 @@ AicEngineLimits aic_generator_limits(Engine e, Mode mode, int isl, int max_batch
   return l;
 }
 
+double aic_quantised_kv_bytes(Engine e, bool generator_deployed) {
+  return e == Engine::sglang && !generator_deployed ? 2.0 : 1.0;
+}
+
 }  // namespace shardplan::serving

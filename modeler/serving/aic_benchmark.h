@@ -46,4 +46,18 @@ int aic_default_nextn(const std::string& model_name);
 /// (docs/serving.md, "TTFT on the AIConfigurator rows").
 AicEngineLimits aic_generator_limits(Engine e, Mode mode, int isl, int max_batch, const Gpu& gpu, int nextn = 0);
 
+/// KV-cache bytes per element of an AIConfigurator row whose CSV records no KV format (it has no column for it),
+/// for a checkpoint with quantised (not 16-bit) weights; `generator_deployed`: the row's notes name the container
+/// image or the deployment database dump.
+/// - Generator-deployed rows and every engine but SGLang: an fp8 cache (1), AIConfigurator's kv-cache mode for
+///   quantised checkpoints; the generator writes it as SGLang's --kv-cache-dtype (benchmark/sglang.rule at
+///   095f58a51: kv_cache_dtype "fp8" -> "fp8_e4m3").
+/// - SGLang sweeps the generator did not deploy keep the engine default --kv-cache-dtype auto, which takes fp8
+///   only when the checkpoint's quant config names FP8 KV (kv_cache_quant_algo, as ModelOpt exports write it) and
+///   the model dtype otherwise (python/sglang/srt/model_executor/model_runner.py, configure_kv_cache_dtype, the
+///   0.5.x releases read in the index): a bf16 cache (2). The rows concerned (SGLang 0.5.6.post2 on H200:
+///   Qwen3-235B-A22B-FP8, a block-fp8 checkpoint whose quantization_config names no KV scheme, and
+///   Llama-3.1-8B-Instruct, a bf16 checkpoint) carry none.
+double aic_quantised_kv_bytes(Engine e, bool generator_deployed);
+
 }  // namespace shardplan::serving

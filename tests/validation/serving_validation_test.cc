@@ -62,10 +62,15 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // Decode GEMMs of 17-127 rows at AIConfigurator's measured m = 17..112 rows (decode_gemm_table.cc) instead of
   // the m <= 16 curve: TPOT 19.2% -> 18.9% (trtllm 14.2 -> 13.8, sglang 24.1 -> 24.0, vllm 30.4 -> 30.2;
   // H100 10.8 -> 10.2, B200/GB200/GB300 +0.1 each), TTFT 58.6% unchanged.
+  // SGLang's --kv-cache-dtype auto (a bf16 cache) on the SGLang sweeps the generator did not deploy, where an fp8
+  // cache had been assumed (aic_quantised_kv_bytes, aic_benchmark.h): TPOT 18.9% -> 18.4% (sglang 24.0 -> 22.2;
+  // Llama-3.1-8B H200 45.5% -> 31.9% over 46, Qwen3-235B-A22B-FP8 H200 11.9% -> 9.6% over 24), TTFT 58.6% ->
+  // 58.7% (the Llama-3.1-8B rows, already over-predicted at +153% median, 162.4% -> 165.2%): a sourced engine
+  // default that moves TTFT slightly away; the guard was loosened for it, not fitted.
   CHECK(o[1].runs >= 1290);
-  CHECK(o[1].mape <= 19.0);
+  CHECK(o[1].mape <= 18.4);
   CHECK(o[0].runs >= 1300);
-  CHECK(o[0].mape <= 58.6);
+  CHECK(o[0].mape <= 58.7);
   const auto& dc = rep.by_family.at("datacenter");
   CHECK(dc[4].runs >= 21);
   CHECK(dc[4].mape <= 19.1);  // 23.4% with the prefill GEMMs alone, 19.5% with the MoE FLOP rate, 20.0% with
@@ -121,9 +126,10 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
                                 // with the measured all-reduce, 16.4% with the small kernels per block, 14.2%
                                 // with the NVL72 tp 8 all-reduce on NVLink, 13.8% with the measured decode
                                 // GEMMs of 17-127 rows
-  CHECK(rep.by_engine.at("sglang")[1].mape <= 24.1);  // 24.9% before its RoPE and KV-write kernels, 24.4% before
+  CHECK(rep.by_engine.at("sglang")[1].mape <= 22.3);  // 24.9% before its RoPE and KV-write kernels, 24.4% before
                                                        // the NVL72 tp 8 all-reduce, 24.1% before the measured
-                                                       // decode GEMMs of 17-127 rows
+                                                       // decode GEMMs of 17-127 rows, 24.0% before the bf16
+                                                       // cache of --kv-cache-dtype auto (above)
   {
     // TRT-LLM disaggregated TPOT (AIConfigurator rows, the decode worker's step): 25.5% over 141 with the NVL72
     // tp 8 decode workers' all-reduces on the collective model (GB200/GB300 tp 8 median +36..+62%), 13.8% with
@@ -155,7 +161,8 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // over-predicted prefill steps pay two more floors per block (80.8% -> 82.4% over 51). Loosened for a
   // sourced kernel list, not a fit.
   CHECK(rep.by_engine.at("vllm")[0].mape <= 57.4);
-  CHECK(rep.by_engine.at("sglang")[0].mape <= 72.9);  // 72.7% with the measured all-reduce
+  CHECK(rep.by_engine.at("sglang")[0].mape <= 73.2);  // 72.7% with the measured all-reduce, 72.8% -> 73.1% with
+                                                       // the bf16 cache of --kv-cache-dtype auto (above)
   CHECK(trt[0].mape <= 53.0);
   // AIConfigurator's rows give one worker's shape; its benchmark runs concurrency = workers x max_batch. The
   // Qwen3-32B NVFP4 run at concurrency 416 with max_batch 13 ran on 32 workers: without them its 416 clients

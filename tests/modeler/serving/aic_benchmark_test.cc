@@ -57,3 +57,12 @@ TEST_CASE("AIConfigurator's MTP default turns SGLang's mixed chunk off") {
   // The other engines have no mixed-chunk switch; their budgets do not depend on MTP.
   CHECK(aic_generator_limits(Engine::trtllm, Mode::aggregated, 1024, 10, kH100, 1).max_num_tokens == 2560);
 }
+
+TEST_CASE("KV cache of a quantised checkpoint with no recorded KV format: fp8, but SGLang's auto outside the generator") {
+  // The generator writes --kv-cache-dtype fp8_e4m3 (benchmark/sglang.rule); AIConfigurator's other rows run fp8.
+  CHECK(aic_quantised_kv_bytes(Engine::sglang, true) == 1.0);
+  CHECK(aic_quantised_kv_bytes(Engine::trtllm, false) == 1.0);
+  CHECK(aic_quantised_kv_bytes(Engine::vllm, false) == 1.0);
+  // SGLang's --kv-cache-dtype auto keeps the model dtype unless the checkpoint names FP8 KV (model_runner.py).
+  CHECK(aic_quantised_kv_bytes(Engine::sglang, false) == 2.0);
+}
