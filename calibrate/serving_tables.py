@@ -8,7 +8,7 @@ table's rows as a generated include file that the table's .cc file includes:
   decode_gemm_rows.inc       decode_gemm_table.cc       serving/gemm.csv.gz, m < 128
   prefill_gemm_rows.inc      prefill_gemm_table.cc      serving/gemm.csv.gz, m >= 128
   decode_attention_rows.inc  decode_attention_table.cc  serving/attention_decode.csv
-  moe_rows.inc               moe_table.cc (kRows)       serving/moe.csv.gz, <= 16 rows per expert
+  moe_rows.inc               moe_table.cc (kRows)       serving/moe.csv.gz, <= 16 rows per expert, per rows
   moe_flop_rows.inc          moe_table.cc (kFlopRows)   serving/moe.csv.gz, > 16 rows per expert
   allreduce_rows.inc         allreduce_table.cc         serving/custom_allreduce.csv
   small_kernel_rows.inc      decode_gemm_table.cc       serving/gemm.csv.gz, bf16, m = 1, n, k in {128, 256}
@@ -164,12 +164,33 @@ def decode_attention(d):
     return out
 
 
+def balanced_rank0(tokens, experts, top_k, ep):
+    """(touched, pairs): the local experts EP rank 0 (experts 0 .. experts/ep - 1) receives tokens on, and the
+    token-expert pairs it gets, under AIConfigurator's `balanced` routing (aiconfigurator@095f58a5:
+    collector/helper.py balanced_logits: stride = ceil(experts / top_k); token i picks (i + j stride) mod experts
+    when tokens >= stride, else floor(i stride / tokens) + j stride; the one-hot logits' top-k are those experts;
+    collector/sglang/collect_moe.py build_rank0_workloads keeps rank 0's share the same way). The picks spread
+    over all experts, so rank 0 of ep sees about 1/ep of the pairs, not the first tokens x top_k experts."""
+    stride = -(-experts // top_k)
+    local = experts // ep
+    load = {}
+    for i in range(tokens):
+        picks = {((i + j * stride) if tokens >= stride else (i * stride // tokens + j * stride)) % experts
+                 for j in range(top_k)}
+        for x in picks:
+            if x < local:
+                load[x] = load.get(x, 0) + 1
+    return len(load), sum(load.values())
+
+
 def moe_rows(d):
     """Balanced routing, gated geometries (not top_k 22, not 2688/1856/128/6). <= 16 rows per expert
-    (tokens top_k / experts): bytes = min(experts/ep, tokens top_k) x 3 hidden expert_ffn / tp x bits/8, GB/s in
-    bins 2^22..2^32. Above 16: flops = 2 tokens top_k / ep x 3 hidden expert_ffn / tp, TFLOP/s in bins 2^30..2^44.
-    Empty bins repeat the nearest lower (else upper) neighbour."""
-    by_bytes, by_flops = {}, {}
+    (tokens top_k / experts): the local experts rank 0 touches and their pairs (balanced_rank0); rows = pairs /
+    touched (the token rows of one touched expert), keyed 2^round(log2(rows)) (1, 2, 4, 8, 16); bytes = touched
+    x 3 hidden expert_ffn / tp x bits/8, GB/s in bins 2^22..2^32 per key. Above 16: flops = 2 tokens top_k / ep x
+    3 hidden expert_ffn / tp, TFLOP/s in bins 2^30..2^44. Empty bins repeat the nearest lower (else upper)
+    neighbour."""
+    by_bytes, by_flops, rank0 = {}, {}, {}
     for r in read(d, "moe.csv"):
         if r["distribution"] != "balanced" or r["dtype"] not in MOE_BITS or not r["latency_us_median"]:
             continue
@@ -177,13 +198,17 @@ def moe_rows(d):
         if k == 22 or (h, f, e, k) == (2688, 1856, 128, 6):  # ReLU^2 (non-gated) Nemotron layers
             continue
         lat = float(r["latency_us_median"])
-        key = (PROFILE[r["system"]], r["dtype"])
         if t * k / e <= 16:
-            b = min(e / ep, t * k) * 3 * h * f / tp * MOE_BITS[r["dtype"]] / 8
+            if (t, e, k, ep) not in rank0:
+                rank0[(t, e, k, ep)] = balanced_rank0(t, e, k, ep)
+            touched, pairs = rank0[(t, e, k, ep)]
+            b = touched * 3 * h * f / tp * MOE_BITS[r["dtype"]] / 8
+            key = (PROFILE[r["system"]], (r["dtype"], 2 ** log2_bin(pairs / touched)))
             by_bytes.setdefault(key, {}).setdefault(log2_bin(b), []).append(b / lat / 1e3)
         else:
             fl = 2 * t * k / ep * 3 * h * f / tp
-            by_flops.setdefault(key, {}).setdefault(log2_bin(fl), []).append(fl / lat / 1e6)
+            by_flops.setdefault((PROFILE[r["system"]], r["dtype"]), {}).setdefault(log2_bin(fl), []).append(
+                fl / lat / 1e6)
     return (medians(by_bytes, 22, 32, nearest_lower_else_upper),
             medians(by_flops, 30, 44, nearest_lower_else_upper))
 

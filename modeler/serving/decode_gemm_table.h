@@ -5,6 +5,8 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "modeler/curve.h"
 #include "modeler/system.h"
@@ -20,6 +22,14 @@ const Curve* decode_gemm_rate(const std::string& gpu, Dtype d);
 /// rows, between measured m the time per byte interpolated linearly in m, above the largest measured m (112) that
 /// row's curve; nullopt when the table has no such GPU and dtype.
 std::optional<double> decode_gemm_bytes_per_s(const std::string& gpu, Dtype d, double rows, double weight_bytes);
+
+/// Rate curves measured at a few row counts m, by ascending m (this table's rows; moe_table.h's per rows per expert).
+using CurvesByRows = std::vector<std::pair<double, Curve>>;
+
+/// The rate at `rows` rows and `x` (the curves' x) from curves measured at a few m: at or below the smallest m its
+/// curve, at or above the largest m that one's, between two measured m the time per unit of x (1 / rate)
+/// interpolated linearly in m. `c` must not be empty.
+double rate_between_rows(const CurvesByRows& c, double rows, double x);
 
 /// What one small kernel costs in a CUDA-graph replay on `gpu` (a profile name): the median latency of the
 /// smallest GEMMs the table measured (decode_gemm_table.cc); nullopt where the table has no such GPU.

@@ -119,6 +119,7 @@ struct ExpertWork {
   Flops flops;         // that math on this rank
   Bytes weights;       // weights of the touched local experts
   Bytes activations;   // rows in and out
+  double rows = 1;     // token rows per touched expert (pairs on the rank / touched experts)
   Dtype math = Dtype::bf16;
 };
 
@@ -126,7 +127,8 @@ ExpertWork expert_work(const KernelCtx& c, const LinearSpec& s, double pairs) {
   ExpertWork w;
   const double e = s.experts, ep = c.w.moe_ep, etp = c.w.moe_tp;
   const double local = e / ep;
-  const double touched = local * (1.0 - std::pow(1.0 - 1.0 / e, pairs));
+  const double reached = 1.0 - std::pow(1.0 - 1.0 / e, pairs);  // share of experts with at least one token
+  const double touched = local * reached;
   const double m = pairs / e;  // rows per expert
   double n = s.n, k = s.k;
   if (s.split == TpSplit::column) n /= etp;
@@ -141,22 +143,24 @@ ExpertWork expert_work(const KernelCtx& c, const LinearSpec& s, double pairs) {
                                                      serving_wave_efficiency(c.g, rows, n))) *
               (1.0 / sparse_compute_speedup(s.xf, rows, n, k));
   w.weights = s.bytes * (touched / e / etp);
+  w.rows = std::max(1.0, m / reached);
   w.activations = Bytes(local * m * (k * act_bytes(w.math) + n * 2.0));
   return w;
 }
 
 Seconds expert_time(const KernelCtx& c, const LinearSpec& s, double pairs) {
   const ExpertWork w = expert_work(c, s, pairs);
-  // The m <= 16 curve, as before the table had larger m: an expert's rows are its share of the routed tokens.
-  const Seconds memory = weight_stream_time(c.g, w.math, 1, w.weights, w.activations);
+  // The decode-GEMM rate at the rows one touched expert gets (its share of the routed tokens).
+  const Seconds memory = weight_stream_time(c.g, w.math, w.rows, w.weights, w.activations);
   return std::max(c.g.eff.kernel_overhead + w.compute, memory);
 }
 
 }  // namespace
 
 // The routed experts of one MoE layer. Where moe_table.h has the GPU and the experts' format, the layer streams
-// its touched experts' weights at the measured MoE-layer rate (that latency includes routing, permutation and
-// every kernel's fixed cost), bounded below by the grouped GEMMs' math; else one grouped GEMM per projection.
+// its touched experts' weights at the measured MoE-layer rate for its rows per touched expert (that latency
+// includes routing, permutation and every kernel's fixed cost), bounded below by the grouped GEMMs' math; else
+// one grouped GEMM per projection.
 constexpr double kMoeTableMaxRowsPerExpert = 16;  // the derivation's filter (moe_table.cc)
 
 Seconds moe_layer_time(const KernelCtx& c, const std::vector<LinearSpec>& experts, double pairs) {
@@ -168,9 +172,9 @@ Seconds moe_layer_time(const KernelCtx& c, const std::vector<LinearSpec>& expert
   // FLOP rate of moe_layer_flop_rate (more rows per expert), bounded below by streaming the touched experts at
   // the HBM bandwidth; GPUs and formats without measurements use the grouped GEMMs' own model.
   const bool measured_regime = pairs / experts.front().experts <= kMoeTableMaxRowsPerExpert;
-  const Curve* rate = uniform && measured_regime ? moe_layer_rate(c.g, f) : nullptr;
+  const bool rates = uniform && measured_regime && moe_layer_rates(c.g, f) != nullptr;
   const Curve* flop_rate = uniform && !measured_regime ? moe_layer_flop_rate(c.g, f) : nullptr;
-  if (!rate && !flop_rate) {
+  if (!rates && !flop_rate) {
     Seconds t;
     for (const LinearSpec& s : experts) t += expert_time(c, s, pairs);
     return t;
@@ -178,15 +182,18 @@ Seconds moe_layer_time(const KernelCtx& c, const std::vector<LinearSpec>& expert
   Seconds compute;
   Flops flops;
   Bytes weights;
+  double rows = 1;
   for (const LinearSpec& s : experts) {
     const ExpertWork w = expert_work(c, s, pairs);
     compute += w.compute;
     flops += w.flops;
     weights += w.weights;
+    rows = w.rows;
   }
   if (flop_rate) return std::max(Seconds(flops.v / flop_rate->at(flops.v)), weights / c.g.hbm_bw);
   // Capped at the HBM bandwidth: the table's small sizes on large-L2 parts read from cache (moe_table.cc).
-  const Seconds memory(weights.v / std::min(rate->at(weights.v), c.g.hbm_bw.v));
+  const double rate = *moe_layer_bytes_per_s(c.g, f, rows, weights.v);
+  const Seconds memory(weights.v / std::min(rate, c.g.hbm_bw.v));
   return std::max(c.g.eff.kernel_overhead * static_cast<double>(experts.size()) + compute, memory);
 }
 

@@ -3,13 +3,20 @@
 // aiconfigurator commit 095f58a5, Apache-2.0; one MoE layer's forward on one GPU, CUDA-graph replays inside
 // TRT-LLM, SGLang and vLLM containers: routing from given logits, permutation, grouped gate+up GEMM, SwiGLU,
 // grouped down GEMM, un-permute; no all-to-all, no all-reduce, no router GEMM).
-// Derivation (reproducible): rows with distribution `balanced` (the collectors' round-robin routing, which
-// loads the first tokens x top_k experts; the measured GPU, EP rank 0, then touches min(experts/ep,
-// tokens x top_k) of its experts) and at most 16 rows per expert (tokens x top_k / experts <= 16: the
-// weight-streaming regime); the non-gated ReLU^2 Nemotron geometries (top_k 22, and 2688/1856/128/6) left out
-// because the bytes below assume gate+up+down. bytes = touched x 3 x hidden x expert_ffn / tp x bits/8 (the
-// storage bits of formats.cc); rate = bytes / latency_us_median; bins round(log2(bytes)) from 2^22 to 2^32,
-// the bin's median rate in GB/s; an empty bin repeats its nearest lower (else upper) neighbour.
+// Derivation (reproducible): rows with distribution `balanced` and at most 16 rows per expert (tokens x top_k /
+// experts <= 16: the weight-streaming regime); the non-gated ReLU^2 Nemotron geometries (top_k 22, and
+// 2688/1856/128/6) left out because the bytes below assume gate+up+down. The collectors' balanced routing
+// (aiconfigurator@095f58a5:collector/helper.py balanced_logits) spreads each token's top_k picks a stride of
+// ceil(experts / top_k) apart over all experts, so the measured GPU, EP rank 0 (experts 0 .. experts/ep - 1),
+// gets about 1/ep of the pairs: `touched` and `pairs` are counted exactly by replaying that routing
+// (calibrate/serving_tables.py balanced_rank0). bytes = touched x 3 x hidden x expert_ffn / tp x bits/8 (the
+// storage bits of formats.cc); rate = bytes / latency_us_median; rows = pairs / touched (token rows per touched
+// expert), keyed 2^round(log2(rows)): 1, 2, 4, 8, 16; per key, bins round(log2(bytes)) from 2^22 to 2^32, the
+// bin's median rate in GB/s; an empty bin repeats its nearest lower (else upper) neighbour. Before 2026-12-03
+// the table pooled every rows value and counted min(experts/ep, tokens x top_k) touched experts, which at ep > 1
+// and few tokens overstated the bytes up to ep-fold: H200 fp8_block rows read up to 16 TB/s against a 4.8 TB/s
+// HBM; counted exactly, every bin of every GPU stays below its HBM rate. At the top bins one row per touched
+// expert streams 5-15% faster than 16 (H200 fp8_block 2^31: 3.91 TB/s at 1 row, 3.41 at 16).
 // Dtypes: fp8 is per-tensor W8A8, fp8_block 128x128 blocks, int4_wo W4A16 group 128, w4a16_mxfp4 MXFP4 weights
 // with bf16 activations (Hopper, Ampere, Ada), w4a8_mxfp4_mxfp8 with MXFP8 activations (Blackwell).
 // The medians pool the frameworks' kernels (Triton fused_moe, CUTLASS, TRT-LLM-gen, Marlin, DeepGEMM), whose
@@ -18,6 +25,7 @@
 // HBM bandwidth, as for the decode GEMMs.
 #include "modeler/serving/moe_table.h"
 
+#include <algorithm>
 #include <array>
 #include <iterator>
 #include <string_view>
@@ -30,6 +38,7 @@ namespace {
 struct Row {
   const char* gpu;
   const char* dtype;
+  double rows;                  // token rows per touched expert (the bin 2^round(log2(rows)))
   std::array<double, 11> gbps;  // at 2^22 ... 2^32 bytes of touched expert weights
 };
 constexpr Row kRows[] = {
@@ -95,15 +104,19 @@ const Curve* moe_layer_flop_rate(const Gpu& gpu, WeightFormat experts) {
   return nullptr;
 }
 
-const Curve* moe_layer_rate(const Gpu& gpu, WeightFormat experts) {
-  static const std::vector<std::pair<std::string, Curve>> curves = [] {
-    std::vector<std::pair<std::string, Curve>> out;
+const CurvesByRows* moe_layer_rates(const Gpu& gpu, WeightFormat experts) {
+  static const std::vector<std::pair<std::string, CurvesByRows>> curves = [] {
+    std::vector<std::pair<std::string, CurvesByRows>> out;
     for (const Row& r : kRows) {
-      Curve c = Curve::powers_of_two(22, r.gbps, 1e9,
-                                     "AIConfigurator measured MoE layers, balanced routing, <= 16 rows per expert "
-                                     "(moe_table.cc)");
-      out.emplace_back(std::string(r.gpu) + "/" + r.dtype, std::move(c));
+      const std::string key = std::string(r.gpu) + "/" + r.dtype;
+      auto it = std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.first == key; });
+      if (it == out.end()) it = out.emplace(out.end(), key, CurvesByRows{});
+      it->second.emplace_back(r.rows, Curve::powers_of_two(22, r.gbps, 1e9,
+                                                           "AIConfigurator measured MoE layers, balanced routing, "
+                                                           "<= 16 rows per expert (moe_table.cc)"));
     }
+    for (auto& [key, by_rows] : out)
+      std::sort(by_rows.begin(), by_rows.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
     return out;
   }();
   const char* d = dtype_key(experts, gpu);
@@ -113,6 +126,12 @@ const Curve* moe_layer_rate(const Gpu& gpu, WeightFormat experts) {
   for (const auto& [k, c] : curves)
     if (k == key) return &c;
   return nullptr;
+}
+
+std::optional<double> moe_layer_bytes_per_s(const Gpu& gpu, WeightFormat experts, double rows, double bytes) {
+  const CurvesByRows* c = moe_layer_rates(gpu, experts);
+  if (!c) return std::nullopt;
+  return rate_between_rows(*c, rows, bytes);
 }
 
 }  // namespace shardplan::serving

@@ -67,10 +67,13 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // Llama-3.1-8B H200 45.5% -> 31.9% over 46, Qwen3-235B-A22B-FP8 H200 11.9% -> 9.6% over 24), TTFT 58.6% ->
   // 58.7% (the Llama-3.1-8B rows, already over-predicted at +153% median, 162.4% -> 165.2%): a sourced engine
   // default that moves TTFT slightly away; the guard was loosened for it, not fitted.
+  // MoE decode layers per rows per touched expert (moe_table.cc, touched experts counted by replaying the
+  // collectors' balanced routing): TPOT 18.9% -> 18.3% alone (trtllm 13.8 -> 13.4, vllm 30.2 -> 27.5, sglang 24.0 ->
+  // 24.1), TTFT 58.6% -> 59.1% (vllm 57.3 -> 61.8, below). Both together: TPOT 17.8%, TTFT 59.2%.
   CHECK(o[1].runs >= 1290);
-  CHECK(o[1].mape <= 18.4);
+  CHECK(o[1].mape <= 17.9);
   CHECK(o[0].runs >= 1300);
-  CHECK(o[0].mape <= 58.7);
+  CHECK(o[0].mape <= 59.3);
   const auto& dc = rep.by_family.at("datacenter");
   CHECK(dc[4].runs >= 21);
   CHECK(dc[4].mape <= 19.1);  // 23.4% with the prefill GEMMs alone, 19.5% with the MoE FLOP rate, 20.0% with
@@ -122,19 +125,21 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   CHECK(off[3].mape <= 12.6);
   // The TRT-LLM dense aggregated rows, the best-covered family, stay within their measured error.
   const auto& trt = rep.by_engine.at("trtllm");
-  CHECK(trt[1].mape <= 13.9);  // 18.0% before the measured prefill GEMM and MoE-layer rates, 16.8% after, 17.1%
-                                // with the measured all-reduce, 16.4% with the small kernels per block, 14.2%
-                                // with the NVL72 tp 8 all-reduce on NVLink, 13.8% with the measured decode
-                                // GEMMs of 17-127 rows
-  CHECK(rep.by_engine.at("sglang")[1].mape <= 22.3);  // 24.9% before its RoPE and KV-write kernels, 24.4% before
-                                                       // the NVL72 tp 8 all-reduce, 24.1% before the measured
-                                                       // decode GEMMs of 17-127 rows, 24.0% before the bf16
-                                                       // cache of --kv-cache-dtype auto (above)
+  CHECK(trt[1].mape <= 13.5);  // 18.0% before the measured prefill GEMM and MoE-layer rates, 16.8% after, 17.1%
+                               // with the measured all-reduce, 16.4% with the small kernels per block, 14.2%
+                               // with the NVL72 tp 8 all-reduce on NVLink, 13.8% with the measured decode
+                               // GEMMs of 17-127 rows, 13.4% with the MoE layers per rows per touched expert
+  CHECK(rep.by_engine.at("sglang")[1].mape <= 22.5);  // 24.9% before its RoPE and KV-write kernels, 24.4% before
+                                                      // the NVL72 tp 8 all-reduce, 24.1% before the measured
+                                                      // decode GEMMs of 17-127 rows, 24.0% before the bf16
+                                                      // cache of --kv-cache-dtype auto (above), 22.2% before
+                                                      // the MoE layers per rows per touched expert (GB300
+                                                      // DeepSeek-V3 15.5 -> 17.0)
   {
     // TRT-LLM disaggregated TPOT (AIConfigurator rows, the decode worker's step): 25.5% over 141 with the NVL72
     // tp 8 decode workers' all-reduces on the collective model (GB200/GB300 tp 8 median +36..+62%), 13.8% with
     // them at the HGX part's measured latency (allreduce_table.cc), 13.7% with the measured decode GEMMs of
-    // 17-127 rows (decode_gemm_table.cc).
+    // 17-127 rows (decode_gemm_table.cc), 12.1% with the MoE layers per rows per touched expert (moe_table.cc).
     int n = 0;
     double sum = 0;
     for (const io::ServeRowResult& row : rep.rows) {
@@ -146,10 +151,11 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
     }
     CHECK(n >= 140);
     REQUIRE(n > 0);
-    CHECK(sum / n <= 13.8);
+    CHECK(sum / n <= 12.2);
   }
-  CHECK(rep.by_engine.at("vllm")[1].mape <= 30.3);    // 31.6% before its RoPE and KV-write kernels, 30.4%
-                                                       // before the measured decode GEMMs of 17-127 rows
+  CHECK(rep.by_engine.at("vllm")[1].mape <= 27.6);  // 31.6% before its RoPE and KV-write kernels, 30.4%
+                                                    // before the measured decode GEMMs of 17-127 rows, 30.2%
+                                                    // before the MoE layers per rows per touched expert
   // TTFT per engine (vLLM 56.2%, SGLang 72.6%, TRT-LLM 52.7% at commit time; SGLang's was 65.3% before its
   // generator-deployed rows ran with max_prefill_tokens = isl + 1500 and mixed chunks, and 72.0% before its
   // chunked_prefill_size followed the GPU's memory (16384 from 160 GiB, server_args.py): the sourced default
@@ -159,10 +165,12 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // 51), whose over-predicted prefills pay three more kernel floors per block (a sourced cost that moves away).
   // 56.8% -> 57.3% with vLLM's RoPE and KV-write kernels (engine_step.cc), for the same reason: those rows'
   // over-predicted prefill steps pay two more floors per block (80.8% -> 82.4% over 51). Loosened for a
-  // sourced kernel list, not a fit.
-  CHECK(rep.by_engine.at("vllm")[0].mape <= 57.4);
+  // sourced kernel list, not a fit. 57.3% -> 61.8% with the MoE layers per rows per touched expert (moe_table.cc):
+  // the same rows decode slower (TPOT 43.0% -> 34.3% over 51), so the queues the model already over-predicts on
+  // the KV-bound tp 1/2 rows grow (e.g. 10.9 -> 14.2 s TTFT against 3.2 measured): loosened for measured rates.
+  CHECK(rep.by_engine.at("vllm")[0].mape <= 61.9);
   CHECK(rep.by_engine.at("sglang")[0].mape <= 73.2);  // 72.7% with the measured all-reduce, 72.8% -> 73.1% with
-                                                       // the bf16 cache of --kv-cache-dtype auto (above)
+                                                      // the bf16 cache of --kv-cache-dtype auto (above)
   CHECK(trt[0].mape <= 53.0);
   // AIConfigurator's rows give one worker's shape; its benchmark runs concurrency = workers x max_batch. The
   // Qwen3-32B NVFP4 run at concurrency 416 with max_batch 13 ran on 32 workers: without them its 416 clients

@@ -69,7 +69,7 @@ TEST_CASE("small kernel latency: the measured floor of a kernel under CUDA-graph
 
 TEST_CASE("decode GEMM table: measured m between 16 and 128 have their own rows, interpolated in time per byte") {
   const double w = double(1ULL << 27);  // 128 MiB of weights
-  // Up to 16 rows: the pooled m <= 16 curve.
+  // Up to 16 rows: the pooled m <= 16 curve (m = 1, 4, 16 measured; read per m they differ by noise, docs/serving.md).
   const shardplan::Curve* pooled = decode_gemm_rate("h100-sxm5-80gb", shardplan::Dtype::bf16);
   REQUIRE(pooled != nullptr);
   CHECK(*decode_gemm_bytes_per_s("h100-sxm5-80gb", shardplan::Dtype::bf16, 1, w) == pooled->at(w));
@@ -88,4 +88,19 @@ TEST_CASE("decode GEMM table: measured m between 16 and 128 have their own rows,
         *decode_gemm_bytes_per_s("h100-sxm5-80gb", shardplan::Dtype::bf16, 80, w));
   CHECK_FALSE(decode_gemm_bytes_per_s("a100-sxm4-80gb", shardplan::Dtype::fp8, 64, w));
   CHECK_FALSE(decode_gemm_bytes_per_s("rtx-4090", shardplan::Dtype::bf16, 64, w));
+}
+
+TEST_CASE("rate_between_rows: end curves outside the measured m, time per unit linear in m between them") {
+  CurvesByRows c;
+  c.emplace_back(1.0, shardplan::Curve::constant(4.0, "test"));
+  c.emplace_back(16.0, shardplan::Curve::constant(1.0, "test"));
+  CHECK(rate_between_rows(c, 0.25, 5.0) == 4.0);
+  CHECK(rate_between_rows(c, 1.0, 5.0) == 4.0);
+  CHECK(rate_between_rows(c, 16.0, 5.0) == 1.0);
+  CHECK(rate_between_rows(c, 100.0, 5.0) == 1.0);
+  // Halfway in m: 1 / rate = (1/4 + 1/1) / 2.
+  CHECK(rate_between_rows(c, 8.5, 5.0) == doctest::Approx(1.0 / 0.625));
+  // One curve: that curve at every m.
+  c.pop_back();
+  CHECK(rate_between_rows(c, 8.0, 5.0) == 4.0);
 }

@@ -19,27 +19,53 @@ Gpu named(const char* name, double hbm_gbps, bool fp4) {
 
 TEST_CASE("MoE layer table: measured GPUs and formats, rising with bytes, near the HBM rate at the top") {
   const Gpu h200 = named("h200-sxm-141gb", 4800, false);
-  const Curve* fp8b = moe_layer_rate(h200, WeightFormat::fp8_block);
+  const CurvesByRows* fp8b = moe_layer_rates(h200, WeightFormat::fp8_block);
   REQUIRE(fp8b != nullptr);
-  // A 4 MiB layer is bound by its fixed costs (routing, permutation, two launches); 4 GiB approaches 4.8 TB/s.
-  CHECK(fp8b->at(1 << 22) < 0.2e12);
-  CHECK(fp8b->at(1 << 22) < fp8b->at(1 << 28));
-  CHECK(fp8b->at(1ULL << 32) > 3.5e12);
-  CHECK(fp8b->at(1ULL << 32) < 4.8e12);
-  // Per-tensor and block-scaled fp8 are measured separately; bf16 and fp16 share the 16-bit row.
-  CHECK(moe_layer_rate(h200, WeightFormat::fp8) != fp8b);
-  CHECK(moe_layer_rate(h200, WeightFormat::fp16) == moe_layer_rate(h200, WeightFormat::bf16));
+  // One curve per measured count of rows per touched expert, ascending.
+  REQUIRE(fp8b->size() == 5);
+  CHECK(fp8b->front().first == 1);
+  CHECK(fp8b->back().first == 16);
+  for (const auto& [rows, c] : *fp8b) {
+    // A 4 MiB layer is bound by its fixed costs (routing, permutation, two launches); 4 GiB approaches 4.8 TB/s.
+    CHECK(c.at(1 << 22) < 0.4e12);
+    CHECK(c.at(1 << 22) < c.at(1 << 28));
+    CHECK(c.at(1ULL << 32) > 3.4e12);
+    // Counting the experts EP rank 0 touches under the collectors' routing keeps every rate under the HBM one
+    // (the old count read up to 16 TB/s at ep 8).
+    CHECK(c.at(1ULL << 32) < 4.8e12);
+  }
+  // Per-tensor and block-scaled fp8 are measured separately; bf16 and fp16 share the 16-bit rows.
+  CHECK(moe_layer_rates(h200, WeightFormat::fp8) != fp8b);
+  CHECK(moe_layer_rates(h200, WeightFormat::fp16) == moe_layer_rates(h200, WeightFormat::bf16));
   // GGUF block formats and unmeasured GPUs have no row.
-  CHECK(moe_layer_rate(h200, WeightFormat::q4_k) == nullptr);
-  CHECK(moe_layer_rate(named("rtx-4090", 1008, false), WeightFormat::bf16) == nullptr);
+  CHECK(moe_layer_rates(h200, WeightFormat::q4_k) == nullptr);
+  CHECK(moe_layer_rates(named("rtx-4090", 1008, false), WeightFormat::bf16) == nullptr);
+  CHECK(!moe_layer_bytes_per_s(named("rtx-4090", 1008, false), WeightFormat::bf16, 1, 1e9));
+}
+
+TEST_CASE("MoE layer table: the rate at a layer's rows per touched expert, interpolated between measured rows") {
+  const Gpu h200 = named("h200-sxm-141gb", 4800, false);
+  const CurvesByRows& c = *moe_layer_rates(h200, WeightFormat::fp8_block);
+  const double b = 1ULL << 31;
+  const auto at = [&](double rows) { return *moe_layer_bytes_per_s(h200, WeightFormat::fp8_block, rows, b); };
+  // At a measured count its own curve: 1 row per touched expert streams faster than 16 at 2 GiB (measured
+  // medians 3.91 and 3.41 TB/s, calibrate/serving_tables.py).
+  CHECK(at(1) == doctest::Approx(c.front().second.at(b)));
+  CHECK(at(16) == doctest::Approx(c.back().second.at(b)));
+  CHECK(at(1) > at(16) * 1.1);
+  // Below 1 and above 16 the end curves; between 8 and 16 the time per byte is linear in rows.
+  CHECK(at(0.5) == doctest::Approx(at(1)));
+  CHECK(at(40) == doctest::Approx(at(16)));
+  const double r8 = at(8), r16 = at(16);
+  CHECK(1.0 / at(12) == doctest::Approx(0.5 / r8 + 0.5 / r16));
 }
 
 TEST_CASE("MoE layer table: profiles of the same silicon share rows; MXFP4 activations follow the tensor cores") {
-  CHECK(moe_layer_rate(named("h800-sxm5-80gb", 3350, false), WeightFormat::bf16) ==
-        moe_layer_rate(named("h100-sxm5-80gb", 3350, false), WeightFormat::bf16));
+  CHECK(moe_layer_rates(named("h800-sxm5-80gb", 3350, false), WeightFormat::bf16) ==
+        moe_layer_rates(named("h100-sxm5-80gb", 3350, false), WeightFormat::bf16));
   // Hopper runs MXFP4 experts with bf16 activations, Blackwell with MXFP8 ones: different measured kernels.
-  const Curve* hopper = moe_layer_rate(named("b200", 7700, false), WeightFormat::mxfp4);
-  const Curve* blackwell = moe_layer_rate(named("b200", 7700, true), WeightFormat::mxfp4);
+  const CurvesByRows* hopper = moe_layer_rates(named("b200", 7700, false), WeightFormat::mxfp4);
+  const CurvesByRows* blackwell = moe_layer_rates(named("b200", 7700, true), WeightFormat::mxfp4);
   REQUIRE(hopper != nullptr);
   REQUIRE(blackwell != nullptr);
   CHECK(hopper != blackwell);
