@@ -183,3 +183,23 @@ TEST_CASE("offload rows: the host line labels the DRAM rate as the machine's mea
         "host: 55 GB/s (measured machine rate), 2.36 TFLOP/s and PCIe 26.2 GB/s (host rule)");
   CHECK(io::host_assumption(h, false) == "host: 55 GB/s, 2.36 TFLOP/s, PCIe 26.2 GB/s (host rule)");
 }
+
+TEST_CASE("offload rows: a row that states its DRAM data rate uses it, not the CPU table's rated one") {
+  // llama.cpp PR #11397 (abc-nix, 2025-02-16): "i7-10700 with 128GiB RAM (DDR4- 3867 MT/s)"; the part has two
+  // channels (the CPU table). The row states the peak, 2 x 8 B x 3867 MT/s, and the host rule reads 0.82 of it.
+  io::ServingRun r = shipped_row("llamacpp_pr11397_wizardlm2_8x22b_q4km_ngl33");
+  REQUIRE(r.host);
+  REQUIRE(r.host->memory_bw_gbps);
+  CHECK(*r.host->memory_bw_gbps == doctest::Approx(2 * 8.0 * 3867 / 1000).epsilon(1e-3));
+  const io::ServeRowResult stated = predict(r);
+  CHECK(assumed(stated, "host: 51 GB/s"));
+  // Without the stated rate the validator falls back to Intel's rated DDR4-2933 (46.9 GB/s peak, 38 GB/s read):
+  // a slower CPU side, so a slower decode; prefill streams the host weights over PCIe and barely moves.
+  r.host->memory_bw_gbps.reset();
+  const io::ServeRowResult rated = predict(r);
+  CHECK(assumed(rated, "host: 38 GB/s"));
+  REQUIRE(stated.predicted[2]);
+  REQUIRE(rated.predicted[2]);
+  CHECK(*stated.predicted[2] > *rated.predicted[2] * 1.2);
+  CHECK(*stated.predicted[3] == doctest::Approx(*rated.predicted[3]).epsilon(0.01));
+}

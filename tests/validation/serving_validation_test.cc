@@ -81,8 +81,8 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
                                // measured decode GEMMs of 17-127 rows
   CHECK(o[2].runs >= 16);
   // 31.1% -> 20.3% over 19 with the ik_llama.cpp offload rows' hosts at their machines' measured CPU decode rate
-  // (serving::machine_decode_run, below).
-  CHECK(o[2].mape <= 20.5);
+  // (serving::machine_decode_run, below). 20.0% -> 22.7% with PR #11397's stated DDR4-3867 (below).
+  CHECK(o[2].mape <= 22.9);
   const auto& full = rep.by_family.at("llama.cpp full-GPU");
   CHECK(full[2].runs >= 9);
   CHECK(full[2].mape <= 12.1);
@@ -107,8 +107,13 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // 55.4 GB/s (GPT-OSS-20B MXFP4, Discussion #758), not the rule's 149.5 and 68.2: PR #829 +98.6/+94.1% ->
   // -3.1/-1.8%, PR #841 +26.0% -> +7.2%. The llama.cpp rows (no published CPU-only run of their machines) are
   // unchanged.
+  // 31.5% -> 38.7% with PR #11397's host at the DRAM data rate its author states (DDR4-3867 on the i7-10700's two
+  // channels, 61.9 GB/s peak, read at the rule's 0.82: 50.7 GB/s) instead of Intel's rated DDR4-2933 (46.9, 38.5):
+  // +70.8% -> +120.8%. A sourced row correction that moves away from the target: the row's CPU side would have to
+  // read at 22 GB/s, 0.35 of its stated peak, so its missing time is not the DRAM peak (docs/serving-offload.md,
+  // 2026-12-03). Prefill unchanged (the host weights stream over PCIe in a 512-token ubatch).
   CHECK(off[2].runs >= 7);
-  CHECK(off[2].mape <= 31.7);
+  CHECK(off[2].mape <= 38.9);
   // Offload prefill: 58.5% over 4 before the prompt ran in the rows' ubatches (plan.offload.n_ubatch,
   // llama-sweep-bench's PP = one ubatch) with ggml-cuda's 32-token op-offload rule, 37.2% after, 24.5% once
   // prefill attention covered the cache before each ubatch (OffloadSetup::prefill_keys), 25.0% with the host
