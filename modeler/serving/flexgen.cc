@@ -135,6 +135,7 @@ struct Ctx {
   const FlexgenPolicy& p;
   const FlexgenMachine& hw;
   double prompt = 0;
+  double cache_len = 0;  // positions allocated per sequence: prompt + gen_len - 1 (init_cache_one_gpu_batch)
   double w_bytes = kFp16, c_bytes = kFp16;  // per value as stored (w_bytes: 2-D weights)
   double cg = 0, cc = 0, cd = 0, ac = 0, ad = 0;
   double cache_d2h = 0;  // bytes/s of new KV to the CPU-resident cache (never pinned), through the copy threads
@@ -218,7 +219,12 @@ Busy own_work(const Ctx& c, const SubLayer& l, int i) {
           b.stage += c.cc * values * c.c_bytes * c.stage_s_per_byte;
           b.h2d += (c.cc + c.cd) * values * c.c_bytes / c.hw.pcie_h2d.v;
           b.disk_read += c.cd * values * c.c_bytes / c.hw.disk_read.v;
-          if (c.p.compress_cache) b.compute += kDecompressTraffic * values / mem;
+          // A compressed cache at home on the GPU is not copied (smart_copy returns the home itself), and mha_gen
+          // decompresses that whole tensor before slicing the context off it (`decompress(k_cache)[:src_s]`,
+          // pytorch_backend.py, FlexLLMGen 004ffef): every allocated position, prompt + gen_len - 1. A copied
+          // (CPU or disk) cache holds only the context (load_cache indices 0 .. prompt + i).
+          if (c.p.compress_cache)
+            b.compute += kDecompressTraffic * (c.cg * 2 * gbs * c.cache_len * h + (1 - c.cg) * values) / mem;
           b.compute += values * kFp16 / mem;
         }
       }
@@ -332,6 +338,7 @@ FlexgenPrediction flexgen_predict(const ModelDesc& model, const FlexgenPolicy& p
   if (run.debug_fewer_batch) run.overlap = true;  // the debug loops are the overlapped ones
   Ctx c{model, run, hw};
   c.prompt = work.prompt_len;
+  c.cache_len = work.prompt_len + work.gen_len - 1.0;
   c.w_bytes = policy.compress_weight ? kCompressed : kFp16;
   c.c_bytes = policy.compress_cache ? kCompressed : kFp16;
   c.cg = policy.cache_gpu_percent / 100, c.cc = policy.cache_cpu_percent / 100;

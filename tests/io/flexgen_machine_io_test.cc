@@ -46,13 +46,21 @@ sources: ["x"]
   CHECK_THROWS_AS(io::parse_flexgen_machine(nosrc, "m.yaml"), ConfigError);
 }
 
-TEST_CASE("the T4 machine's DRAM and PCIe rates are the host rule's") {
-  // Skylake-SP, 6 x DDR4-2666, STREAM-class traffic on a many-channel part; PCIe 3.0 x16 pinned copies.
+TEST_CASE("the T4 machine's DRAM rate is the host rule's, its PCIe rates a PCIe 3.0 x16 measurement") {
+  // Skylake-SP, 6 x DDR4-2666, STREAM-class traffic on a many-channel part.
   const io::FlexgenMachineProfile p = io::load_flexgen_machine("gcp-n1-highmem-32-t4");
   const double dram =
       serving::dram_peak_gbps(6, 2666) * serving::stream_fraction(serving::MemoryPlatform::many_channel);
   CHECK(to_GBps(p.machine.host_memory_bw) == doctest::Approx(dram).epsilon(1e-3));
-  const double pcie = serving::pcie_link_gbps(3, 16) * serving::pinned_h2d_fraction(3);
-  CHECK(to_GBps(p.machine.pcie_h2d) == doctest::Approx(pcie).epsilon(1e-3));
-  CHECK(to_GBps(p.machine.pcie_d2h) == doctest::Approx(pcie).epsilon(1e-3));
+  // bandwidthTest on a P100 PCIe (Gen 3 x16, NUMA-local; mpicbg-scicomp/gearshifft PR #82): 12150.7 and 12890.6
+  // "MB/s" host-to-device and device-to-host, where bandwidthTest.cu's MB/s is bytes x 1024 / (ms x 2^20).
+  // So bytes per ms = MB/s x 2^20 / 1024, and GB/s = MB/s x 1024 x 1000 / 1e9.
+  const double mbs = (1 << 20) / 1024.0 * 1000 / 1e9;
+  CHECK(to_GBps(p.machine.pcie_h2d) == doctest::Approx(12150.7 * mbs).epsilon(1e-3));
+  CHECK(to_GBps(p.machine.pcie_d2h) == doctest::Approx(12890.6 * mbs).epsilon(1e-3));
+  // Within 5% of the host rule's Gen 3 extrapolation from Gen 4 (0.831 of the link both ways).
+  const double rule = serving::pcie_link_gbps(3, 16) * serving::pinned_h2d_fraction(3);
+  CHECK(to_GBps(p.machine.pcie_h2d) == doctest::Approx(rule).epsilon(0.05));
+  CHECK(to_GBps(p.machine.pcie_d2h) == doctest::Approx(rule).epsilon(0.05));
+  CHECK(p.machine.pcie_h2d.v < p.machine.pcie_d2h.v);
 }

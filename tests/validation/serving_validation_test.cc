@@ -252,10 +252,12 @@ TEST_CASE("serve validate, FlexGen rows: throughput and decode errors at or belo
   // --debug fewer_batch decode projection; 25.5% / 17.4% with FlexGen's per-tensor weight placement, the hidden
   // copies on the default stream, the pin_memory() staging on the launching thread, the prefill's elementwise
   // passes and 13 bytes per decompressed value (flex_opt.py / pytorch_backend.py / compression.py, FlexLLMGen
-  // 004ffef). The RTX 3090 row states no policy and is skipped.
+  // 004ffef); 24.9% / 16.5% with the machine's pinned PCIe rates from a PCIe 3.0 x16 bandwidthTest (12.44 GB/s
+  // host-to-device, 13.20 device-to-host; was the host rule's Gen 4 fraction, 13.09 both ways). The RTX 3090 row
+  // states no policy and is skipped.
   const auto& fg = rep.by_family.at("flexgen");
   CHECK(fg[4].runs == 6);
-  CHECK(fg[4].mape <= 26.0);
+  CHECK(fg[4].mape <= 25.1);
   CHECK(fg[2].runs == 3);
-  CHECK(fg[2].mape <= 17.8);
+  CHECK(fg[2].mape <= 16.7);
 }

@@ -294,3 +294,35 @@ TEST_CASE("flexgen: decompressing 4-bit weights costs 13 bytes of device traffic
   const double matrices = (m.vocab + 2050.0) * h + m.layers * (4 * h * h + 2 * h * m.ffn_hidden) + m.vocab * h;
   CHECK(packed.decode.v - plain.decode.v == doctest::Approx(2 * 13.0 * matrices / 100e9).epsilon(1e-6));
 }
+
+TEST_CASE("flexgen: a compressed cache at home on the GPU is decompressed over every allocated position") {
+  // pytorch_backend.py mha_gen decompresses the home tensor, prompt + gen_len - 1 positions, then slices the
+  // context; a cache copied from the CPU holds only the context (load_cache indices 0 .. prompt + i).
+  const ModelDesc m = opt30b();
+  FlexgenPolicy p = all_gpu(1, 1);
+  p.overlap = false;
+  FlexgenPolicy c = p;
+  c.compress_cache = true;
+  const double h = m.hidden;
+  for (int gen : {3, 9}) {
+    const FlexgenWorkload w{16, gen};
+    const auto plain = flexgen_predict(m, p, round_machine(), w);
+    const auto packed = flexgen_predict(m, c, round_machine(), w);
+    const double per_token = m.layers * 13.0 * 2 * (16 + gen - 1) * h / 100e9;
+    CHECK(packed.decode.v - plain.decode.v == doctest::Approx((gen - 1) * per_token).epsilon(1e-6));
+  }
+  // The same cache at home on the CPU decompresses the context only: tokens 1 and 2 at contexts 17 and 18.
+  FlexgenPolicy cpu = c, cpu_plain = p;
+  cpu.cache_gpu_percent = cpu_plain.cache_gpu_percent = 0;
+  cpu.cache_cpu_percent = cpu_plain.cache_cpu_percent = 100;
+  const FlexgenWorkload w{16, 3};
+  const auto a = flexgen_predict(m, cpu, round_machine(), w);
+  const auto b = flexgen_predict(m, cpu_plain, round_machine(), w);
+  // Copies shrink to 36/64 of fp16 (staging + PCIe), decompression adds 13 bytes per context value.
+  const double values = m.layers * 2.0 * (17 + 18) * h;
+  const double copy_saved = values * (2 - 36.0 / 64) * (2 / 100e9 + 1 / 10e9);
+  const double decompress = values * 13.0 / 100e9;
+  // New KV stored to the CPU home: 36/64 of fp16 through the copy-thread relay, 2 tokens.
+  const double fresh = m.layers * 2.0 * 2 * h * (2 - 36.0 / 64) * (1 / 10e9 + 2 / 100e9);
+  CHECK(a.decode.v - b.decode.v == doctest::Approx(decompress - copy_saved - fresh).epsilon(1e-6));
+}
