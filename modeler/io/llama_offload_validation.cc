@@ -79,9 +79,11 @@ void predict_llama_offload_row(const ServingRun& r, const GpuProfile& gpu, Serve
     spec.pcie_gen = *h.pcie_gen;
     spec.pcie_link_gbps = serving::pcie_link_gbps(*h.pcie_gen, *h.pcie_lanes);
   } else {
-    // The GPU's own link (its profile's host_link_gbps); above 3 GB/s per lane of x16 it is Gen 5.
+    // The GPU's own link (its profile's host_link_gbps), its generation from the rate per lane of x16
+    // (PCI-SIG: ~0.98 GB/s Gen 3, ~1.97 Gen 4, ~3.94 Gen 5), so a Gen 3 card takes Gen 3's measured fraction.
     spec.pcie_link_gbps = gpu.gpu.host_link_bw.v / 1e9;
-    spec.pcie_gen = spec.pcie_link_gbps / 16 > 3.0 ? 5 : 4;
+    const double per_lane = spec.pcie_link_gbps / 16;
+    spec.pcie_gen = per_lane > 3.0 ? 5 : per_lane > 1.5 ? 4 : 3;
   }
   // The machine the row names (host.machine): its published CPU-only decode run is the host's DRAM rate.
   const serving::MachineDecodeRun* measured = nullptr;

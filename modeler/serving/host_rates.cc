@@ -56,10 +56,14 @@ double pcie_link_gbps(int gen, int lanes) {
 double pinned_h2d_fraction(int gen) {
   // Gen 5: nvbandwidth host_to_device_memcpy_ce on 8 x RTX 5090 (Xeon 8458P host), 56.30-56.41 GB/s, median
   // 56.34 of 63.0 (tinygrad/open-gpu-kernel-modules issue #29, 2025-07-24) = 0.894.
-  // Gen 4 (and below: the same TLP framing; Gen 3 shares the 128b/130b encoding): nvbandwidth
-  // host_to_device_memcpy_ce on 8 x RTX 4090, 23.90-26.38 GB/s, median 26.19 of 31.5 (NVIDIA/nvbandwidth issue
-  // #15, 2024-01-06) = 0.831.
-  return gen >= 5 ? 0.894 : 0.831;
+  // Gen 4: nvbandwidth host_to_device_memcpy_ce on 8 x RTX 4090, 23.90-26.38 GB/s, median 26.19 of 31.5
+  // (NVIDIA/nvbandwidth issue #15, 2024-01-06) = 0.831.
+  // Gen 3 (and below): CUDA samples bandwidthTest on a Tesla P100-PCIE-16GB, 32 MiB pinned host-to-device,
+  // NUMA-local, 12150.7 "MB/s" (mpicbg-scicomp/gearshifft PR #82, 2017-03-27; bandwidthTest.cu's MB/s is
+  // 1.024e6 B/s) = 12.44 GB/s of 15.75 = 0.790, the measurement the T4 machine profile carries
+  // (hwprofiles/machines/gcp-n1-highmem-32-t4.yaml).
+  if (gen >= 5) return 0.894;
+  return gen == 4 ? 0.831 : 0.790;
 }
 
 const std::vector<MachineDecodeRun>& machine_decode_runs() {

@@ -172,7 +172,7 @@ TEST_CASE("offload rows: the host line labels the DRAM rate as the machine's mea
   // A row on a host without a name: every rate is the rule's.
   const io::ServeRowResult rule = predict(shipped_row("llamacpp_llmfit774_rtx2080_qwen3_14b_ngl32"));
   CHECK(std::count(rule.assumed.begin(), rule.assumed.end(),
-                   "host: 74 GB/s, 0.81 TFLOP/s, PCIe 13.1 GB/s (host rule)") == 1);
+                   "host: 74 GB/s, 0.81 TFLOP/s, PCIe 12.4 GB/s (host rule)") == 1);
   CHECK_FALSE(assumed(rule, "measured"));
   // The text itself, on a host built here.
   serving::Host h;
@@ -202,4 +202,12 @@ TEST_CASE("offload rows: a row that states its DRAM data rate uses it, not the C
   REQUIRE(rated.predicted[2]);
   CHECK(*stated.predicted[2] > *rated.predicted[2] * 1.2);
   CHECK(*stated.predicted[3] == doctest::Approx(*rated.predicted[3]).epsilon(0.01));
+}
+
+TEST_CASE("offload rows: a GPU profile's Gen 3 x16 link takes Gen 3's measured pinned fraction, not Gen 4's") {
+  // The RTX 2080 profile's host link is 15.75 GB/s (Gen 3 x16); the row states no pcie_gen, so the generation
+  // comes from the rate per lane: 0.790 of the link (bandwidthTest, gearshifft PR #82), 12.4 GB/s, not 0.831's 13.1.
+  const io::ServeRowResult out = predict(shipped_row("llamacpp_llmfit774_rtx2080_qwen3_14b_ngl32"));
+  CHECK(assumed(out, "PCIe 12.4 GB/s (host rule)"));
+  CHECK_FALSE(assumed(out, "PCIe 13.1 GB/s"));
 }

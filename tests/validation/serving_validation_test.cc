@@ -126,8 +126,9 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // +8.2% and +1.9% -> -11.0% (N_KV 28672, whose +1.9% the doc explains as partly luck), PR #841 +40.4% -> +3.0%.
   // 13.2% -> 12.4% with the machines' measured DRAM rate (above; the CPU's read and write of the expert outputs
   // in the bias round trip): PR #829 +8.2% -> +3.8%, -11.0% -> -13.8%, PR #841 +3.0% -> +1.3%.
+  // 12.4% -> 11.2% with Gen 3's measured pinned fraction (0.790, host_rates.cc) on PR #11397's i7-10700 host.
   CHECK(off[3].runs >= 4);
-  CHECK(off[3].mape <= 12.6);
+  CHECK(off[3].mape <= 11.3);
   // The TRT-LLM dense aggregated rows, the best-covered family, stay within their measured error.
   const auto& trt = rep.by_engine.at("trtllm");
   CHECK(trt[1].mape <= 13.5);  // 18.0% before the measured prefill GEMM and MoE-layer rates, 16.8% after, 17.1%
