@@ -109,6 +109,8 @@ std::vector<std::string> apply_plan_file(const io::PlanFile& file, const CLI::Ap
   fill_bool("--tp-overlap", "--no-tp-overlap", "tp_comm_overlap", &plan->tp_overlap, pf.tp_comm_overlap);
   fill_bool("--ep-overlap", "--no-ep-overlap", "ep_comm_overlap", &plan->ep_overlap, pf.ep_comm_overlap);
   fill_bool("--uneven-pp", "--no-uneven-pp", "uneven_pipeline", &plan->uneven_pp, pf.uneven_pipeline);
+  fill("--pipeline-layout", "pipeline_layout", &plan->pipeline_layout, pf.pipeline_layout);
+  if (pf.mtp_layers && *pf.mtp_layers > 0) fill("--mtp-layers", "mtp_layers", &plan->mtp_layers, pf.mtp_layers);
   // Filled wherever the file runs context parallelism: the default is the framework's, so a file's ring is a
   // choice. A cp 1 plan's kind says nothing (and --cp-kind with cp 1 is an error).
   if (pf.cp_kind && (pf.cp.value_or(1) > 1 || given("--cp-kind"))) {

@@ -4,6 +4,7 @@
 
 #include "modeler/io/system_io.h"
 #include "modeler/io/yaml_reader.h"
+#include "modeler/pipeline_layout.h"
 #include "modeler/problems.h"
 
 namespace shardplan::cli {
@@ -99,6 +100,14 @@ void add_plan_flags(CLI::App* app, PlanFlags* f) {
                 "dispatch MoE tokens in fp8 with 1x128 scales (DeepSeek-V3; deepep or hybridep only; default off)");
   app->add_flag("--uneven-pp,!--no-uneven-pp", f->uneven_pp,
                 "allow pp x vpp not dividing the layers, the busiest stage gets the extra (default off)");
+  app->add_option("--pipeline-layout", f->pipeline_layout,
+                  "Megatron-Core's --pipeline-model-parallel-layout: the embedding (E), layers (t), MTP modules (m) "
+                  "and loss (L) of each of the pp x vpp stages, '|' between stages, (..)*N and x*N repeats, e.g. "
+                  "'Et|(tt|)*30mL'; default: the even split");
+  app->add_option("--mtp-layers", f->mtp_layers,
+                  "multi-token-prediction modules to train, at most the model's (Megatron-Core --mtp-num-layers; "
+                  "default 0)")
+      ->check(CLI::Range(0, 1 << 20));
   std::string allgather_fws;  // the frameworks whose recipes all-gather K/V, from their profiles
   for (const std::string& name : framework_names())
     if (find_framework(name)->recipe_cp_kind == CpKind::allgather)
@@ -257,6 +266,13 @@ Plan resolve_plan(const PlanFlags& f, const System& sys) {
   p.tp_comm_overlap = f.tp_overlap;
   p.ep_comm_overlap = f.ep_overlap;
   p.uneven_pipeline = f.uneven_pp;
+  if (!f.pipeline_layout.empty()) {
+    std::string error;
+    if (!parse_pipeline_layout(f.pipeline_layout, &error))
+      throw ConfigError("--pipeline-layout '" + f.pipeline_layout + "': " + error);
+  }
+  p.pipeline_layout = f.pipeline_layout;
+  p.mtp_layers = f.mtp_layers.value_or(0);
   p.cp_kind = f.cp_kind.empty()         ? fw->recipe_cp_kind
               : f.cp_kind == "allgather" ? CpKind::allgather
                                          : CpKind::ring;
@@ -350,6 +366,8 @@ std::string plan_arguments(const Plan& p, const std::string& framework) {
   if (p.tp_comm_overlap) s += " --tp-overlap";
   if (p.ep_comm_overlap) s += " --ep-overlap";
   if (p.uneven_pipeline) s += " --uneven-pp";
+  if (!p.pipeline_layout.empty()) s += " --pipeline-layout '" + p.pipeline_layout + "'";  // '|' and '*': quoted
+  if (p.mtp_layers > 0) s += " --mtp-layers " + std::to_string(p.mtp_layers);
   // Always spelled out: the default depends on the framework, so the command must not rely on it.
   if (p.cp > 1) s += std::string(" --cp-kind ") + to_string(p.cp_kind);
   s += " --mbs " + std::to_string(p.micro_batch) + " --gbs " + std::to_string(p.global_batch) + " --seq " +

@@ -40,6 +40,8 @@ struct PlanFlags {
   bool moe_fp8_dispatch = false;
   std::optional<bool> fp8_param_gather;  // --fp8-param-gather / --no-fp8-param-gather; unset: the framework's
   bool uneven_pp = false;
+  std::string pipeline_layout;     // Megatron-Core's layout string; empty: the even split
+  std::optional<int> mtp_layers;   // multi-token-prediction modules trained; unset: 0
   std::string cp_kind;  // empty: the framework's (Framework::recipe_cp_kind)
   std::optional<std::string> recompute;  // default none, or selective when --recompute-modules is given
   std::optional<int> recompute_layers;

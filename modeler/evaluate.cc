@@ -128,6 +128,44 @@ double required_flops_per_token(const Context& ctx, const Sharding& sh, const La
   return asked > 0 ? head + (all - head) * run / asked : all;
 }
 
+/// Time, memory and rates of the plan on the pipeline rank `sh` describes.
+void estimate_stage(const Context& ctx, const Sharding& sh, Estimate* out) {
+  Estimate& e = *out;
+  const ModelDesc& model = ctx.model;
+  const System& system = ctx.system;
+  const Plan& plan = ctx.plan;
+  Schedule sched;
+  CommPlan comm;
+  for (const Strategy* s : all_strategies()) s->schedule(ctx, sh, &sched);
+  for (const Strategy* s : all_strategies()) s->add_comm(ctx, sh, &comm);
+  apply_hsdp_comm(ctx, &comm);
+  add_amax_reductions(ctx, sh, &comm);
+  apply_zeropp_comm(ctx, &comm);
+
+  const LayerCost layer = layer_cost(ctx, sh);
+  const LayerCost head = head_cost(ctx, sh);
+  e.time = step_time(ctx, sh, sched, comm, layer, head);
+  e.time.compute += zeropp_kernel_time(ctx, sh, sched);
+  e.memory = memory_breakdown(ctx, sh, sched);
+  apply_zeropp_memory(ctx, sh, &e.memory);
+  apply_offload(ctx, sh, &e.memory, &e.time, &e.offload);
+  apply_param_offload(ctx, sh, sched, layer, &e.memory, &e.time, &e.offload);
+
+  const double tokens_per_step = 1.0 * plan.global_batch * plan.seq_len;
+  const Seconds step = e.time.step();
+  e.tokens_per_s = tokens_per_step / step.v;
+  e.tokens_per_s_per_gpu = e.tokens_per_s / system.gpus;
+  e.model_flops_per_token = required_flops_per_token(ctx, sh, layer);
+  // The dense 16-bit peak (bf16, or fp16 on a GPU without bf16), also for fp8 and fp4 plans.
+  const double peak = system.gpu.peak_for(system.gpu.sixteen_bit()).v * system.gpus;
+  e.mfu = e.model_flops_per_token * e.tokens_per_s / peak;
+  // Recompute FLOPs per token: one rank's per-layer recompute FLOPs x all layers x the tp x cp ranks that share
+  // a micro-batch (tp or tsp, x cp), over the micro-batch's tokens.
+  const double recompute_per_token =
+      layer.recompute.flops * model.layers * plan.inner() / (1.0 * plan.micro_batch * plan.seq_len);
+  e.hfu = (e.model_flops_per_token + recompute_per_token) * e.tokens_per_s / peak;
+}
+
 }  // namespace
 
 Sharding unsharded(const Context& ctx) {
@@ -168,36 +206,24 @@ Estimate evaluate(const ModelDesc& model, const System& system, const Plan& plan
 
   const Context ctx{model, system, plan, framework};
   const Sharding sh = sharded(ctx);
-  Schedule sched;
-  CommPlan comm;
-  for (const Strategy* s : all_strategies()) s->schedule(ctx, sh, &sched);
-  for (const Strategy* s : all_strategies()) s->add_comm(ctx, sh, &comm);
-  apply_hsdp_comm(ctx, &comm);
-  add_amax_reductions(ctx, sh, &comm);
-  apply_zeropp_comm(ctx, &comm);
-
-  const LayerCost layer = layer_cost(ctx, sh);
-  const LayerCost head = head_cost(ctx, sh);
-  e.time = step_time(ctx, sh, sched, comm, layer, head);
-  e.time.compute += zeropp_kernel_time(ctx, sh, sched);
-  e.memory = memory_breakdown(ctx, sh, sched);
-  apply_zeropp_memory(ctx, sh, &e.memory);
-  apply_offload(ctx, sh, &e.memory, &e.time, &e.offload);
-  apply_param_offload(ctx, sh, sched, layer, &e.memory, &e.time, &e.offload);
-
-  const double tokens_per_step = 1.0 * plan.global_batch * plan.seq_len;
-  const Seconds step = e.time.step();
-  e.tokens_per_s = tokens_per_step / step.v;
-  e.tokens_per_s_per_gpu = e.tokens_per_s / system.gpus;
-  e.model_flops_per_token = required_flops_per_token(ctx, sh, layer);
-  // The dense 16-bit peak (bf16, or fp16 on a GPU without bf16), also for fp8 and fp4 plans.
-  const double peak = system.gpu.peak_for(system.gpu.sixteen_bit()).v * system.gpus;
-  e.mfu = e.model_flops_per_token * e.tokens_per_s / peak;
-  // Recompute FLOPs per token: one rank's per-layer recompute FLOPs x all layers x the tp x cp ranks that share
-  // a micro-batch (tp or tsp, x cp), over the micro-batch's tokens.
-  const double recompute_per_token =
-      layer.recompute.flops * model.layers * plan.inner() / (1.0 * plan.micro_batch * plan.seq_len);
-  e.hfu = (e.model_flops_per_token + recompute_per_token) * e.tokens_per_s / peak;
+  estimate_stage(ctx, sh, &e);
+  // A custom pipeline layout: every distinct rank load; the slowest sets the step, the fullest the memory.
+  for (size_t i = 1; i < sh.rank_loads.size(); ++i) {
+    const Sharding::StageLoad& load = sh.rank_loads[i];
+    Sharding other = sh;
+    // Scaled as later strategies scaled the first load's layers (SDP runs rho of them).
+    const double first = sh.rank_loads.front().layers;
+    other.layers = first > 0 ? load.layers * sh.layers / first : load.layers;
+    other.ends = load.ends;
+    other.rank_loads.clear();
+    Estimate o = e;
+    estimate_stage(ctx, other, &o);
+    const MemoryBreakdown fullest = o.memory.total() > e.memory.total() ? o.memory : e.memory;
+    const auto fuller = o.memory.total() > e.memory.total() ? o.offload : e.offload;
+    if (o.time.step() > e.time.step()) e = o;
+    e.memory = fullest;
+    e.offload = fuller;
+  }
   if (!e.memory.fits()) e.problems.push_back(oom_problem(e.memory));
   if (e.offload.host > system.host_memory_per_gpu) {
     const bool more = e.plan.param_offload || e.plan.activation_offload_layers > 0;

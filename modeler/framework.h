@@ -125,6 +125,9 @@ struct Framework {
   bool offers_block_recompute = false;
   /// Selective recompute of chosen modules (Megatron-Core --recompute-modules, plan.h RecomputeModule).
   bool offers_recompute_modules = false;
+  /// Multi-token prediction and custom pipeline layouts (Megatron-Core --mtp-num-layers,
+  /// --pipeline-model-parallel-layout; plan.h Plan::mtp_layers, pipeline_layout).
+  bool offers_mtp_and_layout = false;
   /// When the micro-batch is not set under pipeline parallelism, the software splits each data-parallel rank's
   /// batch into as many micro-batches as pipeline ranks (so the micro-batch is a run's default, not a free choice).
   bool pp_microbatches_default_to_pp = false;

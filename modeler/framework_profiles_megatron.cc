@@ -37,6 +37,9 @@ Framework megatron() {
   f.offers_activation_offload = true;
   // --recompute-granularity selective --recompute-modules (Megatron-Core TransformerConfig.recompute_modules)
   f.offers_recompute_modules = true;
+  // --mtp-num-layers and --pipeline-model-parallel-layout: multi_token_prediction.py and
+  // pipeline_parallel_layer_layout.py are in Megatron-LM from core_v0.12.0 (2025-05) on.
+  f.offers_mtp_and_layout = true;
   // TE Linear/LayerNormLinear save the quantized input (column-wise fp8 data only) for the wgrad GEMM
   // (transformer_engine/pytorch/module/linear.py forward: "saved_inputmat = inputmat" after
   // update_usage(rowwise_usage=False, columnwise_usage=True)).
@@ -136,6 +139,7 @@ Framework nemo_2024() {
   // The 24.x containers ship Transformer Engine 1.x (the NeMo 24.07 performance summary's runs: TE 1.7-1.9, whose
   // linear.py / layernorm_linear.py quantize alike); its modules cast where te_v1_layer_quantize says.
   f.fp8_library = Fp8Library::transformer_engine_v1;
+  f.offers_mtp_and_layout = false;  // 24.x ships Megatron-Core before core_v0.12.0 (MTP, pipeline layouts)
   f.sources.push_back(
       "NVIDIA/NeMo 8e3d65dcfe megatron_gpt_config.yaml (fp8 delayed scaling), llm/recipes/llama3_70b.py");
   return f;
@@ -158,6 +162,7 @@ Framework megatron_legacy() {
   f.offers_moe_max_nodes = false;                 // group-limited routing came with Megatron-Core (2025)
   f.moe_probs_in_activation = false;  // the probability-weighted un-permute of 2021-2024
   f.offers_recompute_modules = false;  // --recompute-modules came with Megatron-Core (2025)
+  f.offers_mtp_and_layout = false;
   f.optimizer_offload = OptimizerOffloadKind::none;  // the CPU optimizer came with Megatron-Core (2025)
   f.hsdp_zero_stages = {};
   f.offers_activation_offload = false;
@@ -174,6 +179,7 @@ Framework megatron_deepspeed() {
   f.offers_tp_overlap = false;
   f.offers_ep_overlap = false;
   f.offers_recompute_modules = false;  // a 2023 fork of Megatron-LM: selective means the attention core
+  f.offers_mtp_and_layout = false;
   f.moe_dispatchers = {MoeDispatcher::alltoall};  // DeepSpeed-MoE: capacity-padded all-to-all (deepspeed/moe)
   f.offers_moe_max_nodes = false;                 // DeepSpeed-MoE's top-k gating has no node groups
   f.moe_probs_in_activation = false;  // DeepSpeed-MoE combines with a probability-weighted einsum

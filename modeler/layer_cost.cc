@@ -7,6 +7,7 @@
 #include "modeler/finetune.h"
 #include "modeler/gemm_model.h"
 #include "modeler/memory_model.h"
+#include "modeler/mtp_cost.h"
 #include "modeler/precision_recipe.h"
 
 namespace shardplan {
@@ -289,6 +290,22 @@ LayerCost head_cost(const Context& ctx, const Sharding& sh) {
   const Seconds final_norm = memory_time(g, Bytes(2.0 * sh.norm_tokens * m.hidden * kActBytes));
   const Seconds last_fwd = head_fwd + ce / 2.0 + final_norm, last_bwd = head_bwd + ce / 2.0 + final_norm * 2.0;
   const double head_flops = 2.0 * T * sh.vocab * m.hidden;
+  if (sh.ends) {
+    // The pipeline strategy named the rank's ends (a custom layout, or MTP modules on the last rank).
+    const Sharding::StageEnds& e = *sh.ends;
+    if (e.embedding) c.forward.time += first_fwd, c.backward.time += first_bwd;
+    if (e.loss) c.forward.time += last_fwd, c.backward.time += last_bwd;
+    c.forward.flops = e.loss ? head_flops : 0.0;
+    c.backward.flops = e.loss ? (frozen ? 1.0 : 2.0) * head_flops : 0.0;
+    if (e.mtp > 0) {
+      const LayerCost mtp = mtp_module_cost(ctx, sh);
+      c.forward.time += mtp.forward.time * e.mtp;
+      c.backward.time += mtp.backward.time * e.mtp;
+      c.forward.flops += mtp.forward.flops * e.mtp;
+      c.backward.flops += mtp.backward.flops * e.mtp;
+    }
+    return c;
+  }
   if (ctx.plan.pp == 1) {
     c.forward.time = first_fwd + last_fwd;
     c.backward.time = first_bwd + last_bwd;

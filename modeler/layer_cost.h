@@ -34,7 +34,8 @@ Seconds eager_rope_time(const Context& ctx, const Sharding& sh);
 /// 0 without grouped-query attention.
 Seconds kv_repeat_time(const Context& ctx, const Sharding& sh);
 LayerCost layer_cost(const Context& ctx, const Sharding& sh);
-/// Embedding lookup on the first stage, LM head + cross-entropy on the last; the busier of the two stages.
+/// Embedding lookup on the first stage, LM head + cross-entropy on the last; the busier of the two stages, or the
+/// ends and MTP modules the modelled rank holds where the pipeline strategy names them (Sharding::ends).
 LayerCost head_cost(const Context& ctx, const Sharding& sh);
 
 }  // namespace shardplan

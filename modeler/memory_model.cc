@@ -253,7 +253,7 @@ MemoryBreakdown memory_breakdown(const Context& ctx, const Sharding& sh, const S
     // root): what no wrapped layer holds, the embedding, the final norm and the LM head, stays gathered in the
     // compute dtype from forward through backward.
     if (fw.fsdp_unsharded_param_bytes > 0)
-      mem.buffers += Bytes((params.embedding + params.head + params.final_norm) * gathered_param_bytes(p));
+      mem.buffers += Bytes((params.embedding + params.head + params.final_norm + params.mtp) * gathered_param_bytes(p));
   }
   if (p.pp > 1) mem.buffers += Bytes(2.0 * sh.tokens * ctx.model.hidden * kAct);  // send + receive buffers
   mem.buffers += Bytes(sh.transient_bytes);

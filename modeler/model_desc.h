@@ -59,6 +59,9 @@ struct ModelDesc {
   int sliding_window = 0;        // 0: every layer attends to the full sequence
   int full_attention_every = 0;  // k > 0: layers k, 2k, ... (1-based) use full attention (gpt-oss: 2); 0: all slide
   bool attention_sinks = false;  // one learned sink logit per head and layer (gpt-oss)
+  /// Multi-token-prediction modules the architecture defines (DeepSeek-V3 config.json num_nextn_predict_layers: 1;
+  /// model key `mtp_layers`). What a run trains of them is the plan's (Plan::mtp_layers); 0: none.
+  int mtp_layers = 0;
   std::optional<MoeDesc> moe;
   std::optional<MlaDesc> mla;
 };

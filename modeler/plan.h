@@ -99,6 +99,12 @@ struct Plan {
   /// Allow pp x vpp not dividing the layers: the busiest stage then holds ceil(layers / (pp x vpp)) layers per
   /// chunk (Megatron-Core --decoder-first/last-pipeline-num-layers, torchtitan's per-module stage split).
   bool uneven_pipeline = false;
+  /// Megatron-Core's custom layout of the embedding, layers, MTP modules and loss over the pp x vpp virtual stages
+  /// (--pipeline-model-parallel-layout, modeler/pipeline_layout.h); "": the even (or uneven, ceil) split.
+  std::string pipeline_layout;
+  /// Multi-token-prediction modules trained after the last layer (Megatron-Core --mtp-num-layers, DeepSeek-V3
+  /// Sec. 2.2), at most the model's (ModelDesc::mtp_layers); 0: none, whatever the model defines.
+  int mtp_layers = 0;
   /// MoE routing: dropless routing runs the busiest expert at `moe_imbalance` x the mean tokens per expert (1 for
   /// the force-balanced routing of published benchmarks); token-drop routing (capacity_factor > 0) caps it there.
   double moe_imbalance = 1.0;

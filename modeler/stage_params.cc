@@ -44,6 +44,23 @@ StageParams last_stage_params(const Context& ctx, const Sharding& sh) {
 }
 
 StageParams busiest_stage_params(const Context& ctx, const Sharding& sh) {
+  if (sh.ends) {
+    const Sharding::StageEnds& e = *sh.ends;
+    const ModelDesc& m = ctx.model;
+    StageParams p;
+    set_layers(ctx, sh, &p);
+    if (e.embedding) p.embedding = vocab_share(sh, embedding_params(m));
+    if (e.loss) {
+      const double head = m.tied_embeddings && !e.embedding ? 1.0 * m.vocab * m.hidden : lm_head_params(m);
+      p.head = vocab_share(sh, head);
+      p.final_norm = final_norm_params(m);
+    }
+    if (e.mtp > 0) {
+      const double eh_proj = 2.0 * m.hidden * m.hidden / sh.weight_shard, norms = 3.0 * m.hidden;
+      p.mtp = e.mtp * (eh_proj + norms) + (e.embedding ? 0.0 : vocab_share(sh, 1.0 * m.vocab * m.hidden));
+    }
+    return p;
+  }
   const StageParams first = first_stage_params(ctx, sh), last = last_stage_params(ctx, sh);
   return first.total() >= last.total() ? first : last;
 }

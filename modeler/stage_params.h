@@ -11,12 +11,16 @@ struct StageParams {
   double embedding = 0;  // input embedding (+ positions) on the first stage
   double head = 0;       // LM head on the last stage (a second copy of the embedding when tied and pp > 1)
   double final_norm = 0; // the norm before the LM head, on the last stage (replicated over tp)
-  double total() const { return layers + embedding + head + final_norm + experts; }
+  /// MTP modules beyond their transformer layers (which `layers` counts): eh_proj, three norms, and the embedding
+  /// copy a rank without the first stage's builds for the shifted lookup (Megatron-Core gpt_model.py).
+  double mtp = 0;
+  double total() const { return layers + embedding + head + final_norm + mtp + experts; }
   /// Parameters synchronised over the data-parallel (dp x cp) group: all but the routed experts.
-  double dense() const { return layers + embedding + head + final_norm; }
+  double dense() const { return layers + embedding + head + final_norm + mtp; }
 };
 
-/// The stage with the most parameters: the first (embedding) or the last (LM head) stage. Megatron places the
+/// The stage with the most parameters: the first (embedding) or the last (LM head) stage; where the pipeline
+/// strategy names the modelled rank's ends (Sharding::ends), that rank's. Megatron places the
 /// embedding on stage 0 and the LM head and loss on the last; with tied embeddings and pp > 1 both hold a copy.
 StageParams busiest_stage_params(const Context& ctx, const Sharding& sh);
 /// Parameters of the first and the last stage (the same stage when pp == 1).

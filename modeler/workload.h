@@ -3,6 +3,7 @@
 // through the narrow interface in strategies/strategy.h; the time and memory models only read them.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "modeler/collectives_factors.h"
@@ -25,6 +26,22 @@ struct Sharding {
   double layers = 0;        // transformer layers on the busiest pipeline rank
   int stages = 1;           // pipeline stages
   int chunks = 1;           // model chunks per pipeline rank (interleaving)
+  /// What the modelled (busiest) pipeline rank holds besides transformer layers, where the pipeline strategy knows
+  /// it (a custom layout, or MTP modules, which sit on the last rank): the embedding, the loss with the LM head,
+  /// and the MTP modules, whose transformer layers `layers` counts too. Unset: the heavier of the first and the
+  /// last stage's ends (head_cost), both when pp is 1.
+  struct StageEnds {
+    bool embedding = false, loss = false;
+    int mtp = 0;
+  };
+  std::optional<StageEnds> ends;
+  /// A custom layout's distinct rank loads (transformer layers with the MTP modules', and ends), the one applied
+  /// above first; evaluate() runs each (the slowest sets the step, the fullest the memory). Empty otherwise.
+  struct StageLoad {
+    double layers = 0;
+    StageEnds ends;
+  };
+  std::vector<StageLoad> rank_loads;
   double weight_shard = 1;  // divisor of layer weights held by this rank (tp x ...)
   double dp_shard_optimizer = 1;  // ZeRO divisors over data parallelism
   double dp_shard_gradients = 1;

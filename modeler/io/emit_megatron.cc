@@ -5,9 +5,10 @@
 #include <sstream>
 
 #include "modeler/io/emit_common.h"
-#include "modeler/optimizer.h"
 #include "modeler/io/emit_script.h"
 #include "modeler/moe_dispatch.h"
+#include "modeler/optimizer.h"
+#include "modeler/pipeline_layout.h"
 
 namespace shardplan::io::detail {
 
@@ -16,20 +17,6 @@ namespace {
 int desc_experts(const EmitInput& in) { return in.desc && in.desc->moe ? in.desc->moe->experts : 0; }
 
 constexpr const char* kTarget = "Megatron-LM main d98e8a6 (core_r0.15 era) pretrain_gpt.py, Transformer Engine 2.x";
-
-/// Megatron-LM's --pipeline-model-parallel-layout: one '|'-separated segment per virtual stage in model order,
-/// 'E' the embedding (first), 't' a transformer layer, 'L' the loss (last)
-/// (megatron/core/transformer/pipeline_parallel_layer_layout.py parse_str_to_list).
-std::string pipeline_layout(const std::vector<int>& stages) {
-  std::string s;
-  for (size_t i = 0; i < stages.size(); ++i) {
-    if (i) s += "|";
-    if (i == 0) s += "E";
-    if (stages[i] > 0) s += stages[i] == 1 ? "t" : "t*" + std::to_string(stages[i]);
-    if (i + 1 == stages.size()) s += "L";
-  }
-  return s;
-}
 
 }  // namespace
 
@@ -93,12 +80,17 @@ std::string emit_megatron(const EmitInput& in) {
   plan.add("--use-mcore-models");
   plan.add("--tensor-model-parallel-size", p.tp);
   plan.add("--pipeline-model-parallel-size", p.pp);
-  if (p.pp > 1 && m.layers % (p.pp * p.vpp) != 0) {
-    // Uneven: the layout names every virtual stage's layers (and sets vpp), as no divisibility rule applies.
-    plan.add("--pipeline-model-parallel-layout", pipeline_layout(stage_layers(p, m.layers)));
+  // --pipeline-model-parallel-layout (megatron/training/arguments.py; grammar in modeler/pipeline_layout.h) sets vpp
+  // from its stage count and excludes --num-layers-per-virtual-pipeline-stage: the plan's own layout, or, for an
+  // uneven split, every virtual stage's layers (no divisibility rule applies), MTP modules on the last.
+  if (!p.pipeline_layout.empty()) {
+    plan.add("--pipeline-model-parallel-layout", p.pipeline_layout);
+  } else if (p.pp > 1 && m.layers % (p.pp * p.vpp) != 0) {
+    plan.add("--pipeline-model-parallel-layout", pipeline_layout_string(stage_layers(p, m.layers), p.mtp_layers));
   } else if (p.vpp > 1) {
     plan.add("--num-layers-per-virtual-pipeline-stage", m.layers / (p.pp * p.vpp));
   }
+  if (p.mtp_layers > 0) plan.add("--mtp-num-layers", p.mtp_layers);  // arguments.py (core_v0.14.0)
   if (p.cp > 1) {
     plan.add("--context-parallel-size", p.cp);
     plan.add("--cp-comm-type", p.cp_kind == CpKind::allgather ? "all_gather" : "p2p");

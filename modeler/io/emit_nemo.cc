@@ -12,6 +12,7 @@
 #include "modeler/finetune.h"
 #include "modeler/io/emit_common.h"
 #include "modeler/moe_dispatch.h"
+#include "modeler/pipeline_layout.h"
 
 namespace shardplan::io::detail {
 
@@ -103,20 +104,33 @@ std::string emit_nemo(const EmitInput& in) {
     out << p.vpp;
   else
     out << YAML::Null;
-  if (uneven) {
+  if (uneven || !p.pipeline_layout.empty()) {
     // Megatron-Core's list form of the layout: one list of layer types per virtual stage in model order
-    // (PipelineParallelLayerLayout accepts a list of lists); "embedding" first, "loss" last.
+    // (PipelineParallelLayerLayout accepts a list of lists); "embedding" first, MTP modules ("mtp") and "loss"
+    // last; the plan's own layout when it states one (modeler/pipeline_layout.h).
+    std::vector<LayoutStage> stages;
+    std::string error;
+    if (const std::optional<PipelineLayout> l = parse_pipeline_layout(p.pipeline_layout, &error);
+        l && !p.pipeline_layout.empty()) {
+      stages = l->stages;
+    } else {
+      for (int n : stage_layers(p, m.layers)) stages.push_back(LayoutStage{n, 0, false, false});
+      stages.front().embedding = true;
+      stages.back().mtp = p.mtp_layers;
+      stages.back().loss = true;
+    }
     out << YAML::Key << "pipeline_model_parallel_layout" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-    const std::vector<int> stages = stage_layers(p, m.layers);
-    for (size_t i = 0; i < stages.size(); ++i) {
+    for (const LayoutStage& st : stages) {
       out << YAML::BeginSeq;
-      if (i == 0) out << "embedding";
-      for (int k = 0; k < stages[i]; ++k) out << "decoder";
-      if (i + 1 == stages.size()) out << "loss";
+      if (st.embedding) out << "embedding";
+      for (int k = 0; k < st.decoders; ++k) out << "decoder";
+      for (int k = 0; k < st.mtp; ++k) out << "mtp";
+      if (st.loss) out << "loss";
       out << YAML::EndSeq;
     }
     out << YAML::EndSeq;
   }
+  if (p.mtp_layers > 0) out << YAML::Key << "mtp_num_layers" << YAML::Value << p.mtp_layers;
   out << YAML::Key << "context_parallel_size" << YAML::Value << p.cp;
   if (p.cp > 1)
     out << YAML::Key << "cp_comm_type" << YAML::Value << (p.cp_kind == CpKind::allgather ? "all_gather" : "p2p");

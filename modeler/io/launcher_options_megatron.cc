@@ -49,6 +49,7 @@ void append_megatron_options(std::vector<LauncherOption>* out) {
       {"megatron", "--num-layers-per-virtual-pipeline-stage", kArgs},
       {"megatron", "--pipeline-model-parallel-layout",
        kTransformer},  // "E|t*4|...|L" (pipeline_parallel_layer_layout.py)
+      {"megatron", "--mtp-num-layers", kTransformer},  // TransformerConfig.mtp_num_layers
       {"megatron", "--context-parallel-size", kParallel},
       {"megatron", "--cp-comm-type", kTransformer},  // p2p, all_gather, a2a, a2a+p2p
       {"megatron", "--sequence-parallel", kParallel},

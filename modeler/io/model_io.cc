@@ -113,6 +113,7 @@ ModelFile parse_model_file(std::string_view text, const std::string& filename) {
   m.sliding_window = r.opt_int("sliding_window", 1, kMaxPosition).value_or(0);
   m.full_attention_every = r.opt_int("full_attention_every", 1, kMaxLayers).value_or(0);
   m.attention_sinks = r.opt_boolean("attention_sinks").value_or(false);
+  m.mtp_layers = r.opt_int("mtp_layers", 0, kMaxLayers).value_or(0);  // multi-token-prediction modules
   if (auto moe = r.opt_map("moe")) m.moe = parse_moe(*moe);
   if (auto mla = r.opt_map("mla")) m.mla = parse_mla(*mla);
   out.published_params = r.opt_positive("published_params");
@@ -359,6 +360,14 @@ ModelDesc parse_hf_config(std::string_view json_text, const std::string& filenam
   m.max_position = r.opt_int("max_position_embeddings", kMaxPosition).value_or(0);
   if (type == "mistral" || type == "mixtral" || type == "gpt_oss") read_hf_sliding(r, m);
   if (one_of(type, moe)) read_hf_moe(r, type, m);
+  // DeepSeek-V3's multi-token-prediction modules (configuration_deepseek_v3.py num_nextn_predict_layers; 0 allowed).
+  if (r.has("num_nextn_predict_layers")) {
+    const json& v = j["num_nextn_predict_layers"];
+    if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > kMaxLayers)
+      r.fail("num_nextn_predict_layers", "expected an integer in [0, " + std::to_string(kMaxLayers) + "], got " +
+                                             v.dump());
+    m.mtp_layers = v.get<int>();
+  }
   return m;
 }
 

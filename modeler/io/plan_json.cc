@@ -12,6 +12,7 @@
 #include "modeler/io/json_text.h"
 #include "modeler/io/report_json.h"
 #include "modeler/io/yaml_reader.h"
+#include "modeler/pipeline_layout.h"
 #include "modeler/problems.h"
 #include "modeler/zeropp.h"
 
@@ -43,6 +44,12 @@ PlanFields read_plan(ObjectReader r) {
   f.tp_comm_overlap = r.opt_bool("tp_comm_overlap");
   f.ep_comm_overlap = r.opt_bool("ep_comm_overlap");
   f.uneven_pipeline = r.opt_bool("uneven_pipeline");
+  if (const auto layout = r.opt_string("pipeline_layout"); layout && !layout->empty()) {
+    std::string error;
+    if (!parse_pipeline_layout(*layout, &error)) r.fail("pipeline_layout", "'" + *layout + "': " + error);
+    f.pipeline_layout = *layout;
+  }
+  f.mtp_layers = r.opt_int("mtp_layers", 0);
   if (const auto k = r.opt_choice("cp_kind", {"ring", "allgather"}))
     f.cp_kind = *k == "ring" ? CpKind::ring : CpKind::allgather;
   f.micro_batch = r.opt_int("micro_batch", 1);

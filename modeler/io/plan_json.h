@@ -39,6 +39,8 @@ nlohmann::json inputs_json(const PlanInputs& in);
 struct PlanFields {
   std::optional<int> tp, pp, vpp, dp, cp, ep, etp, tsp, zero, micro_batch, global_batch, seq_len, recompute_layers;
   std::optional<bool> sequence_parallel, tp_comm_overlap, ep_comm_overlap, uneven_pipeline;
+  std::optional<std::string> pipeline_layout;  // Megatron-Core's layout string (modeler/pipeline_layout.h)
+  std::optional<int> mtp_layers;               // multi-token-prediction modules trained
   std::optional<CpKind> cp_kind;
   std::optional<Recompute> recompute;
   std::optional<unsigned> recompute_modules;  // RecomputeModule bits; only read with selective recompute

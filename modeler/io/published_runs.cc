@@ -4,6 +4,7 @@
 
 #include "modeler/io/run_model_schema.h"
 #include "modeler/io/yaml_reader.h"
+#include "modeler/pipeline_layout.h"
 #include "modeler/plan.h"
 
 namespace shardplan::io {
@@ -17,6 +18,7 @@ ModelDesc read_model(MapReader& r, int* seq_len, bool* moe) {
   *seq_len = r.positive_int("seq_len");
   if (auto e = r.opt_map("moe")) m.moe = read_run_model_moe(*e, m);
   if (auto a = r.opt_map("mla")) m.mla = read_run_model_mla(*a);
+  m.mtp_layers = r.opt_int("mtp_layers", 0, 1 << 20).value_or(0);  // MTP modules the architecture defines
   *moe = m.moe.has_value();
   // The schema does not name norm or positions: gated-MLP rows are Llama-family (RMSNorm, RoPE); the others are
   // GPT-style Megatron/MPT models with LayerNorm and learned absolute positions (Megatron's default
@@ -116,6 +118,14 @@ PublishedRun read_run(const YAML::Node& node, const std::string& file) {
   p.moe_max_nodes = plan.opt_int("moe_max_nodes", 0, 1 << 20).value_or(0);
   p.capacity_factor = plan.opt_number_in("moe_capacity_factor", 0.0, 1e6).value_or(0.0);
   run.plan.ep_comm_overlap = plan.opt_boolean("ep_comm_overlap");
+  // Multi-token prediction trained (Megatron-Core --mtp-num-layers) and a custom pipeline layout
+  // (--pipeline-model-parallel-layout, modeler/pipeline_layout.h), as a recipe states them.
+  p.mtp_layers = plan.opt_int("mtp_layers", 0, 1 << 20).value_or(0);
+  if (const auto layout = plan.opt_string("pipeline_layout")) {
+    std::string error;
+    if (!parse_pipeline_layout(*layout, &error)) plan.fail("pipeline_layout", "'" + *layout + "': " + error);
+    p.pipeline_layout = *layout;
+  }
   p.global_batch = plan.positive_int("global_batch");
   if (const auto rc = plan.opt_choice("recompute", {"none", "selective", "full"})) {
     run.plan.recompute = *rc == "none" ? Recompute::none : *rc == "selective" ? Recompute::selective : Recompute::full;

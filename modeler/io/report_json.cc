@@ -59,6 +59,8 @@ const std::vector<PlanKey>& plan_keys() {
       {"ep_comm_overlap", [](const Plan& p) { return json(p.ep_comm_overlap); }},
       {"cp_kind", [](const Plan& p) { return json(to_string(p.cp_kind)); }},
       {"uneven_pipeline", [](const Plan& p) { return json(p.uneven_pipeline); }},
+      {"pipeline_layout", [](const Plan& p) { return json(p.pipeline_layout); }},  // "": the even split
+      {"mtp_layers", [](const Plan& p) { return json(p.mtp_layers); }},
       {"moe_imbalance", [](const Plan& p) { return json(p.moe_imbalance); }},
       {"capacity_factor", [](const Plan& p) { return json(p.capacity_factor); }},
       // null: the framework's dispatcher (Framework::moe_dispatchers).

@@ -68,7 +68,7 @@ class DataParallel final : public Strategy {
     const int holders = static_cast<int>(std::lround(sh.holder_fraction * p.dp)) * p.cp;
     add_gradient_sync(ctx, params.layers * sh.grad_fraction, params.layers * sh.grad_fraction, sh.layers, holders,
                       stride, comm);
-    add_gradient_sync(ctx, params.embedding + params.head + params.final_norm, 0, 0, group, stride, comm);
+    add_gradient_sync(ctx, params.embedding + params.head + params.final_norm + params.mtp, 0, 0, group, stride, comm);
   }
 
   void schedule(const Context& ctx, const Sharding&, Schedule* s) const override {

@@ -6,11 +6,31 @@
 #include <algorithm>
 #include <cmath>
 
+#include "modeler/pipeline_layout.h"
 #include "modeler/strategies/strategy.h"
 
 namespace shardplan {
 
 namespace {
+
+/// Training FLOPs per token of what a rank holds besides its transformer layers' share, and of a layer: the
+/// yardstick the busiest rank of a custom layout is picked by. A layer is the model's mean (Megatron's count,
+/// model_flops_per_token, less the LM head's 6 h V); the loss holds the LM head; an MTP module is one layer, its
+/// eh_proj (2h -> h, 6 x 2 h^2) and one more pass through the LM head. The embedding lookup moves bytes only.
+double rank_flops(const ModelDesc& m, int seq_len, const LayoutStage& r) {
+  const double head = 6.0 * m.hidden * m.vocab;
+  const double layer = (model_flops_per_token(m, seq_len) - head) / m.layers;
+  const double mtp = layer + 6.0 * 2.0 * m.hidden * m.hidden + head;
+  return r.decoders * layer + (r.loss ? head : 0.0) + r.mtp * mtp;
+}
+
+std::string layout_problem(const Context& ctx) {
+  const Plan& p = ctx.plan;
+  std::string error;
+  const std::optional<PipelineLayout> layout = parse_pipeline_layout(p.pipeline_layout, &error);
+  if (layout) error = pipeline_layout_violation(*layout, p.pp, p.vpp, ctx.model.layers, p.mtp_layers);
+  return error.empty() ? "" : "pipeline_layout '" + p.pipeline_layout + "' " + error;
+}
 
 class PipelineParallel final : public Strategy {
  public:
@@ -23,12 +43,21 @@ class PipelineParallel final : public Strategy {
                                            ") must be at least 1"});
       return;
     }
-    if (ctx.model.layers % (p.pp * p.vpp) != 0 && !p.uneven_pipeline)
+    if (p.mtp_layers < 0 || p.mtp_layers > ctx.model.mtp_layers)
+      problems->push_back({"mtp_layers", "mtp_layers (" + std::to_string(p.mtp_layers) + ") must be between 0 and the "
+                                         "model's MTP modules (" + std::to_string(ctx.model.mtp_layers) + ")"});
+    if ((p.mtp_layers > 0 || !p.pipeline_layout.empty()) && !ctx.framework.offers_mtp_and_layout)
+      problems->push_back({"mtp_layout_unsupported", ctx.framework.name + " has no multi-token prediction or custom "
+                                                     "pipeline layout (mtp_layers, pipeline_layout)"});
+    if (!p.pipeline_layout.empty()) {
+      // The layout fixes each stage's layers: no divisibility rule applies (empty stages are allowed).
+      if (const std::string why = layout_problem(ctx); !why.empty()) problems->push_back({"pipeline_layout", why});
+    } else if (ctx.model.layers % (p.pp * p.vpp) != 0 && !p.uneven_pipeline)
       problems->push_back({"pp_divides_layers", "pp x vpp (" + std::to_string(p.pp) + " x " + std::to_string(p.vpp) +
                                                     ") does not divide layers (" +
                                                     std::to_string(ctx.model.layers) +
                                                     "); --uneven-pp allows an uneven split"});
-    if (ctx.model.layers < p.pp * p.vpp)
+    if (p.pipeline_layout.empty() && ctx.model.layers < p.pp * p.vpp)
       problems->push_back({"pp_exceeds_layers", "pp x vpp (" + std::to_string(p.pp * p.vpp) +
                                                     ") exceeds layers (" + std::to_string(ctx.model.layers) + ")"});
     if (p.vpp > 1 && p.pp == 1)
@@ -41,10 +70,45 @@ class PipelineParallel final : public Strategy {
   }
 
   void shard(const Context& ctx, Sharding* sh) const override {
-    const int chunks = ctx.plan.pp * ctx.plan.vpp;
-    sh->layers = std::ceil(sh->layers / chunks) * ctx.plan.vpp;  // the busiest stage when the split is uneven
-    sh->stages = ctx.plan.pp;
-    sh->chunks = ctx.plan.vpp;
+    const Plan& p = ctx.plan;
+    sh->stages = p.pp;
+    sh->chunks = p.vpp;
+    std::string error;
+    const std::optional<PipelineLayout> layout =
+        p.pipeline_layout.empty() ? std::nullopt : parse_pipeline_layout(p.pipeline_layout, &error);
+    if (!layout) {
+      sh->layers = std::ceil(sh->layers / (p.pp * p.vpp)) * p.vpp;  // the busiest stage when the split is uneven
+      // Without a layout Megatron-Core builds every MTP module on the last rank's last chunk, with the loss
+      // (core_v0.14.0 multi_token_prediction.py get_mtp_num_layers_to_build): that rank does the most.
+      if (p.mtp_layers > 0) {
+        sh->layers += p.mtp_layers;
+        sh->ends = Sharding::StageEnds{p.pp == 1, true, p.mtp_layers};
+      }
+      return;
+    }
+    // A custom layout: each distinct rank load, the one with the most training FLOPs first (applied here; the
+    // lowest rank on a tie, which holds the most micro-batches in flight); evaluate() runs every one, as MoE
+    // layers take more time per FLOP than the LM head.
+    const std::vector<LayoutStage> ranks = rank_loads(*layout, p.pp);
+    size_t busiest = 0;
+    for (size_t r = 1; r < ranks.size(); ++r)
+      if (rank_flops(ctx.model, p.seq_len, ranks[r]) > rank_flops(ctx.model, p.seq_len, ranks[busiest])) busiest = r;
+    auto load_of = [](const LayoutStage& r) {
+      return Sharding::StageLoad{1.0 * (r.decoders + r.mtp), Sharding::StageEnds{r.embedding, r.loss, r.mtp}};
+    };
+    auto same = [](const Sharding::StageLoad& a, const Sharding::StageLoad& b) {
+      return a.layers == b.layers && a.ends.embedding == b.ends.embedding && a.ends.loss == b.ends.loss &&
+             a.ends.mtp == b.ends.mtp;
+    };
+    sh->rank_loads = {load_of(ranks[busiest])};
+    for (const LayoutStage& r : ranks) {
+      const Sharding::StageLoad l = load_of(r);
+      bool seen = false;
+      for (const Sharding::StageLoad& k : sh->rank_loads) seen = seen || same(k, l);
+      if (!seen) sh->rank_loads.push_back(l);
+    }
+    sh->layers = sh->rank_loads.front().layers;
+    sh->ends = sh->rank_loads.front().ends;
   }
 
   void add_comm(const Context& ctx, const Sharding& sh, CommPlan* comm) const override {

@@ -83,14 +83,14 @@ io::PlanFile emitted() {
 /// modeler/io/plan_json.cc read_plan, apps/plan_file.cc apply_plan_file) until the round trip below passes.
 auto plan_fields(const Plan& p) {
   const auto& [tp, pp, vpp, dp, cp, ep, etp, tsp, zero, sequence_parallel, tp_comm_overlap, ep_comm_overlap, cp_kind,
-               uneven_pipeline, moe_imbalance, capacity_factor, moe_dispatcher, moe_max_nodes, moe_fp8_dispatch,
-               sdp_keep, sdp_mask, sdp_granularity, micro_batch, global_batch, seq_len, recompute, recompute_layers,
+               uneven_pipeline, pipeline_layout, mtp_layers, moe_imbalance, capacity_factor, moe_dispatcher,
+               moe_max_nodes, moe_fp8_dispatch, sdp_keep, sdp_mask, sdp_granularity, micro_batch, global_batch, seq_len, recompute, recompute_layers,
                recompute_modules, precision, optimizer_offload, fp8_recipe, fp8_param_gather, dp_shard, zeropp,
                param_offload, offload_device, activation_offload_layers, finetune] = p;
   const auto& [quantized_weights, hpz_partition, quantized_gradients] = zeropp;
   const auto& [peft, lora_rank, lora_targets, lora_dropout, optimizer] = finetune;
   return std::tuple(tp, pp, vpp, dp, cp, ep, etp, tsp, zero, sequence_parallel, tp_comm_overlap, ep_comm_overlap,
-                    cp_kind, uneven_pipeline, moe_imbalance, capacity_factor, moe_dispatcher, moe_max_nodes,
+                    cp_kind, uneven_pipeline, pipeline_layout, mtp_layers, moe_imbalance, capacity_factor, moe_dispatcher, moe_max_nodes,
                     moe_fp8_dispatch, sdp_keep, sdp_mask, sdp_granularity, micro_batch, global_batch, seq_len,
                     recompute, recompute_layers, recompute_modules, precision, optimizer_offload, fp8_recipe,
                     fp8_param_gather, dp_shard, quantized_weights, hpz_partition, quantized_gradients, param_offload,
@@ -98,7 +98,7 @@ auto plan_fields(const Plan& p) {
 }
 constexpr const char* kPlanFieldNames[] = {
     "tp", "pp", "vpp", "dp", "cp", "ep", "etp", "tsp", "zero", "sequence_parallel", "tp_comm_overlap",
-    "ep_comm_overlap", "cp_kind", "uneven_pipeline", "moe_imbalance", "capacity_factor", "moe_dispatcher",
+    "ep_comm_overlap", "cp_kind", "uneven_pipeline", "pipeline_layout", "mtp_layers", "moe_imbalance", "capacity_factor", "moe_dispatcher",
     "moe_max_nodes", "moe_fp8_dispatch", "sdp_keep", "sdp_mask", "sdp_granularity", "micro_batch", "global_batch",
     "seq_len", "recompute", "recompute_layers", "recompute_modules", "precision", "optimizer_offload", "fp8_recipe",
     "fp8_param_gather", "dp_shard", "zeropp.quantized_weights", "zeropp.hpz_partition", "zeropp.quantized_gradients",
@@ -135,6 +135,8 @@ Plan every_field_set() {
   p.ep_comm_overlap = true;
   p.cp_kind = CpKind::allgather;
   p.uneven_pipeline = true;
+  p.pipeline_layout = "Et|(tt|)*3mL";
+  p.mtp_layers = 1;
   p.moe_imbalance = 1.5;
   p.capacity_factor = 1.25;
   p.moe_dispatcher = MoeDispatcher::hybridep;

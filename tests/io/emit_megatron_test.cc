@@ -91,3 +91,31 @@ TEST_CASE("emit megatron: ZeRO-3 is FSDP2, refused with pp, never with CUDA_DEVI
   ovl.plan.sequence_parallel = true;
   CHECK(flag_value(emit(io::EmitFormat::megatron, ovl), "--tp-comm-overlap") == "");
 }
+
+
+TEST_CASE("emit megatron: the plan's MTP modules and pipeline layout, as Megatron-LM's flags and NeMo's keys") {
+  ModelDesc m = test::llama3_8b();
+  m.mtp_layers = 1;
+  Estimate e = sample(1, 4, 2, 1, 1, Recompute::none, Dtype::bf16);
+  e.plan.mtp_layers = 1;
+  e.plan.pipeline_layout = "Et*5|(t*4|)*6,t*3mL";  // 32 layers over pp 4 x vpp 2
+  const System sys = test::synthetic_system(16);
+  const std::string t = emit(io::EmitFormat::megatron, e, m, sys);
+  CHECK(flag_value(t, "--mtp-num-layers") == "1");
+  CHECK(flag_value(t, "--pipeline-model-parallel-layout").find("Et*5|(t*4|)*6,t*3mL") != std::string::npos);
+  CHECK(flag_value(t, "--num-layers-per-virtual-pipeline-stage") == "<absent>");  // the layout sets vpp
+  const YAML::Node n = YAML::Load(emit(io::EmitFormat::nemo, e, m, sys));
+  CHECK(n["model"]["mtp_num_layers"].as<int>() == 1);
+  const YAML::Node layout = n["model"]["pipeline_model_parallel_layout"];
+  REQUIRE(layout.size() == 8);
+  CHECK(layout[0].size() == 6);  // embedding + 5 decoders
+  CHECK(layout[7][3].as<std::string>() == "mtp");
+  CHECK(layout[7][4].as<std::string>() == "loss");
+  // Without a layout, an uneven split's layout puts the MTP module on the last stage, before the loss.
+  e.plan.pipeline_layout.clear();
+  m.layers = 30;
+  e.plan.uneven_pipeline = true;
+  const std::string u = emit(io::EmitFormat::megatron, e, m, sys);
+  const std::string l = flag_value(u, "--pipeline-model-parallel-layout");
+  CHECK(l.substr(l.size() - 2) == "mL");
+}

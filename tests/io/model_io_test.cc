@@ -219,6 +219,8 @@ TEST_CASE("MoE models: YAML and config.json agree; refused unless allowed") {
   CHECK(ds.moe->dense_layers == 3);
   CHECK(ds.mla->q_lora_rank == 1536);
   CHECK(ds.head_dim == 192);
+  CHECK(ds.mtp_layers == 1);  // num_nextn_predict_layers
+  CHECK(load_model("deepseek-v3", true).mtp_layers == 1);
   CHECK(total_params(ds) == total_params(load_model("deepseek-v3", true)));
   CHECK(activated_params(ds) == activated_params(load_model("deepseek-v3", true)));
 

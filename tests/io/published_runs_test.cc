@@ -229,4 +229,20 @@ TEST_CASE("issue 12: plan limits, a head dimension of 0, non-scalar keys and out
   CHECK(err(replaced("  precision: bf16\n", "  precision: bf16\n  [a, b]: 1\n")) ==
         "runs.yaml:21: r1: expected a plain key, got a list");
 }
+
+TEST_CASE("mtp_layers and pipeline_layout: the model's MTP modules, the recipe's MTP and layout; bad layouts named") {
+  std::string text = run_yaml("null", "null");
+  text.insert(text.find("    moe: "), "    mtp_layers: 1\n");
+  text.insert(text.find("    global_batch"), "    mtp_layers: 1\n    pipeline_layout: 'Et*4mL'\n");
+  const PublishedRun r = parse_published_runs(text, "runs.yaml").at(0);
+  CHECK(r.model.mtp_layers == 1);
+  CHECK(r.plan.plan.mtp_layers == 1);
+  CHECK(r.plan.plan.pipeline_layout == "Et*4mL");
+  CHECK(parse_published_runs(run_yaml("null", "null"), "runs.yaml").at(0).plan.plan.mtp_layers == 0);
+  std::string bad = run_yaml("null", "null");
+  bad.insert(bad.find("    global_batch"), "    pipeline_layout: 'Et*4|(t|L'\n");
+  CHECK_THROWS_WITH_AS(parse_published_runs(bad, "runs.yaml"),
+                       doctest::Contains("r1.plan.pipeline_layout: 'Et*4|(t|L': '(' without ')'"), ConfigError);
+}
+
 }

@@ -242,4 +242,31 @@ TEST_CASE("a GPU with no 16-bit peak at all: every plan is a plan problem naming
         "synthetic states neither a bf16 nor an fp16 peak; attention and the LM head need a 16-bit peak");
 }
 
+
+TEST_CASE("a custom pipeline layout: the slowest rank sets the step, the fullest the memory") {
+  test::Setup even(eight_layers(), test::plan_of(1, 2, 1, 1, 1, 16, 128));
+  test::Setup front = even, back = even;
+  front.plan.pipeline_layout = "Et*7|tL";  // rank 0: 7 layers
+  back.plan.pipeline_layout = "Et|t*7L";   // rank 1: 7 layers and the loss
+  const Estimate e = run(even), f = run(front), b = run(back);
+  REQUIRE(f.problems.empty());
+  REQUIRE(b.problems.empty());
+  CHECK(f.time.step() > e.time.step());
+  CHECK(b.time.step() > f.time.step());  // 7 layers with the LM head and loss
+  CHECK(f.memory.total() > e.memory.total());
+}
+
+TEST_CASE("multi-token prediction: one more layer, eh_proj and LM head on the last rank; only when the plan runs it") {
+  ModelDesc m = eight_layers();
+  m.mtp_layers = 1;
+  test::Setup off(m, test::plan_of(1, 2, 1, 1, 1, 16, 128)), on = off;
+  on.plan.mtp_layers = 1;
+  const Estimate a = run(off), b = run(on);
+  REQUIRE(b.problems.empty());
+  CHECK(b.time.step() > a.time.step());
+  // The model defines it; the plan's 0 leaves the step as a model without MTP has it.
+  test::Setup none(eight_layers(), test::plan_of(1, 2, 1, 1, 1, 16, 128));
+  CHECK(run(none).time.step() == a.time.step());
+}
+
 }

@@ -84,4 +84,21 @@ TEST_CASE("the busiest stage is the one with more parameters") {
   CHECK(b.final_norm == doctest::Approx(2.0 * 64));  // the final LayerNorm: a scale and a bias per channel
 }
 
+
+TEST_CASE("a rank with MTP modules: the loss's LM head, eh_proj, three norms and its own embedding copy") {
+  ModelDesc m = test::tiny_model();
+  m.mtp_layers = 1;
+  test::Setup su(m, test::plan_of(1, 2, 1));
+  su.plan.mtp_layers = 1;
+  const Sharding sh = su.sharding();
+  REQUIRE(sh.ends.has_value());
+  const StageParams p = busiest_stage_params(su.ctx(), sh);
+  const double h = m.hidden, V = m.vocab;
+  CHECK(p.embedding == 0);
+  CHECK(p.head == doctest::Approx(V * h));
+  CHECK(p.mtp == doctest::Approx(2.0 * h * h + 3.0 * h + V * h));
+  CHECK(p.layers == doctest::Approx(2.0 * params_per_layer(m)));  // 1 layer + the MTP module's
+  CHECK(p.total() == doctest::Approx(p.layers + p.head + p.final_norm + p.mtp));
+}
+
 }

@@ -34,7 +34,11 @@ TEST_CASE("search finds a plan at least as fast as every published plan, dense a
     const System sys = io::run_system(gpus.at(run.gpu), run);
     const Framework* fw = io::framework_for(run);
     REQUIRE(fw != nullptr);
-    const Resolution published = fastest_fitting(run.model, sys, io::run_plan(run), *fw);
+    // A custom pipeline layout (the DeepSeek-V3 recipes') is no search axis: the published plan is compared with
+    // the even split it would otherwise run.
+    OpenPlan as_run = io::run_plan(run);
+    as_run.plan.pipeline_layout.clear();
+    const Resolution published = fastest_fitting(run.model, sys, as_run, *fw);
     // The search runs the software as the published run did: compiled where the source says it was (a plan has no
     // compile axis), the framework's fp8 recipe and gathers (a searched plan leaves them to the framework).
     const Framework software = run.plan.compiled.value_or(fw->compiled_by_default) ? compiled(*fw) : *fw;

@@ -102,4 +102,51 @@ TEST_CASE("problems: layers, interleaving, micro-batch groups") {
   CHECK(std::string(pipeline_parallel().name()) == "pp");
 }
 
+
+TEST_CASE("MTP modules without a layout: on the last rank, with the loss; one more layer there") {
+  test::Setup s = with_pp(4, 1);
+  s.model.mtp_layers = 1;
+  s.plan.mtp_layers = 1;
+  const Sharding sh = s.sharding();
+  CHECK(sh.layers == 3);  // 2 layers + the MTP module's layer
+  REQUIRE(sh.ends.has_value());
+  CHECK(sh.ends->loss);
+  CHECK_FALSE(sh.ends->embedding);
+  CHECK(sh.ends->mtp == 1);
+  CHECK_FALSE(with_pp(4, 1).sharding().ends.has_value());  // no MTP, no layout: as before
+}
+
+TEST_CASE("a custom layout: every distinct rank load, the most FLOPs first") {
+  test::Setup s = with_pp(2, 2);
+  s.model.mtp_layers = 1;
+  s.plan.mtp_layers = 1;
+  s.plan.pipeline_layout = "Et|t*3|t*3|tmL";  // rank 0: stages 0, 2 (E + 4); rank 1: stages 1, 3 (4 + mtp + L)
+  const Sharding sh = s.sharding();
+  REQUIRE(sh.rank_loads.size() == 2);
+  CHECK(sh.layers == 5);
+  CHECK(sh.ends->loss);
+  CHECK(sh.ends->mtp == 1);
+  CHECK(sh.rank_loads[1].layers == 4);
+  CHECK(sh.rank_loads[1].ends.embedding);
+  CHECK(s.problems(pipeline_parallel()).empty());
+}
+
+TEST_CASE("problems: MTP beyond the model's, a layout that does not fit, a framework without them") {
+  test::Setup s = with_pp(2, 1);
+  s.plan.mtp_layers = 1;
+  Problems ps = s.problems(pipeline_parallel());
+  CHECK(test::codes(ps) == "mtp_layers");
+  CHECK(ps[0].message == "mtp_layers (1) must be between 0 and the model's MTP modules (0)");
+  s.model.mtp_layers = 1;
+  s.plan.pipeline_layout = "Et*4|t*4L";  // 8 layers but no 'm'
+  ps = s.problems(pipeline_parallel());
+  CHECK(test::codes(ps) == "pipeline_layout");
+  CHECK(ps[0].message == "pipeline_layout 'Et*4|t*4L' has 0 MTP modules ('m'); the plan runs 1 (mtp_layers)");
+  s.plan.pipeline_layout = "Et*3|t*5mL";  // an uneven split the layout states: no divisibility rule
+  s.plan.pp = 2;
+  CHECK(s.problems(pipeline_parallel()).empty());
+  s.framework.offers_mtp_and_layout = false;
+  CHECK(test::codes(s.problems(pipeline_parallel())) == "mtp_layout_unsupported");
+}
+
 }
