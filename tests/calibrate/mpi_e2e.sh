@@ -3,6 +3,9 @@
 # go through `shardplan calibrate fit` into a profile inheriting dgx-h100, and `shardplan predict` uses it.
 # Usage: mpi_e2e.sh SHARDPLAN_BIN MPI_BENCH_BIN MPIEXEC WORKDIR
 set -euo pipefail
+# A failing step names its line and the command, and shows what the step wrote (stderr files under $work), so a
+# failure in CI (e.g. an mpiexec that could not start its ranks on a loaded machine) can be told from a regression.
+trap 'rc=$?; echo "mpi_e2e.sh: line $LINENO failed (exit $rc): $BASH_COMMAND" >&2; tail -n 20 "$work"/*.txt >&2 2>/dev/null || true' ERR
 shardplan=$1 bench=$2 mpiexec=$3 work=$4
 rm -rf "$work" && mkdir -p "$work"
 # In the sanitizer build (tests/sanitizers/env.sh) the ranks unwind each allocation fully: Open MPI is built without
