@@ -12,6 +12,19 @@
 using namespace shardplan;
 using namespace shardplan::serving;
 
+namespace {
+// One MoE layer of Qwen3-235B-A22B's expert shape (128 experts, top 8, expert ffn 1536) on Llama-3-8B's
+// attention, experts in 128x128-block fp8: the shape of AIConfigurator's measured h200_sxm fp8_block MoE rows.
+ServingModel qwen3_235b_moe_layer() {
+  ModelDesc m = test::llama3_8b();
+  m.layers = 1;
+  m.moe = MoeDesc{128, 8, 1536, 0, 0, 0, false, false};
+  Precision p;
+  p.moe_weights = WeightFormat::fp8_block;
+  return make_serving_model(m, p);
+}
+}  // namespace
+
 TEST_CASE("a decode GEMV streams its weights: bytes over the bandwidth, and tensor parallelism splits them") {
   const System sys = test::round_system();
   const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
@@ -76,12 +89,7 @@ TEST_CASE("a prefill-sized GEMM on a GPU of the prefill table runs at the measur
 
 TEST_CASE("an MoE layer on a GPU of the MoE table runs near the measured kernel (Qwen3-235B, H200, fp8 blocks)") {
   const System sys = test::h200_system();
-  ModelDesc m = test::llama3_8b();
-  m.layers = 1;
-  m.moe = MoeDesc{128, 8, 1536, 0, 0, 0, false, false};
-  Precision p;
-  p.moe_weights = WeightFormat::fp8_block;
-  const ServingModel sm = make_serving_model(m, p);
+  const ServingModel sm = qwen3_235b_moe_layer();
   WorkerPlan w;
   const KernelCtx c{sm, sys, w, sys.gpu};
   // AIConfigurator's measured layer (shared/data/measured_kernels/moe.csv.gz, h200_sxm fp8_block
@@ -96,12 +104,7 @@ TEST_CASE("an MoE layer on a GPU of the MoE table runs near the measured kernel 
 
 TEST_CASE("an MoE layer streams its experts at the measured rate for its rows per touched expert") {
   const System sys = test::h200_system();
-  ModelDesc m = test::llama3_8b();
-  m.layers = 1;
-  m.moe = MoeDesc{128, 8, 1536, 0, 0, 0, false, false};
-  Precision p;
-  p.moe_weights = WeightFormat::fp8_block;
-  const ServingModel sm = make_serving_model(m, p);
+  const ServingModel sm = qwen3_235b_moe_layer();
   WorkerPlan w;
   const KernelCtx c{sm, sys, w, sys.gpu};
   const auto& experts = sm.classes.front().experts;
@@ -115,12 +118,7 @@ TEST_CASE("an MoE layer streams its experts at the measured rate for its rows pe
 
 TEST_CASE("an MoE layer beyond 16 rows per expert runs near the measured layer (Qwen3-235B, H200, fp8 blocks, tp 4)") {
   const System sys = test::h200_system();
-  ModelDesc m = test::llama3_8b();
-  m.layers = 1;
-  m.moe = MoeDesc{128, 8, 1536, 0, 0, 0, false, false};
-  Precision p;
-  p.moe_weights = WeightFormat::fp8_block;
-  const ServingModel sm = make_serving_model(m, p);
+  const ServingModel sm = qwen3_235b_moe_layer();
   WorkerPlan w;
   w.tp = 4;
   w.moe_tp = 4;
