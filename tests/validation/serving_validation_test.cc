@@ -67,10 +67,14 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // Llama-3.1-8B H200 45.5% -> 31.9% over 46, Qwen3-235B-A22B-FP8 H200 11.9% -> 9.6% over 24), TTFT 58.6% ->
   // 58.7% (the Llama-3.1-8B rows, already over-predicted at +153% median, 162.4% -> 165.2%): a sourced engine
   // default that moves TTFT slightly away; the guard was loosened for it, not fitted.
+  // Qwen3's QK-norm (model_desc.h QkNorm, inferred from the Qwen3 configs; engine_step.cc qk_norm_kernels and its
+  // bytes in step_time.cc): TPOT 18.4% -> 18.1% (vllm 30.2 -> 28.8, trtllm 13.8 -> 13.7, sglang 22.2 -> 22.1),
+  // TTFT 58.7% -> 58.8% (vLLM's over-predicted Qwen3-235B-A22B-FP8 H200 prefills 82.4% -> 84.3% over 51: a
+  // sourced kernel list that moves them away; loosened for it, not fitted).
   CHECK(o[1].runs >= 1290);
-  CHECK(o[1].mape <= 18.4);
+  CHECK(o[1].mape <= 18.1);
   CHECK(o[0].runs >= 1300);
-  CHECK(o[0].mape <= 58.7);
+  CHECK(o[0].mape <= 58.9);
   const auto& dc = rep.by_family.at("datacenter");
   CHECK(dc[4].runs >= 21);
   CHECK(dc[4].mape <= 19.1);  // 23.4% with the prefill GEMMs alone, 19.5% with the MoE FLOP rate, 20.0% with
@@ -122,11 +126,13 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   CHECK(off[3].mape <= 12.6);
   // The TRT-LLM dense aggregated rows, the best-covered family, stay within their measured error.
   const auto& trt = rep.by_engine.at("trtllm");
-  CHECK(trt[1].mape <= 13.9);  // 18.0% before the measured prefill GEMM and MoE-layer rates, 16.8% after, 17.1%
+  CHECK(trt[1].mape <= 13.7);  // 13.8% before QK-norm's kernel (engine_step.cc); 18.0% before the measured
+                                // prefill GEMM and MoE-layer rates, 16.8% after, 17.1%
                                 // with the measured all-reduce, 16.4% with the small kernels per block, 14.2%
                                 // with the NVL72 tp 8 all-reduce on NVLink, 13.8% with the measured decode
                                 // GEMMs of 17-127 rows
-  CHECK(rep.by_engine.at("sglang")[1].mape <= 22.3);  // 24.9% before its RoPE and KV-write kernels, 24.4% before
+  CHECK(rep.by_engine.at("sglang")[1].mape <= 22.2);  // 22.2% before QK-norm's kernel, 24.9% before its RoPE
+                                                       // and KV-write kernels, 24.4% before
                                                        // the NVL72 tp 8 all-reduce, 24.1% before the measured
                                                        // decode GEMMs of 17-127 rows, 24.0% before the bf16
                                                        // cache of --kv-cache-dtype auto (above)
@@ -148,7 +154,8 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
     REQUIRE(n > 0);
     CHECK(sum / n <= 13.8);
   }
-  CHECK(rep.by_engine.at("vllm")[1].mape <= 30.3);    // 31.6% before its RoPE and KV-write kernels, 30.4%
+  CHECK(rep.by_engine.at("vllm")[1].mape <= 28.8);    // 30.2% before QK-norm's two kernels, 31.6% before its
+                                                       // RoPE and KV-write kernels, 30.4%
                                                        // before the measured decode GEMMs of 17-127 rows
   // TTFT per engine (vLLM 56.2%, SGLang 72.6%, TRT-LLM 52.7% at commit time; SGLang's was 65.3% before its
   // generator-deployed rows ran with max_prefill_tokens = isl + 1500 and mixed chunks, and 72.0% before its
@@ -159,8 +166,9 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // 51), whose over-predicted prefills pay three more kernel floors per block (a sourced cost that moves away).
   // 56.8% -> 57.3% with vLLM's RoPE and KV-write kernels (engine_step.cc), for the same reason: those rows'
   // over-predicted prefill steps pay two more floors per block (80.8% -> 82.4% over 51). Loosened for a
-  // sourced kernel list, not a fit.
-  CHECK(rep.by_engine.at("vllm")[0].mape <= 57.4);
+  // sourced kernel list, not a fit. 57.3% -> 57.9% with QK-norm's two kernels per block on the Qwen3 rows,
+  // for the same reason (above).
+  CHECK(rep.by_engine.at("vllm")[0].mape <= 58.0);
   CHECK(rep.by_engine.at("sglang")[0].mape <= 73.2);  // 72.7% with the measured all-reduce, 72.8% -> 73.1% with
                                                        // the bf16 cache of --kv-cache-dtype auto (above)
   CHECK(trt[0].mape <= 53.0);

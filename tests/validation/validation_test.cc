@@ -150,7 +150,10 @@ TEST_CASE("throughput MAPE per group") {
   // DeepSeek-V3 rows 1.0-1.7 points slower; no dense row moves.
   // Compiled PyTorch CP waits every collective at issue (framework.h cp_comm_waited_at_issue): all dense 13.5 ->
   // 13.1% (the six torchtitan CP 2-8 rows only).
-  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 11.5, kGuardDense = 13.6, kGuardMoe = 15.6;
+  // Qwen3's QK-norm (model.qk_norm: per_head; two TE RMSNorm passes over the rank's q and k, twice in backward, and
+  // their saved inputs, layer_parts.cc qk_norm_time, memory_model.cc): MoE 15.3 -> 14.5%, the six Qwen3 rows
+  // 0.7-1.6 points slower; no dense row moves.
+  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 11.5, kGuardDense = 13.6, kGuardMoe = 14.6;
   const io::GroupStats e = group(moe);
   report_target("Korthikanti", k, 5.0, kGuardKorthikanti);
   report_target("Megatron-based", m, 12.0, kGuardMegatron);
