@@ -191,6 +191,7 @@ LayerCost layer_cost(const Context& ctx, const Sharding& sh) {
   Seconds mem_fwd = 2.0 * memory_time(g, norm) + 2.0 * memory_time(g, residual) + mlp.mem_fwd;
   const bool own_rope = rotary && fw.eager_rope_bytes_per_element > 0;
   if (rotary && !own_rope) mem_fwd += memory_time(g, rope);
+  mem_fwd += qk_norm_time(ctx, sh);  // QK-norm before RoPE (Qwen3); its backward doubles with the other norms'
   // Backward of elementwise kernels reads the saved input and the incoming gradient and writes one gradient:
   // about twice the forward traffic.
   Seconds mem_bwd = (mem_fwd - mlp.mem_fwd) * 2.0 + mlp.mem_bwd;

@@ -63,6 +63,18 @@ Seconds memory_time(const Gpu& gpu, Bytes bytes) {
   return gpu.eff.kernel_overhead + bytes / (gpu.hbm_bw * eff);
 }
 
+Seconds qk_norm_time(const Context& ctx, const Sharding& sh) {
+  const ModelDesc& m = ctx.model;
+  if (m.qk_norm == QkNorm::none || m.mla) return Seconds(0);
+  // Megatron-Core core_v0.14.0 attention.py get_query_key_value_tensors: q_layernorm over the [s, b, np, hn] query,
+  // then k_layernorm over the key, two TENorm (Transformer Engine RMSNorm) calls on the split QKV output; per head or
+  // over the full width, the bytes are the same.
+  const double passes = ctx.framework.fused_elementwise ? 1.0 : ctx.framework.unfused_passes_per_norm;
+  const double per_head = 2.0 * sh.tokens * m.head_dim * kActBytes * passes;  // read + write of one head's rows
+  const Gpu& g = ctx.system.gpu;
+  return memory_time(g, Bytes(per_head * sh.heads)) + memory_time(g, Bytes(per_head * sh.kv_heads));
+}
+
 double fraction_of_layers(const ModelDesc& m, bool (*pred)(const ModelDesc&, int)) {
   int n = 0;
   for (int i = 0; i < m.layers; ++i) n += pred(m, i) ? 1 : 0;

@@ -68,6 +68,11 @@ OverlapChunks tp_overlap_chunks(const Context& ctx);
 /// Seconds of one memory-bound kernel moving `bytes` through HBM.
 Seconds memory_time(const Gpu& gpu, Bytes bytes);
 
+/// Forward time of one layer's QK-norm (model_desc.h QkNorm): an RMSNorm kernel over the rank's queries and one over
+/// its keys, each reading and writing 16 bits per element (as the layer's other norms; an eager framework's norm
+/// makes Framework::unfused_passes_per_norm passes); zero without QK-norm.
+Seconds qk_norm_time(const Context& ctx, const Sharding& sh);
+
 /// The share of the model's layers for which `pred` holds (MoE layers, sliding-window layers).
 double fraction_of_layers(const ModelDesc& m, bool (*pred)(const ModelDesc&, int));
 

@@ -33,11 +33,24 @@ double full_recompute_share(const Plan& p, const Sharding& sh) {
 namespace {
 
 // Attention-region tensors saved for backward, per layer, beyond the norm region: Q, K, V and the attention output
-// (the output projection's input). MLA (DeepSeek-V2 Sec. 2.1) saves queries and keys at the qk head dim
-// (nope + rope), values and output at v_head_dim, and the two latents its up-projections read.
+// (the output projection's input), and QK-norm's inputs where the model has it. MLA (DeepSeek-V2 Sec. 2.1) saves
+// queries and keys at the qk head dim (nope + rope), values and output at v_head_dim, and the two latents its
+// up-projections read.
+// QK-norm's saved tensors (model_desc.h QkNorm): Transformer Engine's RMSNorm saves its 16-bit input and the fp32
+// reciprocal RMS of each normalised row for the backward (NVIDIA/TransformerEngine@fedd9ddc (v2.7)
+// transformer_engine/pytorch/ops/basic/rmsnorm.py op_forward: ctx.save_for_backward(x, rstdevs)), and Megatron-Core
+// core_v0.14.0 attention.py normalises the query and key before RoPE, whose fused kernel saves nothing: the pre-norm
+// q and k are kept beside the post-RoPE ones the attention kernel saves. Rows: one per head, or one per token (full).
+double qk_norm_bytes(const ModelDesc& m, const Sharding& sh) {
+  if (m.qk_norm == QkNorm::none || m.mla) return 0.0;
+  const double T = sh.tokens, heads = sh.heads + sh.kv_heads;
+  const double rows = m.qk_norm == QkNorm::per_head ? T * heads : 2.0 * T;
+  return T * heads * m.head_dim * kAct + 4.0 * rows;
+}
+
 double attention_bytes(const ModelDesc& m, const Sharding& sh) {
   const double T = sh.tokens;
-  if (!m.mla) return T * (2.0 * sh.heads + 2.0 * sh.kv_heads) * m.head_dim * kAct;
+  if (!m.mla) return T * (2.0 * sh.heads + 2.0 * sh.kv_heads) * m.head_dim * kAct + qk_norm_bytes(m, sh);
   const MlaDesc& a = *m.mla;
   const double qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
   const double latents = 1.0 * a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim;

@@ -31,6 +31,9 @@ double attention_params(const ModelDesc& m) {
   if (m.linear_bias || m.qkv_bias) p += q_width(m) + 2.0 * kv_width(m);
   if (m.linear_bias) p += m.hidden;  // output projection bias
   if (m.attention_sinks) p += m.heads;
+  // QK-norm scales: per head, one head_dim vector each for q and k shared by the heads; full, one per channel.
+  if (m.qk_norm == QkNorm::per_head) p += 2.0 * m.head_dim;
+  if (m.qk_norm == QkNorm::full) p += q_width(m) + kv_width(m);
   return p;
 }
 

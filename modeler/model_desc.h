@@ -8,6 +8,11 @@ namespace shardplan {
 
 enum class NormKind { layernorm, rmsnorm };
 enum class PositionKind { rope, learned, alibi, none };
+/// RMSNorm over the queries and keys before RoPE (QK-norm). per_head: one norm of head_dim over each head, weights
+/// shared across heads (Qwen3, Qwen3-MoE: transformers modeling_qwen3.py q_norm/k_norm; Megatron-Core qk_layernorm).
+/// full: one norm over all query heads and one over all key heads (OLMo-2: modeling_olmo2.py q_norm of
+/// heads x head_dim). Model key `qk_norm: none | per_head | full`.
+enum class QkNorm { none, per_head, full };
 
 /// Mixture-of-experts MLP (Shazeer et al. 2017; Mixtral, DeepSeek-V3, Qwen3-MoE, gpt-oss). Every layer from
 /// `dense_layers` on replaces its dense MLP by `experts` routed experts (top_k per token) plus `shared_experts`
@@ -55,6 +60,7 @@ struct ModelDesc {
   PositionKind position = PositionKind::rope;
   int max_position = 0;         // rows of a learned position-embedding table (position == learned)
   bool qkv_bias = false;        // biases on q, k, v only (Qwen2); implied by linear_bias
+  QkNorm qk_norm = QkNorm::none;  // norms over q and k before RoPE (Qwen3: per_head)
   // Sliding-window attention (Mistral, gpt-oss): sliding layers attend to at most `sliding_window` previous tokens.
   int sliding_window = 0;        // 0: every layer attends to the full sequence
   int full_attention_every = 0;  // k > 0: layers k, 2k, ... (1-based) use full attention (gpt-oss: 2); 0: all slide

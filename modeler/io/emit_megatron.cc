@@ -29,6 +29,10 @@ void megatron_model_args(const ModelDesc& m, const Plan& p, EmitFormat f, Script
     throw ConfigError(what + m.name +
                       " uses sliding-window attention or attention sinks, which this emitter does "
                       "not express (Megatron-LM --window-size per layer pattern); --emit json writes the plan");
+  if (m.qk_norm == QkNorm::full)
+    throw ConfigError(what + m.name +
+                      " normalises q and k over their full width (OLMo-2), which --qk-layernorm (per head) does not "
+                      "express; --emit json writes the plan");
   a->add("--num-layers", m.layers);
   a->add("--hidden-size", m.hidden);
   a->add("--ffn-hidden-size", m.ffn_hidden);
@@ -48,6 +52,8 @@ void megatron_model_args(const ModelDesc& m, const Plan& p, EmitFormat f, Script
   if (!m.tied_embeddings) a->add("--untie-embeddings-and-output-weights");
   if (!m.linear_bias) a->add("--disable-bias-linear");
   if (m.qkv_bias && !m.linear_bias) a->add("--add-qkv-bias");
+  // Per-head QK-norm (Qwen3): TransformerConfig.qk_layernorm (d98e8a6), one norm of kv_channels per head.
+  if (m.qk_norm == QkNorm::per_head) a->add("--qk-layernorm");
   if (m.mla) {
     a->add("--multi-latent-attention");
     if (m.mla->q_lora_rank > 0) a->add("--q-lora-rank", m.mla->q_lora_rank);

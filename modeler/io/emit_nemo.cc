@@ -70,6 +70,10 @@ std::string emit_nemo(const EmitInput& in) {
     throw ConfigError(what + m.name +
                       "'s attention (ALiBi, sliding windows or sinks) is not expressed by this "
                       "emitter; --emit json writes the plan");
+  if (m.qk_norm == QkNorm::full)
+    throw ConfigError(what + m.name +
+                      " normalises q and k over their full width (OLMo-2), which qk_layernorm (per head) does not "
+                      "express; --emit json writes the plan");
   YAML::Emitter out;
   out << YAML::BeginMap;
   out << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
@@ -90,6 +94,8 @@ std::string emit_nemo(const EmitInput& in) {
                                                 : "none");
   out << YAML::Key << "share_embeddings_and_output_weights" << YAML::Value << m.tied_embeddings;
   out << YAML::Key << "add_bias_linear" << YAML::Value << m.linear_bias;
+  // Per-head QK-norm (Qwen3): TransformerConfig.qk_layernorm, as Megatron-Bridge's Qwen3 providers set it.
+  if (m.qk_norm == QkNorm::per_head) out << YAML::Key << "qk_layernorm" << YAML::Value << true;
   if (m.moe) {
     out << YAML::Key << "num_moe_experts" << YAML::Value << m.moe->experts;
     out << YAML::Key << "moe_router_topk" << YAML::Value << m.moe->top_k;

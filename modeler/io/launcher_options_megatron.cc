@@ -30,6 +30,7 @@ void append_megatron_options(std::vector<LauncherOption>* out) {
       {"megatron", "--untie-embeddings-and-output-weights", kArgs},
       {"megatron", "--disable-bias-linear", kArgs},
       {"megatron", "--add-qkv-bias", kTransformer},
+      {"megatron", "--qk-layernorm", kTransformer},
       {"megatron", "--multi-latent-attention", kTransformer},
       {"megatron", "--q-lora-rank", kArgs},
       {"megatron", "--kv-lora-rank", kArgs},

@@ -25,6 +25,7 @@ void append_nemo_options(std::vector<LauncherOption>* out) {
       {"nemo", "model.position_embedding_type", kBridge},
       {"nemo", "model.share_embeddings_and_output_weights", kBridge},
       {"nemo", "model.add_bias_linear", kCore},
+      {"nemo", "model.qk_layernorm", kCore},
       {"nemo", "model.num_moe_experts", kCore},
       {"nemo", "model.moe_router_topk", kCore},
       {"nemo", "model.moe_ffn_hidden_size", kCore},

@@ -41,6 +41,12 @@ struct Required {
 
 NormKind parse_norm(const std::string& s) { return s == "rmsnorm" ? NormKind::rmsnorm : NormKind::layernorm; }
 
+QkNorm parse_qk_norm(const std::string& s) {
+  if (s == "per_head") return QkNorm::per_head;
+  if (s == "full") return QkNorm::full;
+  return QkNorm::none;
+}
+
 PositionKind parse_position(const std::string& s) {
   if (s == "learned") return PositionKind::learned;
   if (s == "alibi") return PositionKind::alibi;
@@ -110,6 +116,7 @@ ModelFile parse_model_file(std::string_view text, const std::string& filename) {
   m.position = parse_position(need(r.opt_choice("position", {"rope", "learned", "alibi", "none"}), "position"));
   m.max_position = r.opt_int("max_position", 1, kMaxPosition).value_or(0);
   m.qkv_bias = r.opt_boolean("qkv_bias").value_or(false);
+  m.qk_norm = parse_qk_norm(r.opt_choice("qk_norm", {"none", "per_head", "full"}).value_or("none"));
   m.sliding_window = r.opt_int("sliding_window", 1, kMaxPosition).value_or(0);
   m.full_attention_every = r.opt_int("full_attention_every", 1, kMaxLayers).value_or(0);
   m.attention_sinks = r.opt_boolean("attention_sinks").value_or(false);
@@ -146,6 +153,8 @@ ModelFile parse_model_file(std::string_view text, const std::string& filename) {
     problems.push_back(at("published_activated_params") + "only MoE models have activated parameters");
   if (m.position == PositionKind::learned && m.max_position == 0)
     problems.push_back(at("position") + "learned positions need max_position (rows of the position table)");
+  if (m.qk_norm != QkNorm::none && m.mla)
+    problems.push_back(at("qk_norm") + "MLA's latent norms are part of mla; qk_norm applies to q/k/v heads only");
   if (!problems.empty()) {
     std::string msg;
     for (const auto& p : problems) msg += (msg.empty() ? "" : "\n") + p;
@@ -347,8 +356,7 @@ ModelDesc parse_hf_config(std::string_view json_text, const std::string& filenam
     m.head_dim = m.hidden / m.heads;
   }
   // All families: SwiGLU MLP, RMSNorm, RoPE, untied unless stated (the transformers config classes default
-  // tie_word_embeddings to false for them). Qwen2 hard-codes biases on q/k/v only (modeling_qwen2.py). Qwen3's per-head
-  // q/k RMSNorms (2 x head_dim per layer) are not modelled.
+  // tie_word_embeddings to false for them). Qwen2 hard-codes biases on q/k/v only (modeling_qwen2.py).
   m.gated_mlp = true;
   m.norm = NormKind::rmsnorm;
   m.position = PositionKind::rope;
@@ -357,6 +365,12 @@ ModelDesc parse_hf_config(std::string_view json_text, const std::string& filenam
   // attention_bias alone gets (2 or 3) x ffn_hidden + hidden extra per layer.
   m.linear_bias = r.opt_bool("attention_bias", false) || r.opt_bool("mlp_bias", false);
   m.qkv_bias = type == "qwen2";
+  // The architecture implies QK-norm, config.json has no key for it: Qwen3ForCausalLM and Qwen3MoeForCausalLM
+  // (model_type qwen3, qwen3_moe) build q_norm and k_norm as RMSNorm(head_dim) applied per head before RoPE
+  // (huggingface/transformers@000c33fd src/transformers/models/qwen3/modeling_qwen3.py Qwen3Attention;
+  // @00d4b3d2 models/qwen3_moe/modeling_qwen3_moe.py Qwen3MoeAttention). Llama, Mistral, Qwen2, Mixtral,
+  // DeepSeek-V3 (MLA's latent norms are its own) and gpt-oss have none.
+  m.qk_norm = type == "qwen3" || type == "qwen3_moe" ? QkNorm::per_head : QkNorm::none;
   m.max_position = r.opt_int("max_position_embeddings", kMaxPosition).value_or(0);
   if (type == "mistral" || type == "mixtral" || type == "gpt_oss") read_hf_sliding(r, m);
   if (one_of(type, moe)) read_hf_moe(r, type, m);

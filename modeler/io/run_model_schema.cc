@@ -18,6 +18,9 @@ void read_run_model_shape(MapReader& r, ModelDesc* m) {
   m->vocab = r.positive_int("vocab");
   m->gated_mlp = r.boolean("gated_mlp");
   m->tied_embeddings = r.boolean("tied_embeddings");
+  // QK-norm before RoPE (model_desc.h QkNorm): Qwen3 rows say per_head.
+  const std::string qk = r.opt_choice("qk_norm", {"none", "per_head", "full"}).value_or("none");
+  m->qk_norm = qk == "per_head" ? QkNorm::per_head : qk == "full" ? QkNorm::full : QkNorm::none;
 }
 
 MoeDesc read_run_model_moe(MapReader& r, const ModelDesc& m) {
@@ -54,6 +57,8 @@ void check_run_model_heads(const MapReader& r, const ModelDesc& m) {
   if (m.heads % m.kv_heads != 0)
     r.fail("kv_heads",
            "heads (" + std::to_string(m.heads) + ") not divisible by kv_heads (" + std::to_string(m.kv_heads) + ")");
+  if (m.mla && m.qk_norm != QkNorm::none)
+    r.fail("qk_norm", "MLA's latent norms are part of mla; qk_norm applies to q/k/v heads only");
 }
 
 }  // namespace shardplan::io

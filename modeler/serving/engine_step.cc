@@ -21,6 +21,33 @@ double rope_and_cache_write_kernels(const ModelDesc& m) {
   return 1.0 + (m.position == PositionKind::rope ? 1.0 : 0.0);
 }
 
+// QK-norm's kernels on the step's critical path (model_desc.h QkNorm), per engine, where it runs them outside the
+// measured GEMM and attention ops; none without QK-norm or for MLA.
+//   trtllm: Qwen3Attention (tensorrt_llm/_torch/models/modeling_qwen3.py, fuse_qk_norm_rope default True, read at
+//     NVIDIA/TensorRT-LLM@5dedf53b) normalises q and k and applies RoPE in one fused_qk_norm_rope kernel and turns
+//     the attention op's own RoPE fusion off (_torch/modules/qk_norm_attention.py QKNormRoPEAttention): one kernel.
+//   sglang: apply_qk_norm (python/sglang/srt/models/utils.py, read at sgl-project/sglang@01b5f572) runs q_norm and
+//     k_norm as one fused in-place kernel where it can, else k_norm on an alternate stream beside q_norm: one kernel
+//     on the critical path. Not read at the rows' 0.5.1-0.5.8 tags.
+//   vllm: Qwen3Attention.forward (vllm/model_executor/models/qwen3.py, read at vllm-project/vllm@002456df) calls
+//     q_norm and k_norm one after the other; the Q/K-norm + RoPE fusion pass is off by default
+//     (PassConfig.enable_qk_norm_rope_fusion = False, vllm/config/compilation.py@002284db): two kernels.
+// A full-width norm (OLMo-2) runs as two norm calls everywhere (vllm/model_executor/models/olmo2.py _apply_qk_norm,
+// which also all-gathers q and k under tp > 1: not counted).
+double qk_norm_kernels(Engine engine, const ModelDesc& m) {
+  if (m.qk_norm == QkNorm::none || m.mla) return 0;
+  const bool counted = engine == Engine::trtllm || engine == Engine::sglang || engine == Engine::vllm;
+  if (m.qk_norm == QkNorm::full) return counted ? 2.0 : 0.0;
+  switch (engine) {
+    case Engine::trtllm: return 1;
+    case Engine::sglang: return 1;
+    case Engine::vllm: return 2;
+    case Engine::llamacpp:
+    case Engine::other: return 0;
+  }
+  return 0;
+}
+
 }  // namespace
 
 EngineStep engine_step(Engine engine, const std::string& version, const ModelDesc& m) {
@@ -63,6 +90,7 @@ EngineStep engine_step(Engine engine, const std::string& version, const ModelDes
     case Engine::other:
       break;
   }
+  s.small_kernels_per_block += qk_norm_kernels(engine, m);
   return s;
 }
 

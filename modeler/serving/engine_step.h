@@ -32,7 +32,8 @@ struct EngineStep {
 
 /// The traits of `engine` at `version` (as the engine spells its releases; "" for the current release) for model
 /// `m`: RoPE kernels only where it uses rotary positions; nothing for multi-head latent attention, whose RoPE and
-/// cache write run inside the engines' MLA kernels or their own fused ops (not counted here).
+/// cache write run inside the engines' MLA kernels or their own fused ops (not counted here); QK-norm's kernels
+/// where the model has it (engine_step.cc qk_norm_kernels).
 EngineStep engine_step(Engine engine, const std::string& version, const ModelDesc& m);
 
 }  // namespace shardplan::serving

@@ -1,5 +1,7 @@
 #include "modeler/serving/step_time.h"
 
+#include <algorithm>
+
 #include "modeler/collectives.h"
 #include "modeler/serving/layer_kernels.h"
 
@@ -13,8 +15,9 @@ namespace shardplan::serving {
 // to the rows'; TRT-LLM's RMSNorm at tp 1, fused into its all-reduce as RESIDUAL_RMS_NORM at tp > 1,
 // tensorrt_llm/_torch/models/modeling_llama.py, whose fused kernel does the norm's work on top of the
 // all-reduce the table times) and the gated activation (SiluAndMul / silu_and_mul / swiglu); the engines that
-// run RoPE and the KV-cache write as kernels of their own add them (engine_step.cc). Qwen3's per-head q/k norms
-// are not counted (ModelDesc does not mark them). Per step: the embedding gather, the final norm and the sampler.
+// run RoPE and the KV-cache write as kernels of their own add them (engine_step.cc), and QK-norm's kernels
+// (Qwen3), whose bytes (a read and a write of the rank's q and k) join the elementwise passes. Per step: the
+// embedding gather, the final norm and the sampler.
 
 StepTime step_time(const ServingModel& sm, const System& sys, const WorkerPlan& w, const StepLoad& l) {
   const KernelCtx c{sm, sys, w, sys.gpu};
@@ -25,7 +28,9 @@ StepTime step_time(const ServingModel& sm, const System& sys, const WorkerPlan& 
   const double h = m.hidden;
   const Bytes act(tokens * h * 2.0);
   // Per block: input norm, residual adds, activation function, RoPE: about six passes over the hidden state.
-  const Bytes elementwise = act * 6.0;
+  Bytes elementwise = act * 6.0;
+  if (m.qk_norm != QkNorm::none && !m.mla)
+    elementwise += Bytes(tokens * (1.0 * m.heads / w.tp + std::max(1.0, 1.0 * m.kv_heads / w.tp)) * m.head_dim * 4.0);
   // Those passes run as the engine's small kernels per block, each at least a small kernel's fixed cost.
   const Seconds kernel = small_kernel_time(c.g);
   const int group = w.tp * w.attention_dp;

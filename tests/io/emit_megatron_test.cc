@@ -119,3 +119,13 @@ TEST_CASE("emit megatron: the plan's MTP modules and pipeline layout, as Megatro
   const std::string l = flag_value(u, "--pipeline-model-parallel-layout");
   CHECK(l.substr(l.size() - 2) == "mL");
 }
+
+TEST_CASE("emit megatron: per-head QK-norm is --qk-layernorm; a full-width one is refused") {
+  const Estimate e = sample(2, 1, 1, 8, 1, Recompute::none, Dtype::bf16);
+  CHECK(emit(io::EmitFormat::megatron, e).find("--qk-layernorm") == std::string::npos);
+  ModelDesc m = test::llama3_8b();
+  m.qk_norm = QkNorm::per_head;
+  CHECK(flag_value(emit(io::EmitFormat::megatron, e, m), "--qk-layernorm") == "");
+  m.qk_norm = QkNorm::full;
+  CHECK_THROWS_WITH_AS(emit(io::EmitFormat::megatron, e, m), doctest::Contains("full width"), ConfigError);
+}

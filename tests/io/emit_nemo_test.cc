@@ -26,3 +26,13 @@ TEST_CASE("emit nemo: a Megatron-Bridge override YAML of known keys") {
     CHECK(n["ddp"]["overlap_param_gather"].as<bool>() <= n["ddp"]["use_distributed_optimizer"].as<bool>());
   }
 }
+
+TEST_CASE("emit nemo: per-head QK-norm sets model.qk_layernorm; a full-width one is refused") {
+  const Estimate e = sample(2, 1, 1, 8, 1, Recompute::none, Dtype::bf16);
+  CHECK_FALSE(YAML::Load(emit(io::EmitFormat::nemo, e))["model"]["qk_layernorm"].IsDefined());
+  ModelDesc m = test::llama3_8b();
+  m.qk_norm = QkNorm::per_head;
+  CHECK(YAML::Load(emit(io::EmitFormat::nemo, e, m))["model"]["qk_layernorm"].as<bool>());
+  m.qk_norm = QkNorm::full;
+  CHECK_THROWS_WITH_AS(emit(io::EmitFormat::nemo, e, m), doctest::Contains("full width"), ConfigError);
+}

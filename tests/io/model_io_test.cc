@@ -109,6 +109,18 @@ TEST_CASE("YAML model cross-field problems are reported together") {
         "t.yaml:14: position: learned positions need max_position (rows of the position table)");
 }
 
+TEST_CASE("YAML qk_norm: none by default, per_head or full; a bad value or MLA names file, line and key") {
+  CHECK(parse_model_yaml(kTiny, "t.yaml").qk_norm == QkNorm::none);
+  CHECK(parse_model_yaml(kTiny + "qk_norm: per_head\n", "t.yaml").qk_norm == QkNorm::per_head);
+  CHECK(parse_model_yaml(kTiny + "qk_norm: full\n", "t.yaml").qk_norm == QkNorm::full);
+  CHECK(parse_model_yaml(kTiny + "qk_norm: none\n", "t.yaml").qk_norm == QkNorm::none);
+  CHECK(yaml_error(kTiny + "qk_norm: per-head\n") ==
+        "t.yaml:16: qk_norm: expected one of none, per_head, full, got \"per-head\"; did you mean 'per_head'?");
+  CHECK(yaml_error(kTiny + "qk_norm: per_head\nmla: {q_lora_rank: 0, kv_lora_rank: 4, qk_nope_head_dim: 2, "
+                           "qk_rope_head_dim: 2, v_head_dim: 2}\n") ==
+        "t.yaml:16: qk_norm: MLA's latent norms are part of mla; qk_norm applies to q/k/v heads only");
+}
+
 TEST_CASE("every shipped model parses, is named after its file and matches its published total") {
   const auto names = list_data_files("models", {".yaml"});
   CHECK(names.size() >= 20);
@@ -182,9 +194,13 @@ TEST_CASE("Hugging Face config.json: Llama, Mistral, Qwen2, Qwen3") {
   CHECK(qwen2.qkv_bias);
   CHECK(!qwen2.linear_bias);
   CHECK(total_params(qwen2) == 7615616512.0);
-  // Qwen3 states head_dim; its per-head q/k RMSNorms (2 x 128 per layer) are not modelled.
+  // Qwen3 states head_dim; its architecture implies per-head q/k RMSNorms (2 x 128 parameters per layer), which
+  // Llama, Mistral and Qwen2 do not have.
   const ModelDesc qwen3 = load_model(kHf + "qwen3-8b.json");
   CHECK(qwen3.head_dim == 128);
+  CHECK(qwen3.qk_norm == QkNorm::per_head);
+  CHECK(llama.qk_norm == QkNorm::none);
+  CHECK(qwen2.qk_norm == QkNorm::none);
   CHECK(total_params(qwen3) == doctest::Approx(8.19e9).epsilon(0.001));
   const ModelDesc small = load_model(kHf + "qwen3-0.6b.json");
   CHECK(small.head_dim == 128);  // not hidden / heads = 64
@@ -226,6 +242,9 @@ TEST_CASE("MoE models: YAML and config.json agree; refused unless allowed") {
 
   const ModelDesc qwen = load_model(kHf + "qwen3-235b-a22b-instruct-2507.json", true);
   CHECK(total_params(qwen) == total_params(load_model("qwen3-235b-a22b", true)));
+  CHECK(qwen.qk_norm == QkNorm::per_head);  // qwen3_moe, as the shipped YAML says
+  CHECK(load_model("qwen3-235b-a22b", true).qk_norm == QkNorm::per_head);
+  CHECK(ds.qk_norm == QkNorm::none);  // MLA's latent norms are its own
   const ModelDesc mix = load_model(kHf + "mixtral-8x7b.json", true);
   CHECK(mix.sliding_window == 0);  // "sliding_window": null
   CHECK(total_params(mix) == total_params(load_model("mixtral-8x7b", true)));

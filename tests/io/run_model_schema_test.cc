@@ -55,3 +55,13 @@ TEST_CASE("model.moe.router_dtype: fp32 sets the fp32 router, input (the default
   CHECK_FALSE(read(moe + ", router_dtype: input}}").moe->router_fp32);
   CHECK_THROWS_WITH_AS(read(moe + ", router_dtype: bf16}}"), doctest::Contains("row.moe.router_dtype"), ConfigError);
 }
+
+TEST_CASE("model.qk_norm: none unless stated; per_head and full; bad values and MLA name the key") {
+  CHECK(read(std::string(kShape) + "}").qk_norm == QkNorm::none);
+  CHECK(read(std::string(kShape) + ", qk_norm: per_head}").qk_norm == QkNorm::per_head);
+  CHECK(read(std::string(kShape) + ", qk_norm: full}").qk_norm == QkNorm::full);
+  CHECK_THROWS_WITH_AS(read(std::string(kShape) + ", qk_norm: true}"), doctest::Contains("row.qk_norm"), ConfigError);
+  CHECK_THROWS_WITH_AS(read(std::string(kShape) + ", qk_norm: per_head, mla: {kv_lora_rank: 16, qk_nope_head_dim: 8, "
+                                                  "qk_rope_head_dim: 4, v_head_dim: 8}}"),
+                       doctest::Contains("row.qk_norm"), ConfigError);
+}

@@ -90,4 +90,25 @@ TEST_CASE("fraction_of_layers: the share of layers a predicate holds for") {
   CHECK(fraction_of_layers(m, [](const ModelDesc&, int) { return true; }) == 0.0);
 }
 
+TEST_CASE("qk_norm_time: one norm kernel over the rank's queries and one over its keys, 16 bits in and out") {
+  test::Setup su = tiny();  // tiny model: 4 heads of 16, MHA
+  su.model.kv_heads = 2;
+  const Sharding sh = su.sharding();
+  const Gpu& g = su.system.gpu;
+  CHECK(qk_norm_time(su.ctx(), sh).v == 0);  // no QK-norm
+  su.model.qk_norm = QkNorm::per_head;
+  const double row = 2.0 * sh.tokens * 16 * 2.0;  // read + write of one head's rows, bf16
+  CHECK(qk_norm_time(su.ctx(), sh) == memory_time(g, Bytes(row * sh.heads)) + memory_time(g, Bytes(row * sh.kv_heads)));
+  // The same bytes over the full width; an eager framework's norm makes its passes.
+  su.model.qk_norm = QkNorm::full;
+  const Seconds fused = qk_norm_time(su.ctx(), sh);
+  CHECK(fused == memory_time(g, Bytes(row * sh.heads)) + memory_time(g, Bytes(row * sh.kv_heads)));
+  su.framework.fused_elementwise = false;
+  su.framework.unfused_passes_per_norm = 4.0;
+  CHECK(qk_norm_time(su.ctx(), sh) ==
+        memory_time(g, Bytes(4.0 * row * sh.heads)) + memory_time(g, Bytes(4.0 * row * sh.kv_heads)));
+  su.model.mla = MlaDesc{0, 8, 8, 8, 16};
+  CHECK(qk_norm_time(su.ctx(), sh).v == 0);  // MLA's latent norms are not QK-norm
+}
+
 }  // TEST_SUITE

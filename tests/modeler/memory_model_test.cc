@@ -490,4 +490,20 @@ TEST_CASE("DTensor tensor parallelism saves the gathered inputs of the column-pa
   CHECK(mem.logits.v == doctest::Approx((4.0 * 128 + 2.0 * 256) * 64));
 }
 
+TEST_CASE("QK-norm saves its 16-bit q and k inputs and an fp32 reciprocal RMS per normalised row") {
+  // Tiny model, s 128, b 2 (T = 256), 4 heads of 16 with 2 kv heads, no parallelism.
+  ModelDesc m = test::tiny_model();
+  m.kv_heads = 2;
+  const Sharding sh = shard(1, false, m);
+  const double base = activation_bytes_per_layer(m, sh, Recompute::none, true, true);
+  m.qk_norm = QkNorm::per_head;
+  const double inputs = 256.0 * (4 + 2) * 16 * 2;  // pre-norm q and k, bf16
+  CHECK(activation_bytes_per_layer(m, sh, Recompute::none, true, true) == base + inputs + 4.0 * 256 * (4 + 2));
+  m.qk_norm = QkNorm::full;  // one row per token for q and one for k
+  CHECK(activation_bytes_per_layer(m, sh, Recompute::none, true, true) == base + inputs + 4.0 * 256 * 2);
+  // Full recompute keeps the layer input only.
+  CHECK(activation_bytes_per_layer(m, sh, Recompute::full, true, true) ==
+        activation_bytes_per_layer(test::tiny_model(), sh, Recompute::full, true, true));
+}
+
 }  // TEST_SUITE

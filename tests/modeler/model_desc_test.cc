@@ -120,3 +120,13 @@ TEST_CASE("sliding-window layers attend to at most the window") {
   m.attention_sinks = true;
   CHECK(total_params(m) == 496 + 2 * 2);  // one sink logit per head and layer
 }
+
+TEST_CASE("QK-norm adds its scale vectors: head_dim each for q and k per head, the full widths otherwise") {
+  ModelDesc m = tiny();  // heads 2, kv_heads 2, head_dim 2
+  const double base = params_per_layer(m);
+  m.qk_norm = QkNorm::per_head;
+  CHECK(params_per_layer(m) == base + 2 * 2);  // Qwen3: q_norm and k_norm of head_dim each
+  m.qk_norm = QkNorm::full;
+  CHECK(params_per_layer(m) == base + 2 * 2 + 2 * 2);  // OLMo-2: heads x head_dim and kv_heads x head_dim
+  CHECK(model_flops_per_token(m, 4) == model_flops_per_token(tiny(), 4));  // no GEMM work
+}

@@ -70,10 +70,15 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // MoE decode layers per rows per touched expert (moe_table.cc, touched experts counted by replaying the
   // collectors' balanced routing): TPOT 18.9% -> 18.3% alone (trtllm 13.8 -> 13.4, vllm 30.2 -> 27.5, sglang 24.0 ->
   // 24.1), TTFT 58.6% -> 59.1% (vllm 57.3 -> 61.8, below). Both together: TPOT 17.8%, TTFT 59.2%.
+  // Qwen3's QK-norm (model_desc.h QkNorm, inferred from the Qwen3 configs; engine_step.cc qk_norm_kernels and its
+  // bytes in step_time.cc): TPOT 18.4% -> 18.1% (vllm 30.2 -> 28.8, trtllm 13.8 -> 13.7, sglang 22.2 -> 22.1),
+  // TTFT 58.7% -> 58.8% (vLLM's over-predicted Qwen3-235B-A22B-FP8 H200 prefills 82.4% -> 84.3% over 51: a
+  // sourced kernel list that moves them away; loosened for it, not fitted).
+  // All four together: TPOT 17.6%, TTFT 59.4%.
   CHECK(o[1].runs >= 1290);
-  CHECK(o[1].mape <= 17.9);
+  CHECK(o[1].mape <= 17.7);
   CHECK(o[0].runs >= 1300);
-  CHECK(o[0].mape <= 59.3);
+  CHECK(o[0].mape <= 59.4);
   const auto& dc = rep.by_family.at("datacenter");
   CHECK(dc[4].runs >= 21);
   CHECK(dc[4].mape <= 19.1);  // 23.4% with the prefill GEMMs alone, 19.5% with the MoE FLOP rate, 20.0% with
@@ -131,16 +136,16 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   CHECK(off[3].mape <= 11.3);
   // The TRT-LLM dense aggregated rows, the best-covered family, stay within their measured error.
   const auto& trt = rep.by_engine.at("trtllm");
-  CHECK(trt[1].mape <= 13.5);  // 18.0% before the measured prefill GEMM and MoE-layer rates, 16.8% after, 17.1%
+  CHECK(trt[1].mape <= 13.4);  // 18.0% before the measured prefill GEMM and MoE-layer rates, 16.8% after, 17.1%
                                // with the measured all-reduce, 16.4% with the small kernels per block, 14.2%
                                // with the NVL72 tp 8 all-reduce on NVLink, 13.8% with the measured decode
-                               // GEMMs of 17-127 rows, 13.4% with the MoE layers per rows per touched expert
-  CHECK(rep.by_engine.at("sglang")[1].mape <= 22.5);  // 24.9% before its RoPE and KV-write kernels, 24.4% before
+                               // GEMMs of 17-127 rows, 13.4% with the MoE layers per rows per touched expert, then QK-norm's kernel
+  CHECK(rep.by_engine.at("sglang")[1].mape <= 22.4);  // 24.9% before its RoPE and KV-write kernels, 24.4% before
                                                       // the NVL72 tp 8 all-reduce, 24.1% before the measured
                                                       // decode GEMMs of 17-127 rows, 24.0% before the bf16
                                                       // cache of --kv-cache-dtype auto (above), 22.2% before
                                                       // the MoE layers per rows per touched expert (GB300
-                                                      // DeepSeek-V3 15.5 -> 17.0)
+                                                      // DeepSeek-V3 15.5 -> 17.0) and QK-norm's kernel
   {
     // TRT-LLM disaggregated TPOT (AIConfigurator rows, the decode worker's step): 25.5% over 141 with the NVL72
     // tp 8 decode workers' all-reduces on the collective model (GB200/GB300 tp 8 median +36..+62%), 13.8% with
@@ -159,9 +164,10 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
     REQUIRE(n > 0);
     CHECK(sum / n <= 12.2);
   }
-  CHECK(rep.by_engine.at("vllm")[1].mape <= 27.6);  // 31.6% before its RoPE and KV-write kernels, 30.4%
+  CHECK(rep.by_engine.at("vllm")[1].mape <= 26.3);  // 31.6% before its RoPE and KV-write kernels, 30.4%
                                                     // before the measured decode GEMMs of 17-127 rows, 30.2%
-                                                    // before the MoE layers per rows per touched expert
+                                                    // before the MoE layers per rows per touched expert and
+                                                    // QK-norm's two kernels
   // TTFT per engine (vLLM 56.2%, SGLang 72.6%, TRT-LLM 52.7% at commit time; SGLang's was 65.3% before its
   // generator-deployed rows ran with max_prefill_tokens = isl + 1500 and mixed chunks, and 72.0% before its
   // chunked_prefill_size followed the GPU's memory (16384 from 160 GiB, server_args.py): the sourced default
@@ -174,7 +180,8 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // sourced kernel list, not a fit. 57.3% -> 61.8% with the MoE layers per rows per touched expert (moe_table.cc):
   // the same rows decode slower (TPOT 43.0% -> 34.3% over 51), so the queues the model already over-predicts on
   // the KV-bound tp 1/2 rows grow (e.g. 10.9 -> 14.2 s TTFT against 3.2 measured): loosened for measured rates.
-  CHECK(rep.by_engine.at("vllm")[0].mape <= 61.9);
+  // QK-norm's two kernels per block on the Qwen3 rows move them further for the same reason (57.3% -> 57.9% alone).
+  CHECK(rep.by_engine.at("vllm")[0].mape <= 62.5);
   CHECK(rep.by_engine.at("sglang")[0].mape <= 73.2);  // 72.7% with the measured all-reduce, 72.8% -> 73.1% with
                                                       // the bf16 cache of --kv-cache-dtype auto (above)
   CHECK(trt[0].mape <= 53.0);

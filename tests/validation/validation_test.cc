@@ -152,7 +152,11 @@ TEST_CASE("throughput MAPE per group") {
   // 13.1% (the six torchtitan CP 2-8 rows only).
   // The DeepSeek-V3 rows with the recipes' MTP module and pipeline layouts (plan.mtp_layers, pipeline_layout):
   // MoE 15.3 -> 18.8% (B200 +14.7 -> +40.3, GB200 +16.5 -> +21.8, H100 +18.7 -> +18.6; docs/moe.md); dense unchanged.
-  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 11.5, kGuardDense = 13.6, kGuardMoe = 18.8;
+  // Qwen3's QK-norm (model.qk_norm: per_head; two TE RMSNorm passes over the rank's q and k, twice in backward, and
+  // their saved inputs, layer_parts.cc qk_norm_time, memory_model.cc): MoE 15.3 -> 14.5%, the six Qwen3 rows
+  // 0.7-1.6 points slower; no dense row moves.
+  // Both: MoE 17.9% (DeepSeek-V3 26.9, Qwen3-235B 12.5, Qwen3-30B 14.3).
+  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 11.5, kGuardDense = 13.6, kGuardMoe = 18.0;
   const io::GroupStats e = group(moe);
   report_target("Korthikanti", k, 5.0, kGuardKorthikanti);
   report_target("Megatron-based", m, 12.0, kGuardMegatron);
@@ -247,8 +251,9 @@ TEST_CASE("issue 10 targets, per GPU family and precision (printed; guards on wh
   // unchanged; the rows move -1.0..+2.4 points, no other row moves. Guards unchanged (nothing better).
   // Blackwell 10.1 -> 9.8 (bias +8.8 -> +8.5) with the DeepSeek-V3 rows' fp32 router and recompute modules.
   // H100 19.2 -> 18.5 and fp8 15.4 -> 14.2 with the compiled CP loop's collectives exposed (torchtitan CP rows).
-  // Blackwell 9.8 -> 12.6, fp8 14.2 -> 14.9 with the DeepSeek-V3 recipes' MTP module and pipeline layouts.
-  const std::map<std::string, double> guard_mape = {{"A100", 7.2}, {"H100", 19.0}, {"Blackwell", 12.6}};
+  // Blackwell 9.8 -> 12.6, fp8 14.2 -> 14.9 with the DeepSeek-V3 recipes' MTP module and pipeline layouts;
+  // 12.6 -> 12.1 and 14.9 -> 14.7 with Qwen3's QK-norm.
+  const std::map<std::string, double> guard_mape = {{"A100", 7.2}, {"H100", 19.0}, {"Blackwell", 12.2}};
   for (const auto& [gen, g] : family) {
     const std::string generation = gen;  // clang 14 cannot capture a structured binding (CAPTURE's lambda)
     std::printf("validation: %-10s %5.1f%% bias %+5.1f%% over %3d runs (target |bias| 5.0%%: %s)\n", gen.c_str(),
@@ -256,8 +261,8 @@ TEST_CASE("issue 10 targets, per GPU family and precision (printed; guards on wh
     CAPTURE(generation);
     if (guard_mape.count(gen)) CHECK(g.mape <= guard_mape.at(gen));
   }
-  report_target("fp8 rows", fp8, 10.0, 15.0);
-  CHECK(fp8.mape <= 15.0);
+  report_target("fp8 rows", fp8, 10.0, 14.8);
+  CHECK(fp8.mape <= 14.8);
 }
 
 TEST_CASE("torchtitan's context-parallel and AsyncTP rows (issue 10), each guarded") {

@@ -52,3 +52,25 @@ TEST_CASE("llama.cpp and unknown engines keep the engine-neutral step") {
     CHECK(s.host_per_step.v == 0);
   }
 }
+
+TEST_CASE("QK-norm: TRT-LLM fuses it with RoPE, SGLang overlaps or fuses q and k, vLLM runs two norm kernels") {
+  ModelDesc qwen3 = test::llama3_8b();
+  qwen3.qk_norm = QkNorm::per_head;
+  const ModelDesc plain = test::llama3_8b();
+  auto extra = [&](Engine e, const ModelDesc& m) {
+    return engine_step(e, "", m).small_kernels_per_block - engine_step(e, "", plain).small_kernels_per_block;
+  };
+  CHECK(extra(Engine::trtllm, qwen3) == 1);
+  CHECK(extra(Engine::sglang, qwen3) == 1);
+  CHECK(extra(Engine::vllm, qwen3) == 2);
+  CHECK(extra(Engine::llamacpp, qwen3) == 0);
+  ModelDesc olmo2 = qwen3;
+  olmo2.qk_norm = QkNorm::full;  // two full-width norm calls
+  CHECK(extra(Engine::trtllm, olmo2) == 2);
+  CHECK(extra(Engine::vllm, olmo2) == 2);
+  // MLA's latent norms are not QK-norm.
+  ModelDesc mla = mla_model();
+  mla.qk_norm = QkNorm::per_head;
+  CHECK(engine_step(Engine::vllm, "", mla).small_kernels_per_block == kCommonSmallKernelsPerBlock);
+}
+

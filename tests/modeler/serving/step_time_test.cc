@@ -150,3 +150,21 @@ TEST_CASE("the step pays the engine's small kernels per block and its host time 
   CHECK((h.total - a.total).v == doctest::Approx(1.5e-3));
   CHECK(h.total.v == doctest::Approx((h.linear + h.attention + h.moe + h.comm + h.other + h.host).v));
 }
+
+TEST_CASE("QK-norm's bytes join the elementwise passes: a read and a write of the rank's q and k") {
+  const System sys = test::h200_system();
+  const ServingModel plain = make_serving_model(test::llama3_8b(), Precision{});  // 32 heads, 8 kv heads of 128
+  ServingModel qk = plain;
+  qk.model.qk_norm = QkNorm::per_head;  // same engine kernels (neutral engine): only the bytes differ
+  WorkerPlan w;
+  w.tp = 2;
+  StepLoad p;
+  p.prefill_tokens = 8192;
+  p.prefill_keys = 4096;
+  p.prefill_seqs = 1;
+  const StepTime a = step_time(plain, sys, w, p), b = step_time(qk, sys, w, p);
+  const double bytes = 8192.0 * (32 / 2 + 8 / 2) * 128 * 4.0 * plain.model.layers;
+  CHECK((b.other - a.other).v == doctest::Approx(elementwise_time(sys.gpu, Bytes(bytes)).v).epsilon(0.05));
+  CHECK(b.linear == a.linear);
+  CHECK(b.attention == a.attention);
+}
