@@ -152,7 +152,10 @@ TEST_CASE("throughput MAPE per group") {
   // 13.1% (the six torchtitan CP 2-8 rows only).
   // The DeepSeek-V3 rows with the recipes' MTP module and pipeline layouts (plan.mtp_layers, pipeline_layout):
   // MoE 15.3 -> 18.8% (B200 +14.7 -> +40.3, GB200 +16.5 -> +21.8, H100 +18.7 -> +18.6; docs/moe.md); dense unchanged.
-  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 11.5, kGuardDense = 13.6, kGuardMoe = 18.8;
+  // Each layout rank's own MoE layers counted by index (Sharding::moe_layer_share; DeepSeek-V3's dense layers 0-2
+  // sit on the first stage, so the other ranks hold MoE layers only, not the 58/61 mean): MoE 18.8 -> 18.03% (B200
+  // +40.3 -> +37.7, GB200 +21.8 -> +20.0, H100 +18.6 -> +16.5; docs/moe.md "Eleventh round"); dense unchanged.
+  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 11.5, kGuardDense = 13.6, kGuardMoe = 18.1;
   const io::GroupStats e = group(moe);
   report_target("Korthikanti", k, 5.0, kGuardKorthikanti);
   report_target("Megatron-based", m, 12.0, kGuardMegatron);
@@ -248,7 +251,8 @@ TEST_CASE("issue 10 targets, per GPU family and precision (printed; guards on wh
   // Blackwell 10.1 -> 9.8 (bias +8.8 -> +8.5) with the DeepSeek-V3 rows' fp32 router and recompute modules.
   // H100 19.2 -> 18.5 and fp8 15.4 -> 14.2 with the compiled CP loop's collectives exposed (torchtitan CP rows).
   // Blackwell 9.8 -> 12.6, fp8 14.2 -> 14.9 with the DeepSeek-V3 recipes' MTP module and pipeline layouts.
-  const std::map<std::string, double> guard_mape = {{"A100", 7.2}, {"H100", 19.0}, {"Blackwell", 12.6}};
+  // Blackwell 12.6 -> 12.2, fp8 14.9 -> 14.8 with each layout rank's own MoE share (Sharding::moe_layer_share).
+  const std::map<std::string, double> guard_mape = {{"A100", 7.2}, {"H100", 19.0}, {"Blackwell", 12.2}};
   for (const auto& [gen, g] : family) {
     const std::string generation = gen;  // clang 14 cannot capture a structured binding (CAPTURE's lambda)
     std::printf("validation: %-10s %5.1f%% bias %+5.1f%% over %3d runs (target |bias| 5.0%%: %s)\n", gen.c_str(),
