@@ -215,6 +215,7 @@ Estimate evaluate(const ModelDesc& model, const System& system, const Plan& plan
     const double first = sh.rank_loads.front().layers;
     other.layers = first > 0 ? load.layers * sh.layers / first : load.layers;
     other.ends = load.ends;
+    other.moe_layer_share = load.moe_layer_share;
     other.rank_loads.clear();
     Estimate o = e;
     estimate_stage(ctx, other, &o);

@@ -219,7 +219,9 @@ MoeForwardParts moe_forward_parts(const Context& ctx, const Sharding& sh) {
 MlpParts mlp_parts(const Context& ctx, const Sharding& sh) {
   MlpParts parts;
   parts.dense = dense_mlp(ctx, sh, sh.ffn);
-  parts.moe = ctx.model.moe ? fraction_of_layers(ctx.model, is_moe_layer) : 0.0;
+  parts.moe = !ctx.model.moe                ? 0.0
+              : sh.moe_layer_share >= 0.0 ? sh.moe_layer_share  // the rank's own layers (pipeline layout)
+                                          : fraction_of_layers(ctx.model, is_moe_layer);
   if (parts.moe > 0) parts.routed = moe_mlp(ctx, sh);
   return parts;
 }

@@ -46,7 +46,11 @@ LayerCost mtp_module_cost(const Context& ctx, const Sharding& sh) {
   // The last layer's kind against the mean layer the stage's layers count for the module.
   const ModelDesc kind = last_layer_kind(m);
   const Context kind_ctx{kind, ctx.system, ctx.plan, ctx.framework};
-  const LayerCost last = layer_cost(kind_ctx, sh), mean = layer_cost(ctx, sh);
+  // The module's own layer is of the last kind whatever the rank's other layers are: the kind model's share, not
+  // the rank's (Sharding::moe_layer_share).
+  Sharding kind_sh = sh;
+  kind_sh.moe_layer_share = -1;
+  const LayerCost last = layer_cost(kind_ctx, kind_sh), mean = layer_cost(ctx, sh);
   // The shared output layer and the cross-entropy (16-bit, as head_cost's).
   const Dtype d = sixteen_bit_gemm(ctx);
   const Seconds ce = memory_time(g, Bytes(T * sh.vocab * ctx.framework.loss_traffic_per_logit(ctx.plan.tp)));

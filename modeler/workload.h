@@ -35,11 +35,16 @@ struct Sharding {
     int mtp = 0;
   };
   std::optional<StageEnds> ends;
+  /// The share of the modelled rank's transformer layers that are MoE layers, where the pipeline strategy knows
+  /// which layers the rank holds (a custom layout places them in model order: DeepSeek-V3's dense layers 0-2 all
+  /// sit on the first stage); < 0: the model's share (fraction_of_layers), the mean layer of an even split.
+  double moe_layer_share = -1;
   /// A custom layout's distinct rank loads (transformer layers with the MTP modules', and ends), the one applied
   /// above first; evaluate() runs each (the slowest sets the step, the fullest the memory). Empty otherwise.
   struct StageLoad {
     double layers = 0;
     StageEnds ends;
+    double moe_layer_share = -1;  // as Sharding::moe_layer_share, of this rank's decoder layers
   };
   std::vector<StageLoad> rank_loads;
   double weight_shard = 1;  // divisor of layer weights held by this rank (tp x ...)

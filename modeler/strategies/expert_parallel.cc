@@ -180,8 +180,9 @@ class ExpertParallel final : public Strategy {
     const ModelDesc& m = ctx.model;
     const Plan& p = ctx.plan;
     if (!m.moe || m.layers <= 0) return;
-    // Per-layer ops repeat for every layer of the stage: the MoE layers' share of them.
-    const double share = moe_layers(m) / m.layers;
+    // Per-layer ops repeat for every layer of the stage: the MoE layers' share of them (the rank's own where the
+    // pipeline layout places the layers, Sharding::moe_layer_share).
+    const double share = sh.moe_layer_share >= 0.0 ? sh.moe_layer_share : moe_layers(m) / m.layers;
     if (p.ep > 1) add_dispatch_comm(ctx, sh, share, comm);
     if (p.etp > 1) {
       const Bytes gathered(sh.moe_tokens * m.moe->top_k * m.hidden * kTokenBytes * p.etp);

@@ -90,25 +90,34 @@ class PipelineParallel final : public Strategy {
     // lowest rank on a tie, which holds the most micro-batches in flight); evaluate() runs every one, as MoE
     // layers take more time per FLOP than the LM head.
     const std::vector<LayoutStage> ranks = rank_loads(*layout, p.pp);
+    // Which decoder layers each rank holds: the layout's stages in model order, stage i on rank i % pp
+    // (pipeline_layout.h), so the rank's MoE layers are counted by index (ModelDesc is_moe_layer).
+    std::vector<int> moe_decoders(ranks.size(), 0);
+    for (size_t i = 0, next = 0; i < layout->stages.size(); ++i)
+      for (int j = 0; j < layout->stages[i].decoders; ++j, ++next)
+        if (is_moe_layer(ctx.model, static_cast<int>(next))) ++moe_decoders[i % ranks.size()];
     size_t busiest = 0;
     for (size_t r = 1; r < ranks.size(); ++r)
       if (rank_flops(ctx.model, p.seq_len, ranks[r]) > rank_flops(ctx.model, p.seq_len, ranks[busiest])) busiest = r;
-    auto load_of = [](const LayoutStage& r) {
-      return Sharding::StageLoad{1.0 * (r.decoders + r.mtp), Sharding::StageEnds{r.embedding, r.loss, r.mtp}};
+    auto load_of = [&](size_t i) {
+      const LayoutStage& r = ranks[i];
+      const double share = ctx.model.moe && r.decoders > 0 ? 1.0 * moe_decoders[i] / r.decoders : -1.0;
+      return Sharding::StageLoad{1.0 * (r.decoders + r.mtp), Sharding::StageEnds{r.embedding, r.loss, r.mtp}, share};
     };
     auto same = [](const Sharding::StageLoad& a, const Sharding::StageLoad& b) {
       return a.layers == b.layers && a.ends.embedding == b.ends.embedding && a.ends.loss == b.ends.loss &&
-             a.ends.mtp == b.ends.mtp;
+             a.ends.mtp == b.ends.mtp && a.moe_layer_share == b.moe_layer_share;
     };
-    sh->rank_loads = {load_of(ranks[busiest])};
-    for (const LayoutStage& r : ranks) {
-      const Sharding::StageLoad l = load_of(r);
+    sh->rank_loads = {load_of(busiest)};
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      const Sharding::StageLoad l = load_of(i);
       bool seen = false;
       for (const Sharding::StageLoad& k : sh->rank_loads) seen = seen || same(k, l);
       if (!seen) sh->rank_loads.push_back(l);
     }
     sh->layers = sh->rank_loads.front().layers;
     sh->ends = sh->rank_loads.front().ends;
+    sh->moe_layer_share = sh->rank_loads.front().moe_layer_share;
   }
 
   void add_comm(const Context& ctx, const Sharding& sh, CommPlan* comm) const override {

@@ -67,6 +67,23 @@ TEST_CASE("mlp_cost: a dense model's MLP is its dense MLP; an MoE model's averag
                           parts.routed.kernels_fwd).v * parts.moe * (1 + 1e-12));
 }
 
+TEST_CASE("mlp_parts: a rank's own MoE share where the pipeline layout states it, else the model's") {
+  test::Setup moe(test::tiny_moe(), test::plan_of(1, 1, 1, 1, 2, 2, 128));
+  Sharding sh = moe.sharding();
+  CHECK(mlp_parts(moe.ctx(), sh).moe == 0.5);  // tiny_moe: 2 layers, the first dense
+  sh.moe_layer_share = 1.0;                     // a rank of MoE layers only
+  const MlpParts all = mlp_parts(moe.ctx(), sh);
+  CHECK(all.moe == 1.0);
+  const MlpCost c = mlp_cost(all, sh);
+  CHECK(c.gemms.fwd.v == doctest::Approx(all.routed.gemms.fwd.v));
+  sh.moe_layer_share = 0.0;  // dense layers only
+  CHECK(mlp_parts(moe.ctx(), sh).moe == 0.0);
+  test::Setup dense = tiny();
+  Sharding dsh = dense.sharding();
+  dsh.moe_layer_share = 1.0;  // no MoE layers to count, whatever the share says
+  CHECK(mlp_parts(dense.ctx(), dsh).moe == 0.0);
+}
+
 TEST_CASE("an fp32 router (moe_router_dtype fp32): 16-bit forward, TF32 data and weight gradients, four casts") {
   // tiny_moe on one GPU, T 128 tokens, 8 experts, h 64. Compute bound first: the router's backward GEMMs run at
   // the TF32 peak (set to a quarter of bf16's), 2 x 128 x 64 x 8 FLOPs each; the forward stays at the bf16 peak.

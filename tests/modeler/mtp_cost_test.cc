@@ -37,6 +37,11 @@ TEST_CASE("an MoE model's MTP layer is an MoE layer (the last layer's kind), not
   CHECK((with_moe_last.forward.time - base.forward.time).v ==
         doctest::Approx((moe_layer.forward.time - mean.forward.time).v));
   CHECK(with_moe_last.forward.time != base.forward.time);
+  // On a rank whose own layers are all MoE (a pipeline layout's, Sharding::moe_layer_share) the mean layer is
+  // the MoE layer already: no difference term, as for the all-MoE model.
+  Sharding moe_rank = sh;
+  moe_rank.moe_layer_share = 1.0;
+  CHECK(mtp_module_cost(s.ctx(), moe_rank).forward.time.v == doctest::Approx(base.forward.time.v));
 }
 
 }

@@ -155,8 +155,11 @@ TEST_CASE("throughput MAPE per group") {
   // Qwen3's QK-norm (model.qk_norm: per_head; two TE RMSNorm passes over the rank's q and k, twice in backward, and
   // their saved inputs, layer_parts.cc qk_norm_time, memory_model.cc): MoE 15.3 -> 14.5%, the six Qwen3 rows
   // 0.7-1.6 points slower; no dense row moves.
-  // Both: MoE 17.9% (DeepSeek-V3 26.9, Qwen3-235B 12.5, Qwen3-30B 14.3).
-  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 11.5, kGuardDense = 13.6, kGuardMoe = 18.0;
+  // Each layout rank's own MoE layers counted by index (Sharding::moe_layer_share; DeepSeek-V3's dense layers 0-2
+  // sit on the first stage, so the other ranks hold MoE layers only, not the 58/61 mean): MoE 18.8 -> 18.03% (B200
+  // +40.3 -> +37.7, GB200 +21.8 -> +20.0, H100 +18.6 -> +16.5; docs/moe.md "Twelfth round"); dense unchanged.
+  // All three: MoE 17.2% (DeepSeek-V3 24.7, Qwen3-235B 12.5, Qwen3-30B 14.3).
+  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 11.5, kGuardDense = 13.6, kGuardMoe = 17.3;
   const io::GroupStats e = group(moe);
   report_target("Korthikanti", k, 5.0, kGuardKorthikanti);
   report_target("Megatron-based", m, 12.0, kGuardMegatron);
@@ -253,7 +256,8 @@ TEST_CASE("issue 10 targets, per GPU family and precision (printed; guards on wh
   // H100 19.2 -> 18.5 and fp8 15.4 -> 14.2 with the compiled CP loop's collectives exposed (torchtitan CP rows).
   // Blackwell 9.8 -> 12.6, fp8 14.2 -> 14.9 with the DeepSeek-V3 recipes' MTP module and pipeline layouts;
   // 12.6 -> 12.1 and 14.9 -> 14.7 with Qwen3's QK-norm.
-  const std::map<std::string, double> guard_mape = {{"A100", 7.2}, {"H100", 19.0}, {"Blackwell", 12.2}};
+  // Blackwell Blackwell 12.1 -> 11.7, fp8 14.7 -> 14.6 with each layout rank's own MoE share (Sharding::moe_layer_share) with each layout rank's own MoE share (Sharding::moe_layer_share).
+  const std::map<std::string, double> guard_mape = {{"A100", 7.2}, {"H100", 19.0}, {"Blackwell", 11.8}};
   for (const auto& [gen, g] : family) {
     const std::string generation = gen;  // clang 14 cannot capture a structured binding (CAPTURE's lambda)
     std::printf("validation: %-10s %5.1f%% bias %+5.1f%% over %3d runs (target |bias| 5.0%%: %s)\n", gen.c_str(),
@@ -261,8 +265,8 @@ TEST_CASE("issue 10 targets, per GPU family and precision (printed; guards on wh
     CAPTURE(generation);
     if (guard_mape.count(gen)) CHECK(g.mape <= guard_mape.at(gen));
   }
-  report_target("fp8 rows", fp8, 10.0, 14.8);
-  CHECK(fp8.mape <= 14.8);
+  report_target("fp8 rows", fp8, 10.0, 14.7);
+  CHECK(fp8.mape <= 14.7);
 }
 
 TEST_CASE("torchtitan's context-parallel and AsyncTP rows (issue 10), each guarded") {

@@ -89,6 +89,13 @@ TEST_CASE("comm: dispatch + combine all-to-all of tokens x top_k x h x 2 bytes p
         CHECK(op.count == 1.0);  // dispatch + combine, on 1 of the 2 layers
       }
   CHECK(a2a == 2);
+  // A rank the pipeline layout gives MoE layers only (Sharding::moe_layer_share): dispatch + combine per layer.
+  Sharding moe_rank = s.sharding();
+  moe_rank.moe_layer_share = 1.0;
+  CommPlan own;
+  expert_parallel().add_comm(s.ctx(), moe_rank, &own);
+  for (const CommOp& op : own.layer_forward)
+    if (op.kind == CommKind::ep) CHECK(op.count == 2.0);
   // Expert gradients: one reduce-scatter + all-gather pair (zero 1) over the edp group of 2 at stride ep x etp.
   const Sharding sh = s.sharding();
   const double experts = busiest_stage_params(s.ctx(), sh).experts;

@@ -131,6 +131,28 @@ TEST_CASE("a custom layout: every distinct rank load, the most FLOPs first") {
   CHECK(s.problems(pipeline_parallel()).empty());
 }
 
+TEST_CASE("a custom layout: each rank's MoE layers counted by index (the dense first layers on the first stage)") {
+  ModelDesc m = test::tiny_moe();
+  m.layers = 8;
+  m.moe->dense_layers = 3;  // layers 0-2 dense, as DeepSeek-V3's first_k_dense_replace
+  Plan p = test::plan_of(1, 2, 1, 1, 1, 16, 128);
+  p.pipeline_layout = "Et*4|t*4L";  // rank 0: layers 0-3 (1 MoE of 4); rank 1: layers 4-7 (all MoE)
+  test::Setup s(m, p);
+  const Sharding sh = s.sharding();
+  REQUIRE(sh.rank_loads.size() == 2);
+  CHECK(sh.rank_loads[0].ends.loss);  // the LM head's FLOPs make rank 1 the first load
+  CHECK(sh.rank_loads[0].moe_layer_share == 1.0);
+  CHECK(sh.rank_loads[1].moe_layer_share == 0.25);
+  CHECK(sh.moe_layer_share == 1.0);
+  // Without a layout: the model's mean layer (share unset), as before.
+  s.plan.pipeline_layout.clear();
+  CHECK(s.sharding().moe_layer_share < 0);
+  // A dense model's ranks carry no MoE share.
+  test::Setup dense = with_pp(2, 1);
+  dense.plan.pipeline_layout = "Et*4|t*4L";
+  CHECK(dense.sharding().rank_loads[0].moe_layer_share < 0);
+}
+
 TEST_CASE("problems: MTP beyond the model's, a layout that does not fit, a framework without them") {
   test::Setup s = with_pp(2, 1);
   s.plan.mtp_layers = 1;
