@@ -8,6 +8,12 @@ using namespace shardplan;
 using namespace shardplan::serving;
 
 namespace {
+// The 2-D weight values FlexGen stages or compresses: the token embedding, the 2050 learned positions (OPT's 2048
+// plus its offset of 2), every layer's four attention and two MLP matrices, and the output projection.
+double matrix_values(const ModelDesc& m) {
+  const double h = m.hidden;
+  return (m.vocab + 2050.0) * h + m.layers * (4 * h * h + 2 * h * m.ffn_hidden) + m.vocab * h;
+}
 // OPT-30B (facebook/opt-30b config.json): 48 layers, hidden 7168, ffn 28672, 56 heads, vocab 50272, 2048 learned
 // positions, tied, biases, LayerNorm. Built in code as models/opt-30b.yaml states it (tests/io/model_io_test.cc
 // checks that file against the OPT paper's Table 1).
@@ -274,8 +280,7 @@ TEST_CASE("flexgen: pageable weights are copied to pinned memory on the launchin
   const auto pinned = flexgen_predict(m, p, fast_pcie, w);
   const auto paged = flexgen_predict(m, pageable, fast_pcie, w);
   // Prefill: every 2-D weight byte staged once at 2 / 100 GB/s (the 1-D ones stay pinned).
-  const double h = m.hidden;
-  const double matrices = (m.vocab + 2050.0) * h + m.layers * (4 * h * h + 2 * h * m.ffn_hidden) + m.vocab * h;
+  const double matrices = matrix_values(m);
   CHECK(paged.prefill.v - pinned.prefill.v == doctest::Approx(matrices * 2 * 2 / 100e9).epsilon(1e-3));
 }
 
@@ -290,8 +295,7 @@ TEST_CASE("flexgen: decompressing 4-bit weights costs 13 bytes of device traffic
   const FlexgenWorkload w{16, 2};
   const auto plain = flexgen_predict(m, p, round_machine(), w);
   const auto packed = flexgen_predict(m, c, round_machine(), w);
-  const double h = m.hidden;
-  const double matrices = (m.vocab + 2050.0) * h + m.layers * (4 * h * h + 2 * h * m.ffn_hidden) + m.vocab * h;
+  const double matrices = matrix_values(m);
   CHECK(packed.decode.v - plain.decode.v == doctest::Approx(2 * 13.0 * matrices / 100e9).epsilon(1e-6));
 }
 
