@@ -271,26 +271,37 @@ LayerCost layer_cost(const Context& ctx, const Sharding& sh) {
   return c;
 }
 
-LayerCost head_cost(const Context& ctx, const Sharding& sh) {
+OutputParts output_parts(const Context& ctx, const Sharding& sh) {
   const ModelDesc& m = ctx.model;
   const Gpu& g = ctx.system.gpu;
   const double T = sh.tokens;
-  LayerCost c;
+  OutputParts o;
   // Embedding lookup: gather T rows of h (write) on the first stage; scatter-add of its gradient in backward.
-  const Bytes embed(T * m.hidden * kActBytes * 2.0);
   // A frozen embedding (fine-tuning) gets no gradient: nothing runs for it in backward.
+  const Bytes embed(T * m.hidden * kActBytes * 2.0);
   const bool frozen = base_frozen(ctx.plan);
-  const Seconds first_fwd = memory_time(g, embed), first_bwd = frozen ? Seconds(0) : memory_time(g, embed * 2.0);
+  o.embed_fwd = memory_time(g, embed);
+  o.embed_bwd = frozen ? Seconds(0) : memory_time(g, embed * 2.0);
   // LM head GEMM over the local vocabulary (always 16-bit: fp8 recipes keep the output layer in bf16) and the
   // cross-entropy over [T x V_local] logits, whose HBM traffic per logit is the framework's trait.
   const Dtype d = sixteen_bit_gemm(ctx);
-  const Seconds head_fwd = gemm_time(g, d, T, sh.vocab, m.hidden);
-  const Seconds head_bwd =
-      gemm_time(g, d, T, m.hidden, sh.vocab) + (frozen ? Seconds(0) : gemm_time(g, d, m.hidden, sh.vocab, T));
   const Seconds ce = memory_time(g, Bytes(T * sh.vocab * ctx.framework.loss_traffic_per_logit(ctx.plan.tp)));
-  const Seconds final_norm = memory_time(g, Bytes(2.0 * sh.norm_tokens * m.hidden * kActBytes));
-  const Seconds last_fwd = head_fwd + ce / 2.0 + final_norm, last_bwd = head_bwd + ce / 2.0 + final_norm * 2.0;
-  const double head_flops = 2.0 * T * sh.vocab * m.hidden;
+  o.head_fwd = gemm_time(g, d, T, sh.vocab, m.hidden) + ce / 2.0;
+  o.head_bwd = gemm_time(g, d, T, m.hidden, sh.vocab) +
+               (frozen ? Seconds(0) : gemm_time(g, d, m.hidden, sh.vocab, T)) + ce / 2.0;
+  o.head_flops = 2.0 * T * sh.vocab * m.hidden;
+  return o;
+}
+
+LayerCost head_cost(const Context& ctx, const Sharding& sh) {
+  const Gpu& g = ctx.system.gpu;
+  LayerCost c;
+  const OutputParts o = output_parts(ctx, sh);
+  const bool frozen = base_frozen(ctx.plan);
+  const Seconds first_fwd = o.embed_fwd, first_bwd = o.embed_bwd;
+  const Seconds final_norm = memory_time(g, Bytes(2.0 * sh.norm_tokens * ctx.model.hidden * kActBytes));
+  const Seconds last_fwd = o.head_fwd + final_norm, last_bwd = o.head_bwd + final_norm * 2.0;
+  const double head_flops = o.head_flops;
   if (sh.ends) {
     // The pipeline strategy named the rank's ends (a custom layout, or MTP modules on the last rank).
     const Sharding::StageEnds& e = *sh.ends;

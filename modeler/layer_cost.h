@@ -34,6 +34,15 @@ Seconds eager_rope_time(const Context& ctx, const Sharding& sh);
 /// 0 without grouped-query attention.
 Seconds kv_repeat_time(const Context& ctx, const Sharding& sh);
 LayerCost layer_cost(const Context& ctx, const Sharding& sh);
+
+/// The parts the decoder's ends and each MTP module share (mtp_cost.h): the embedding lookup of the micro-batch's
+/// ids and its scatter-add gradient, and the LM head GEMM over the local vocabulary with the cross-entropy.
+struct OutputParts {
+  Seconds embed_fwd, embed_bwd;  // the backward is 0 for a frozen embedding (fine-tuning)
+  Seconds head_fwd, head_bwd;    // GEMMs and half the cross-entropy's traffic each
+  double head_flops = 0;         // forward FLOPs of the LM head GEMM
+};
+OutputParts output_parts(const Context& ctx, const Sharding& sh);
 /// Embedding lookup on the first stage, LM head + cross-entropy on the last; the busier of the two stages, or the
 /// ends and MTP modules the modelled rank holds where the pipeline strategy names them (Sharding::ends).
 LayerCost head_cost(const Context& ctx, const Sharding& sh);

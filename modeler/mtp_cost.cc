@@ -36,8 +36,9 @@ LayerCost mtp_module_cost(const Context& ctx, const Sharding& sh) {
   const double T = sh.tokens, Tn = sh.norm_tokens, h = m.hidden;
   const bool frozen = base_frozen(ctx.plan);
   LayerCost c;
-  // Embedding lookup of the shifted ids (as head_cost's) and its scatter-add gradient.
-  const Bytes embed(T * h * kActBytes * 2.0);
+  // Embedding lookup of the shifted ids and its scatter-add gradient; the shared output layer and the
+  // cross-entropy once more (16-bit): the same parts as the decoder's ends.
+  const OutputParts o = output_parts(ctx, sh);
   // enorm, hnorm and final_layernorm (one read and one write each; backward about twice), the concatenation.
   const Seconds norms = memory_time(g, Bytes(2.0 * Tn * h * kActBytes)) * 3.0;
   const Seconds concat = memory_time(g, Bytes(2.0 * 2.0 * Tn * h * kActBytes));
@@ -51,20 +52,13 @@ LayerCost mtp_module_cost(const Context& ctx, const Sharding& sh) {
   Sharding kind_sh = sh;
   kind_sh.moe_layer_share = -1;
   const LayerCost last = layer_cost(kind_ctx, kind_sh), mean = layer_cost(ctx, sh);
-  // The shared output layer and the cross-entropy (16-bit, as head_cost's).
-  const Dtype d = sixteen_bit_gemm(ctx);
-  const Seconds ce = memory_time(g, Bytes(T * sh.vocab * ctx.framework.loss_traffic_per_logit(ctx.plan.tp)));
-  const Seconds head_fwd = gemm_time(g, d, T, sh.vocab, h) + ce / 2.0;
-  const Seconds head_bwd =
-      gemm_time(g, d, T, h, sh.vocab) + (frozen ? Seconds(0) : gemm_time(g, d, h, sh.vocab, T)) + ce / 2.0;
-  const double head_flops = 2.0 * T * sh.vocab * h;
 
-  c.forward.time = memory_time(g, embed) + norms + concat + eh.fwd + (last.forward.time - mean.forward.time) +
-                   head_fwd;
-  c.backward.time = (frozen ? Seconds(0) : memory_time(g, embed * 2.0)) + norms * 2.0 + eh.bwd +
-                    (last.backward.time + last.recompute.time - mean.backward.time - mean.recompute.time) + head_bwd;
-  c.forward.flops = eh.flops_fwd + (last.forward.flops - mean.forward.flops) + head_flops;
-  c.backward.flops = (frozen ? 1.0 : 2.0) * (eh.flops_fwd + head_flops) + (last.backward.flops - mean.backward.flops);
+  c.forward.time = o.embed_fwd + norms + concat + eh.fwd + (last.forward.time - mean.forward.time) + o.head_fwd;
+  c.backward.time = o.embed_bwd + norms * 2.0 + eh.bwd +
+                    (last.backward.time + last.recompute.time - mean.backward.time - mean.recompute.time) + o.head_bwd;
+  c.forward.flops = eh.flops_fwd + (last.forward.flops - mean.forward.flops) + o.head_flops;
+  c.backward.flops =
+      (frozen ? 1.0 : 2.0) * (eh.flops_fwd + o.head_flops) + (last.backward.flops - mean.backward.flops);
   return c;
 }
 

@@ -253,6 +253,25 @@ TEST_CASE("head: embedding on the first stage, LM head + cross-entropy + final n
   CHECK(h.backward.time.v == doctest::Approx((229376.0 + 256 * 128 * 26 + 131072) / test::kHbm).scale(0));
 }
 
+TEST_CASE("output parts: the embedding and LM head bytes head_cost and the MTP module share; frozen, no gradients") {
+  test::Setup su = tiny();
+  bandwidth_only(&su);
+  su.framework.cross_entropy_bytes_per_logit = 12.0;
+  // The bytes of the head test above without the final norm: gather 65,536 (scatter-add 2x), LM head GEMM 114,688
+  // (backward 2x) plus the loss's 196,608 bytes in each pass (half of 256 x 128 x 12).
+  OutputParts o = output_parts(su.ctx(), su.sharding());
+  CHECK(o.embed_fwd.v == doctest::Approx(65536.0 / test::kHbm).scale(0));
+  CHECK(o.embed_bwd.v == doctest::Approx(131072.0 / test::kHbm).scale(0));
+  CHECK(o.head_fwd.v == doctest::Approx((114688.0 + 196608) / test::kHbm).scale(0));
+  CHECK(o.head_bwd.v == doctest::Approx((229376.0 + 196608) / test::kHbm).scale(0));
+  CHECK(o.head_flops == 2.0 * 256 * 128 * 64);
+  // A frozen base (LoRA): no embedding gradient and no LM-head weight gradient; dgrad and the loss stay.
+  su.plan.finetune.peft = Peft::lora;
+  o = output_parts(su.ctx(), su.sharding());
+  CHECK(o.embed_bwd.v == 0);
+  CHECK(o.head_bwd.v == doctest::Approx((114688.0 + 196608) / test::kHbm).scale(0));
+}
+
 TEST_CASE("head: a framework with its own tensor-parallel loss moves that loss's bytes per logit under tp") {
   test::Setup su = tiny(2);
   bandwidth_only(&su);
