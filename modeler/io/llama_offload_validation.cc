@@ -24,18 +24,36 @@ serving::WeightFormat fmt_of(const std::string& s) { return *serving::parse_weig
 // as does Zen 3 (AVX2 only). Verification (2026-12-02, the reference search corpora): neither vendor page is
 // stored there; the AMD figures are confirmed by secondary sources [S] (named per part), the Intel ones are not
 // [U: recalled from Intel ARK, to be checked against the page].
+//
+// A row's host.cpu is looked up by its exact name, as the row states it: a neighbour in the same family (a K or
+// X3D part, a non-X i9) is a different part with its own page and is not in the table (the row is then skipped
+// unless it states memory_bw_gbps, and takes two channels and AVX2).
+namespace {
+struct CpuTableRow {
+  const char* name;
+  CpuPlatform platform;
+};
+constexpr CpuTableRow kCpuTable[] = {
+    // Intel ARK, Intel Core i7-10700 Processor (Comet Lake-S): 2 channels, DDR4-2933 [U].
+    {"Intel Core i7-10700", {2, 2933, serving::CpuIsa::avx2}},
+    // Intel ARK, Intel Core i9-10900X X-series Processor (Cascade Lake-X): 4 channels, DDR4-2933 [U]. The four
+    // channels are also the llmfit #755 submitter's ("quad-channel DDR4", of this machine) [S]. AVX2 class: ggml's
+    // x86 Q4_K and Q6_K dot products have AVX2 and AVX code only, no AVX-512 branch
+    // (ggml-org/llama.cpp@04e1dd75:ggml/src/ggml-cpu/arch/x86/quants.c, ggml_vec_dot_q4_K_q8_K / _q6_K_q8_K).
+    {"Intel Core i9-10900X", {4, 2933, serving::CpuIsa::avx2}},
+    // amd.com, AMD Ryzen Threadripper PRO 5975WX (Zen 3, sWRX8): 8 channels, DDR4 up to 3200 MT/s (the eight DDR4
+    // channels of the 5000WX series in SweClockers' 2021-12 report of the series [S]; the 3200 MT/s [U]).
+    {"AMD Ryzen Threadripper PRO 5975WX", {8, 3200, serving::CpuIsa::avx2}},
+    // amd.com, AMD Ryzen 9 7950X (Zen 4, AM5): 2 channels, DDR5 2x1R 5200 MT/s (DDR5-5200 for the Ryzen 7000
+    // series in Hardware Times' report of Apacer's 2022 release, dual channel in hwsetup.it's report of the same
+    // slide [S]).
+    {"AMD Ryzen 9 7950X", {2, 5200, serving::CpuIsa::avx512}},
+};
+}  // namespace
+
 std::optional<CpuPlatform> cpu_platform(const std::string& cpu) {
-  using serving::CpuIsa;
-  // Intel ARK, Intel Core i7-10700 Processor (Comet Lake-S): 2 channels, DDR4-2933 [U].
-  if (cpu.find("i7-10700") != std::string::npos) return CpuPlatform{2, 2933, CpuIsa::avx2};
-  // Intel ARK, Intel Core i9-10900X X-series Processor (Cascade Lake-X): 4 channels, DDR4-2933 [U].
-  if (cpu.find("i9-10900X") != std::string::npos) return CpuPlatform{4, 2933, CpuIsa::avx2};
-  // amd.com, AMD Ryzen Threadripper PRO 5975WX (Zen 3, sWRX8): 8 channels, DDR4 up to 3200 MT/s (the eight DDR4
-  // channels of the 5000WX series in SweClockers' 2021-12 report of the series [S]; the 3200 MT/s [U]).
-  if (cpu.find("5975WX") != std::string::npos) return CpuPlatform{8, 3200, CpuIsa::avx2};
-  // amd.com, AMD Ryzen 9 7950X (Zen 4, AM5): 2 channels, DDR5 2x1R 5200 MT/s (DDR5-5200 for the Ryzen 7000 series
-  // in Hardware Times' report of Apacer's 2022 release, dual channel in hwsetup.it's report of the same slide [S]).
-  if (cpu.find("7950X") != std::string::npos) return CpuPlatform{2, 5200, CpuIsa::avx512};
+  for (const CpuTableRow& r : kCpuTable)
+    if (cpu == r.name) return r.platform;
   return std::nullopt;
 }
 

@@ -17,7 +17,8 @@ struct CpuPlatform {
   double mega_transfers_per_s = 0;  // the vendor's rated DDR data rate
   serving::CpuIsa isa = serving::CpuIsa::avx2;
 };
-/// The platform of a CPU the offload rows name; nullopt for a CPU not in the table.
+/// The platform of a CPU the offload rows name, looked up by its exact name (a row's host.cpu); nullopt for any
+/// other name, a neighbouring part of the same family included.
 std::optional<CpuPlatform> cpu_platform(const std::string& cpu);
 
 /// Peak memory bandwidth (GB/s) of a CPU in the table: serving::dram_peak_gbps of its channels and data rate.

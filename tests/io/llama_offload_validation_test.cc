@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "modeler/io/paths.h"
+#include "modeler/io/serving_validation.h"
 #include "modeler/serving/offload.h"
 
 using namespace shardplan;
@@ -80,6 +83,31 @@ TEST_CASE("the CPU table: each part's memory channels and rated DDR data rate as
     CHECK(p->isa == r.isa);
     CHECK(*io::cpu_peak_memory_gbps(r.cpu) == doctest::Approx(r.channels * 8.0 * r.mts / 1000.0));
   }
+}
+
+TEST_CASE("the CPU table matches a row's CPU by its exact name, not a part of it") {
+  // Each of these contains a table name (or is contained in one) but is another part: until 2026-12-03 the table
+  // matched substrings and took the first four for the part whose name they contain.
+  for (const char* near_miss : {"AMD Ryzen 9 7950X3D", "Intel Core i7-10700K", "Intel Core i9-10900XE",
+                                "AMD Ryzen Threadripper PRO 5975WX (32 cores)", "Intel Core i9-10900",
+                                "AMD Ryzen 9 7950", "intel core i9-10900x"}) {
+    CAPTURE(near_miss);
+    CHECK_FALSE(io::cpu_platform(near_miss));
+    CHECK_FALSE(io::cpu_peak_memory_gbps(near_miss));
+  }
+  // Every offload row the shipped file predicts names a CPU the table has by its exact name.
+  std::vector<io::ServingRun> runs;
+  for (io::ServingRun& r : io::load_serving_runs(io::data_root() + "/tests/validation/serving/serving_runs.yaml"))
+    if (r.engine == "llama.cpp" || r.engine == "ik_llama.cpp") runs.push_back(std::move(r));
+  int offload_rows = 0;
+  for (const io::ServeRowResult& out : io::run_serve_validation(runs).rows) {
+    if (out.family != "llama.cpp offload" || out.skipped) continue;
+    CAPTURE(out.run->id);
+    REQUIRE(out.run->host);
+    CHECK(io::cpu_platform(out.run->host->cpu).has_value());
+    ++offload_rows;
+  }
+  CHECK(offload_rows == 7);
 }
 
 TEST_CASE("offload rows: the host comes from the row, else from the CPU's platform table, else the row is skipped") {
