@@ -4,12 +4,14 @@
 #include <map>
 
 #include "apps/serve_command.h"
+#include "apps/serve_spec_flags.h"
 #include "apps/text.h"
 #include "modeler/io/model_io.h"
 #include "modeler/io/serving_json.h"
 #include "modeler/io/system_io.h"
 #include "modeler/problems.h"
 #include "modeler/serving/serve_predict.h"
+#include "modeler/serving/serve_search.h"
 
 namespace shardplan::cli {
 
@@ -115,6 +117,7 @@ class ServePredictCommand final : public Command {
                                              "(default all)");
     sub->add_option("--low-rank", low_rank_, "factorise linears W (n x k) = A (n x r) B (r x k) (default none): "
                                              "RANK[:targets], targets attn,mlp (default attn,mlp)");
+    add_spec_flags(sub, &spec_);
     sub->add_flag("--json", json_, "print JSON");
     return sub;
   }
@@ -169,7 +172,10 @@ class ServePredictCommand final : public Command {
     sm.engine = engine_step(*engine, "", model);  // the engine's current release
     if (const Problems p = check_transform_kernels(sm.tensors, sys.gpu); !p.empty())
       throw ConfigError("--sparsity: " + join_problems(p));
+    const SpecSetup spec = parse_spec_flags(spec_, sm, plan.mode == Mode::aggregated ? plan.agg : plan.decode,
+                                            *engine);
     if (!offload_.mode.empty()) {
+      if (spec.spec.enabled()) throw ConfigError("--offload: not modelled with --spec");
       if (!transforms.empty())
         throw ConfigError("--offload: not modelled with --sparsity or --low-rank (the CPU kernels have no sparse or "
                           "factorised variant here)");
@@ -189,14 +195,29 @@ class ServePredictCommand final : public Command {
     in.static_batch = static_batch_;
     in.memory.fraction = mem_fraction_;
     in.memory.max_num_tokens = max_num_tokens_;
+    in.spec = spec.spec;
+    in.draft = spec.draft.get();
+    if (spec.spec.enabled() && wl_.rounds > 0)
+      throw ConfigError("--rounds: the step-by-step closed loop does not model --spec; drop --rounds for the steady "
+                        "state");
     const ServePrediction p = serve_predict(in);
+    const std::string spec_args = spec_engine_args(*engine, spec.spec, spec.draft_name);
     if (json_) {
       io::ServeJsonContext ctx{model_, system_.empty() ? gpu_ : system_, engine_name(*engine), weights_, kv_,
                                sparsity_, low_rank_};
-      std::cout << io::serve_predict_json(ctx, in, p).dump(2) << "\n";
+      nlohmann::json j = io::serve_predict_json(ctx, in, p);
+      if (spec.spec.enabled()) {
+        j["speculative"]["draft"] = spec.draft_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(spec.draft_name);
+        j["speculative"]["engine_args"] = spec_args;
+      }
+      std::cout << j.dump(2) << "\n";
       return 0;
     }
     print(model, sys, in, p);
+    if (spec.spec.enabled())
+      std::printf("speculative decoding: %s, k %d, %.3f tokens per step per sequence (TPOT = decode step / that)%s%s\n",
+                  spec_method_name(spec.spec.method).c_str(), spec.spec.tokens, p.tokens_per_step,
+                  spec_args.empty() ? "" : "\n  engine args: ", spec_args.c_str());
     return 0;
   }
 
@@ -262,6 +283,7 @@ class ServePredictCommand final : public Command {
   WorkerPlan agg_;
   Workload wl_;
   OffloadRequest offload_;
+  SpecFlags spec_;
   bool json_ = false, mixed_chunk_ = false;
 };
 

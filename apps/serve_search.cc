@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/serve_command.h"
+#include "apps/serve_spec_flags.h"
 #include "modeler/io/model_io.h"
 #include "modeler/io/system_io.h"
 #include "modeler/problems.h"
@@ -35,6 +36,7 @@ class ServeSearchCommand final : public Command {
     sub->add_option("--ttft-ms", targets_.ttft_ms, "TTFT target in ms (default: none)");
     sub->add_option("--tpot-ms", targets_.tpot_ms, "TPOT target in ms (default: none)");
     sub->add_option("--top", top_, "plans to print (default 10)")->capture_default_str();
+    add_spec_flags(sub, &spec_);
     sub->add_flag("--json", json_, "print JSON");
     return sub;
   }
@@ -73,6 +75,10 @@ class ServeSearchCommand final : public Command {
     base.system = &sys;
     base.engine = *engine;
     base.workload = wl_;
+    WorkerPlan probe;  // the draft's tp is checked per candidate (serve_predict)
+    const SpecSetup spec = parse_spec_flags(spec_, sm, probe, *engine);
+    base.spec = spec.spec;
+    base.draft = spec.draft.get();
     ServeSearchSpace space;
     space.gpus = gpus_;
     const ServeSearchResult r = serve_search(base, space, targets_);
@@ -90,7 +96,7 @@ class ServeSearchCommand final : public Command {
                        {"concurrency", c.concurrency},
                        {"ttft_s", c.prediction.ttft.v}, {"tpot_s", c.prediction.tpot.v},
                        {"output_tokens_per_s_per_gpu", c.prediction.output_tokens_per_s_per_gpu},
-                       {"engine_args", engine_args(*engine, model_, p, prec.kv_bytes == 1.0)}});
+                       {"engine_args", engine_args(*engine, model_, p, prec.kv_bytes == 1.0, spec.spec, spec.draft_name)}});
       }
       j["results"] = res;
       std::cout << j.dump(2) << "\n";
@@ -115,7 +121,7 @@ class ServeSearchCommand final : public Command {
     if (r.ranked.empty()) throw Infeasible("no plan meets the targets (rejections above)");
     const WorkerPlan& best = r.ranked.front().plan.agg;
     std::printf("\nbest plan, per replica (run %d replicas behind a router):\n  %s\n", best.workers,
-                engine_args(*engine, model_, best, prec.kv_bytes == 1.0).c_str());
+                engine_args(*engine, model_, best, prec.kv_bytes == 1.0, spec.spec, spec.draft_name).c_str());
     return 0;
   }
 
@@ -124,6 +130,7 @@ class ServeSearchCommand final : public Command {
   int gpus_ = 0, top_ = 10;
   Workload wl_;
   SearchTargets targets_;
+  SpecFlags spec_;
   bool json_ = false;
 };
 

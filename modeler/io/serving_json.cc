@@ -54,6 +54,16 @@ nlohmann::json serve_predict_json(const ServeJsonContext& ctx, const serving::Se
   j["memory"] = memory_json(p.memory);
   if (in.plan.mode == serving::Mode::disaggregated) j["prefill_memory"] = memory_json(p.prefill_memory);
   j["steps"] = {{"prefill", step_json(p.prefill_step)}, {"decode", step_json(p.decode_step)}};
+  if (in.spec.enabled()) {
+    // The speculative setting as given and what follows from it (speculative.h).
+    j["speculative"] = {{"method", serving::spec_method_name(in.spec.method)},
+                        {"tokens", in.spec.tokens},
+                        {"accept", in.spec.accept},
+                        {"accept_length", in.spec.accept_length > 0 ? nlohmann::json(in.spec.accept_length)
+                                                                    : nlohmann::json(nullptr)},
+                        {"expected_tokens_per_step", p.tokens_per_step},
+                        {"kv_slots_per_sequence", p.kv_slots_per_seq}};
+  }
   return j;
 }
 

@@ -228,7 +228,7 @@ Seconds attention_time(const KernelCtx& c, const LayerClass& cls, const StepLoad
   }
   if (l.decode_seqs > 0) {
     const double keys = std::min(l.decode_ctx, window);
-    const double flops = 2.0 * l.decode_seqs * keys * heads * (qk + v);
+    const double flops = 2.0 * l.decode_seqs * l.decode_tokens_per_seq * keys * heads * (qk + v);
     const Bytes bytes(l.decode_seqs * keys * kv_elems * c.sm.precision.kv_bytes);
     const Seconds compute = Flops(flops) / (c.g.sustained_peak(Dtype::bf16) * top);
     // GQA decode reads at the measured decode-attention rate where the table has the GPU (the rate includes

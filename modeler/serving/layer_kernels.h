@@ -20,6 +20,10 @@ namespace shardplan::serving {
 struct StepLoad {
   double decode_seqs = 0;     // sequences generating one token
   double decode_ctx = 0;      // mean tokens in their KV cache
+  /// Tokens each decoding sequence runs this step: 1, or k + 1 when a speculative step verifies k draft tokens
+  /// (speculative.h): every GEMM gets decode_seqs x this many rows, and attention runs this many queries per
+  /// sequence over the one K/V read.
+  double decode_tokens_per_seq = 1;
   double prefill_tokens = 0;  // prompt tokens in this step
   double prefill_keys = 0;    // mean keys a prompt token attends to (prefix + half the chunk, causal)
   double prefill_seqs = 0;    // prompts whose last chunk is in this step (they sample a first token)
@@ -50,7 +54,8 @@ Seconds weight_gemm_time(const Gpu& gpu, Dtype math, double m, double n, double 
 Seconds linear_time(const KernelCtx& c, const LinearSpec& s, double tokens);
 /// The routed experts of one MoE layer for `pairs` token-expert pairs of the whole MoE group, on one EP rank.
 Seconds moe_layer_time(const KernelCtx& c, const std::vector<LinearSpec>& experts, double pairs);
-/// One layer's attention on one rank: the prefill tokens' causal attention and the decode sequences' K/V reads.
+/// One layer's attention on one rank: the prefill tokens' causal attention and the decode sequences' K/V reads
+/// (each sequence's cache read once for its decode_tokens_per_seq queries).
 Seconds attention_time(const KernelCtx& c, const LayerClass& cls, const StepLoad& l);
 /// A small kernel's fixed cost: the measured floor of a kernel in a CUDA-graph replay where decode_gemm_table.h
 /// has the GPU, else the profile's kernel overhead.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace shardplan::serving {
 
@@ -32,16 +33,35 @@ Problems check_plan(const ModelDesc& m, const WorkerPlan& w) {
 
 namespace {
 
+// One worker's steps: plain, or speculative (verification of k drafts and the draft passes) where `draft` is set.
 struct Phase {
   const ServeInputs& in;
   const WorkerPlan& w;
-  StepTime run(const StepLoad& l) const { return step_time(*in.model, *in.system, w, l); }
+  const ServingModel* draft = nullptr;
+  StepTime run(const StepLoad& l) const {
+    return draft ? spec_step_time(*in.model, *draft, *in.system, w, l, in.spec) : step_time(*in.model, *in.system, w, l);
+  }
 };
 
-double kv_capacity_tokens(const ServeInputs& in, const WorkerPlan& w, const MemoryReport& mem, double seq) {
-  const Bytes per = kv_bytes_per_token(*in.model, w, seq);
+double kv_capacity_tokens(const ServeInputs& in, const WorkerPlan& w, const MemoryReport& mem, double seq,
+                          const ServingModel* draft) {
+  Bytes per = kv_bytes_per_token(*in.model, w, seq);
+  if (draft) per += draft_kv_bytes_per_token(*draft, w, seq);  // the draft's own layers keep K/V too
   return per.v > 0 ? mem.kv_cache / per : 0;
 }
+
+// The worker's memory, with the draft's weights beside the target's when speculative decoding is on.
+MemoryReport worker_memory(const ServeInputs& in, const WorkerPlan& w, double seq, const ServingModel* draft) {
+  const MemoryReport r = engine_memory(*in.model, in.system->gpu, w, in.engine, in.memory, seq);
+  if (!draft) return r;
+  return with_draft_weights(r, draft_weight_bytes_per_gpu(*draft, w, in.spec.method), in.engine);
+}
+
+// KV slots a sequence holds beyond its own tokens: the k draft tokens of the step being verified. vLLM's
+// scheduler allocates 1 + k new slots per running request and step plus num_lookahead_tokens = k more for EAGLE,
+// MTP and draft-model methods (vllm/v1/core/sched/scheduler.py, indexed snapshots); SGLang's and TRT-LLM's
+// reservations were not read. k is counted for every engine.
+double kv_slots(const ServeInputs& in) { return in.spec.enabled() ? in.spec.tokens : 0; }
 
 // Decode batch per attention-DP rank and what caps it.
 double decode_batch(double wanted, const WorkerPlan& w, double kv_max, std::string* cap) {
@@ -58,19 +78,20 @@ double decode_batch(double wanted, const WorkerPlan& w, double kv_max, std::stri
   return std::max(1.0, b);
 }
 
-void aggregated(const ServeInputs& in, ServePrediction* out) {
+void aggregated(const ServeInputs& in, const ServingModel* draft, ServePrediction* out) {
   const WorkerPlan& w = in.plan.agg;
   const Workload& wl = in.workload;
-  const Phase ph{in, w};
+  const Phase ph{in, w, draft};
+  const double e = out->tokens_per_step;
   const double in_len = wl.input_len * (1.0 - wl.prefix_hit), out_len = wl.output_len;
   const double prefix = wl.context_depth + wl.input_len * wl.prefix_hit;
   const double seq = wl.context_depth + wl.input_len + wl.output_len;
-  out->memory = engine_memory(*in.model, in.system->gpu, w, in.engine, in.memory, seq);
+  out->memory = worker_memory(in, w, seq, draft);
   if (!out->memory.fits)
     throw Infeasible("the weights (" + num(to_GiB(out->memory.weights), "%.1f") + " GiB per GPU) and activations " +
                      "leave no room for a KV cache in " + num(to_GiB(out->memory.capacity), "%.1f") + " GiB");
-  out->kv_tokens = kv_capacity_tokens(in, w, out->memory, seq);
-  out->kv_max_batch = out->kv_tokens / seq;
+  out->kv_tokens = kv_capacity_tokens(in, w, out->memory, seq, draft);
+  out->kv_max_batch = out->kv_tokens / (seq + out->kv_slots_per_seq);
   const double budget = in.plan.max_num_tokens > 0 ? in.plan.max_num_tokens : default_max_num_tokens(in.engine, in.system->gpu);
   const double decode_ctx = (in.separate_phases ? wl.context_depth : prefix + wl.input_len) + out_len / 2.0;
   if (in.static_batch > 0) {
@@ -88,7 +109,7 @@ void aggregated(const ServeInputs& in, ServePrediction* out) {
     dl.decode_seqs = b;
     dl.decode_ctx = decode_ctx;
     out->decode_step = ph.run(dl);
-    out->tpot = out->decode_step.total;
+    out->tpot = out->decode_step.total * (1.0 / e);
     out->batch = b;
     out->batch_cap = b > out->kv_max_batch ? "kv_cache (over capacity)" : "batch_size";
     const Seconds e2e = out->ttft + out->tpot * (out_len - 1);
@@ -98,6 +119,9 @@ void aggregated(const ServeInputs& in, ServePrediction* out) {
   const double per_rank = std::max(1.0, 1.0 * wl.concurrency / (w.workers * w.attention_dp));
   const double b = decode_batch(per_rank, w, out->kv_max_batch, &out->batch_cap);
   if (wl.rounds > 0) {
+    if (draft)
+      throw ConfigError("speculative decoding is not modelled in the step-by-step closed loop (rounds); use the "
+                        "steady state (rounds 0)");
     // The benchmark itself, step by step (closed_loop.h).
     ClosedLoopOptions o;
     o.clients = std::max(1, static_cast<int>(std::lround(per_rank)));
@@ -120,14 +144,15 @@ void aggregated(const ServeInputs& in, ServePrediction* out) {
   }
   out->batch = b;
   // Steady state of a closed loop (arrivals spread over time): every step decodes the batch and prefills the
-  // prompts of the requests that replace finished ones, b / output_len of them per step on average. That mixed
-  // step is the TPOT every request sees.
+  // prompts of the requests that replace finished ones, b / output_len of them per step on average (b e /
+  // output_len where a speculative step emits e tokens per sequence). That mixed step over e is the TPOT every
+  // request sees.
   StepLoad ml;
   ml.decode_seqs = b;
   ml.decode_ctx = decode_ctx;
-  ml.prefill_tokens = b * in_len / out_len;
+  ml.prefill_tokens = b * e * in_len / out_len;
   ml.prefill_keys = prefix + in_len / 2.0;
-  ml.prefill_seqs = b / out_len;
+  ml.prefill_seqs = b * e / out_len;
   out->decode_step = ph.run(ml);
   // A new request waits half a step for the running one to end, then its prompt runs in chunks of the step
   // budget, each chunk sharing its step with the batch's decode tokens.
@@ -140,34 +165,37 @@ void aggregated(const ServeInputs& in, ServePrediction* out) {
   pl.decode_ctx = decode_ctx;
   out->prefill_step = ph.run(pl);
   const Seconds ttft = out->decode_step.total * 0.5 + out->prefill_step.total * chunks;
-  const Seconds request = ttft + out->decode_step.total * (out_len - 1.0);
+  const Seconds tpot = out->decode_step.total * (1.0 / e);
+  const Seconds request = ttft + tpot * (out_len - 1.0);
   // Requests beyond the batch wait for a slot: in a closed loop each goes around (per_rank / b - 1) times.
   out->ttft = per_rank > b ? ttft + request * (per_rank / b - 1.0) : ttft;
-  out->tpot = out->decode_step.total;
+  out->tpot = tpot;
   out->output_tokens_per_s = b * out_len / request.v * w.workers * w.attention_dp;
 }
 
-void disaggregated(const ServeInputs& in, ServePrediction* out) {
+void disaggregated(const ServeInputs& in, const ServingModel* draft, ServePrediction* out) {
   const WorkerPlan& pw = in.plan.prefill;
   const WorkerPlan& dw = in.plan.decode;
   const Workload& wl = in.workload;
+  const double e = out->tokens_per_step;
   const double in_len = wl.input_len * (1.0 - wl.prefix_hit), out_len = wl.output_len;
   const double prefix = wl.context_depth + wl.input_len * wl.prefix_hit;
   const double seq = wl.context_depth + wl.input_len + wl.output_len;
-  out->prefill_memory = engine_memory(*in.model, in.system->gpu, pw, in.engine, in.memory, seq);
-  out->memory = engine_memory(*in.model, in.system->gpu, dw, in.engine, in.memory, seq);
+  // Both pools run the draft: the prefill workers prefill it with the prompt, the decode workers draft.
+  out->prefill_memory = worker_memory(in, pw, seq, draft);
+  out->memory = worker_memory(in, dw, seq, draft);
   if (!out->memory.fits || !out->prefill_memory.fits)
     throw Infeasible("the weights leave no room for a KV cache on the " +
                      std::string(out->memory.fits ? "prefill" : "decode") + " workers");
-  out->kv_tokens = kv_capacity_tokens(in, dw, out->memory, seq);
-  out->kv_max_batch = out->kv_tokens / seq;
+  out->kv_tokens = kv_capacity_tokens(in, dw, out->memory, seq, draft);
+  out->kv_max_batch = out->kv_tokens / (seq + out->kv_slots_per_seq);
   // Prefill: `batch` prompts per attention-DP rank per step.
   const double pb = pw.batch.value_or(1);
   StepLoad pl;
   pl.prefill_tokens = pb * in_len;
   pl.prefill_keys = prefix + in_len / 2.0;
   pl.prefill_seqs = pb;
-  out->prefill_step = step_time(*in.model, *in.system, pw, pl);
+  out->prefill_step = Phase{in, pw, draft}.run(pl);
   const double tp_s = out->prefill_step.total.v;
   const double prefill_rate = pw.workers * pw.attention_dp * pb / tp_s;  // requests / s
   // Decode: iterate the batch to the closed loop's fixed point (a smaller batch decodes faster).
@@ -178,8 +206,8 @@ void disaggregated(const ServeInputs& in, ServePrediction* out) {
   double rate = 0, td = 0;
   for (int it = 0; it < 4; ++it) {
     dl.decode_seqs = b;
-    out->decode_step = step_time(*in.model, *in.system, dw, dl);
-    td = out->decode_step.total.v;
+    out->decode_step = Phase{in, dw, draft}.run(dl);
+    td = out->decode_step.total.v / e;  // per output token
     const double decode_rate = dw.workers * dw.attention_dp * b / (std::max(1.0, out_len - 1.0) * td);
     const double loop_rate = wl.concurrency / (tp_s + std::max(0.0, out_len - 1.0) * td);
     rate = std::min({prefill_rate, decode_rate, loop_rate});
@@ -207,17 +235,27 @@ ServePrediction serve_predict(const ServeInputs& in) {
   const bool agg = in.plan.mode == Mode::aggregated;
   for (const WorkerPlan* w : agg ? std::vector<const WorkerPlan*>{&in.plan.agg}
                                  : std::vector<const WorkerPlan*>{&in.plan.prefill, &in.plan.decode}) {
-    const Problems p = check_plan(m, *w);
+    Problems p = check_plan(m, *w);
+    if (p.empty()) p = check_spec(in.spec, m, in.draft ? &in.draft->model : nullptr, *w);  // every worker drafts
     if (!p.empty()) throw ConfigError(join_problems(p));
   }
   if (in.workload.input_len < 1 || in.workload.output_len < 1)
     throw ConfigError("input and output lengths must be at least 1 token");
+  // The draft: the caller's, or the MTP module / EAGLE head built from the target.
+  std::optional<ServingModel> head;
+  const ServingModel* draft = nullptr;
+  if (in.spec.enabled()) {
+    if (!in.draft) head = make_draft_head(*in.model, in.spec.method);
+    draft = in.draft ? in.draft : &*head;
+  }
   ServePrediction out;
+  out.tokens_per_step = expected_tokens_per_step(in.spec);
+  out.kv_slots_per_seq = kv_slots(in);
   if (agg) {
-    aggregated(in, &out);
+    aggregated(in, draft, &out);
     out.gpus = in.plan.agg.gpus() * in.plan.agg.workers;
   } else {
-    disaggregated(in, &out);
+    disaggregated(in, draft, &out);
     out.gpus = in.plan.prefill.gpus() * in.plan.prefill.workers + in.plan.decode.gpus() * in.plan.decode.workers;
   }
   out.request_tokens_per_s = out.tpot.v > 0 ? 1.0 / out.tpot.v : 0;
@@ -232,9 +270,9 @@ ServePrediction serve_predict(const ServeInputs& in) {
   pl.prefill_tokens = in.workload.input_len / steps;
   pl.prefill_keys = in.workload.context_depth + in.workload.input_len / 2.0;
   pl.prefill_seqs = 1.0 / steps;
-  const Seconds one_prompt = step_time(*in.model, *in.system, w, pl).total * steps;
+  const Seconds one_prompt = Phase{in, w, draft}.run(pl).total * steps;
   out.prefill_tokens_per_s = in.workload.input_len / one_prompt.v;
-  out.decode_tokens_per_s = out.batch / out.decode_step.total.v;
+  out.decode_tokens_per_s = out.batch * out.tokens_per_step / out.decode_step.total.v;
   return out;
 }
 

@@ -15,6 +15,7 @@
 
 #include "modeler/problems.h"
 #include "modeler/serving/engine_memory.h"
+#include "modeler/serving/speculative.h"
 
 namespace shardplan::serving {
 
@@ -30,6 +31,12 @@ struct ServeInputs {
   int static_batch = 0;
   /// llama-bench: pp and tg are separate tests, so decode starts from context_depth, not after the prompt.
   bool separate_phases = false;
+  /// Speculative decoding (speculative.h); off by default. Every step of the plan's workers then verifies
+  /// spec.tokens draft tokens per sequence and runs the draft; TPOT is the step over the expected tokens it emits.
+  SpecDecode spec;
+  /// The draft as a serving model (make_draft_head, make_draft_model): needed for draft_model; for mtp and eagle,
+  /// nullptr builds the head from the target (make_draft_head).
+  const ServingModel* draft = nullptr;
 };
 
 struct ServePrediction {
@@ -46,14 +53,18 @@ struct ServePrediction {
   double total_tokens_per_s_per_gpu = 0;  // prompt + output
   double prefill_tokens_per_s = 0;    // one prompt's tokens per second (llama-bench pp)
   double decode_tokens_per_s = 0;     // generated tokens per second summed over the batch (llama-bench tg)
-  StepTime prefill_step, decode_step; // one prefill chunk step and one pure decode step
+  StepTime prefill_step, decode_step; // one prefill chunk step and one pure decode step (with speculative
+                                      // decoding: verification and draft passes together)
+  double tokens_per_step = 1;         // tokens a decode step emits per sequence (speculative: E, speculative.h)
+  double kv_slots_per_seq = 0;        // KV slots a sequence holds beyond its tokens (speculative: the k drafts)
   MemoryReport memory;                // one GPU of the (decode) worker
   MemoryReport prefill_memory;        // disaggregated: one GPU of a prefill worker
   int gpus = 0;
 };
 
-/// Throws ConfigError for an inconsistent plan (sizes that do not divide the model) and Infeasible when the
-/// weights leave no room for a KV cache.
+/// Throws ConfigError for an inconsistent plan (sizes that do not divide the model) or speculative setting
+/// (check_spec; and speculative decoding with workload.rounds, which closed_loop.h does not model) and
+/// Infeasible when the weights leave no room for a KV cache.
 ServePrediction serve_predict(const ServeInputs& in);
 
 /// Checks the plan against the model: tp divides the heads, moe_tp x moe_ep = tp x attention_dp, experts

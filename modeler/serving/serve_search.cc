@@ -38,7 +38,8 @@ ServeSearchResult serve_search(const ServeInputs& base, const ServeSearchSpace& 
             in.static_batch = 0;
             in.workload.concurrency = w.workers * adp * b;
             ++res.evaluated;
-            const Problems p = check_plan(m, w);
+            Problems p = check_plan(m, w);
+            if (p.empty()) p = check_spec(in.spec, m, in.draft ? &in.draft->model : nullptr, w);  // draft's tp
             if (!p.empty()) {
               ++res.rejected[p.front().code];
               break;  // the batch does not change validity
@@ -72,7 +73,8 @@ ServeSearchResult serve_search(const ServeInputs& base, const ServeSearchSpace& 
   return res;
 }
 
-std::string engine_args(Engine e, const std::string& model, const WorkerPlan& w, int kv_fp8) {
+namespace {
+std::string plan_args(Engine e, const std::string& model, const WorkerPlan& w, int kv_fp8) {
   const std::string b = w.batch ? std::to_string(*w.batch) : "";
   const int group = w.tp * w.attention_dp;
   switch (e) {
@@ -107,6 +109,15 @@ std::string engine_args(Engine e, const std::string& model, const WorkerPlan& w,
     case Engine::other: return "";
   }
   return "";
+}
+}  // namespace
+
+std::string engine_args(Engine e, const std::string& model, const WorkerPlan& w, int kv_fp8, const SpecDecode& spec,
+                        const std::string& draft) {
+  std::string s = plan_args(e, model, w, kv_fp8);
+  const std::string sd = spec_engine_args(e, spec, draft);
+  if (!s.empty() && !sd.empty()) s += " " + sd;
+  return s;
 }
 
 }  // namespace shardplan::serving

@@ -39,7 +39,9 @@ struct ServeSearchResult {
 /// (concurrency = replicas x attention_dp x batch: the closed loop that keeps every slot busy).
 ServeSearchResult serve_search(const ServeInputs& base, const ServeSearchSpace& space, const SearchTargets& t);
 
-/// Launch arguments of the engines for one aggregated plan.
-std::string engine_args(Engine e, const std::string& model, const WorkerPlan& w, int kv_fp8);
+/// Launch arguments of the engines for one aggregated plan, with the speculative-decoding arguments of `spec`
+/// (spec_engine_args, speculative.h; `draft` names the draft checkpoint) when it is on.
+std::string engine_args(Engine e, const std::string& model, const WorkerPlan& w, int kv_fp8,
+                        const SpecDecode& spec = {}, const std::string& draft = "");
 
 }  // namespace shardplan::serving

@@ -63,6 +63,27 @@ struct Workload {
   int rounds = 0;
 };
 
+/// Speculative decoding (speculative.h): a draft proposes `tokens` tokens per sequence and step, the target
+/// verifies them in one step of tokens + 1 positions per sequence.
+enum class SpecMethod {
+  none,
+  mtp,          // the model's own multi-token-prediction module(s) (DeepSeek-V3 NextN; ModelDesc::mtp_layers)
+  eagle,        // an EAGLE-style one-layer draft head over the target's hidden states, sharing its LM head
+  draft_model,  // a separate, smaller model with the target's vocabulary
+};
+
+struct SpecDecode {
+  SpecMethod method = SpecMethod::none;
+  int tokens = 0;  // k: draft tokens per sequence and step
+  /// Acceptance, one of the two (no default: it depends on the model, the draft and the data):
+  /// `accept`: the rate at each draft position i given positions < i were accepted (one value: the same at
+  /// every position); `accept_length`: the mean tokens a step emits per sequence, the bonus token included
+  /// (what vLLM and SGLang log as the mean acceptance length), in [1, k + 1].
+  std::vector<double> accept;
+  double accept_length = 0;
+  bool enabled() const { return method != SpecMethod::none; }
+};
+
 /// The machine the GPU sits in, for CPU offload: host memory and its bandwidth, the CPU's dense matrix rate,
 /// and the PCIe link to the GPU.
 struct Host {

@@ -22,7 +22,8 @@ namespace shardplan::serving {
 StepTime step_time(const ServingModel& sm, const System& sys, const WorkerPlan& w, const StepLoad& l) {
   const KernelCtx c{sm, sys, w, sys.gpu};
   const ModelDesc& m = sm.model;
-  const double tokens = l.decode_seqs + l.prefill_tokens;
+  const double decode_tokens = l.decode_seqs * l.decode_tokens_per_seq;  // k + 1 each in a speculative step
+  const double tokens = decode_tokens + l.prefill_tokens;
   StepTime st;
   if (tokens <= 0) return st;
   const double h = m.hidden;
@@ -65,9 +66,10 @@ StepTime step_time(const ServingModel& sm, const System& sys, const WorkerPlan& 
     st.other += other * cls.count;
     st.attention += attn * cls.count;
   }
-  // LM head for the sequences that sample a token; pipeline hand-offs between stages; the step's own small
+  // LM head for the sequences that sample a token (a speculative verification samples at each of its k + 1
+  // positions); pipeline hand-offs between stages; the step's own small
   // kernels (embedding gather, final norm, sampling).
-  st.linear += linear_time(c, sm.lm_head, l.decode_seqs + l.prefill_seqs);
+  st.linear += linear_time(c, sm.lm_head, decode_tokens + l.prefill_seqs);
   st.other += kernel * sm.engine.small_kernels_per_step;
   st.host = sm.engine.host_per_step;
   if (w.pp > 1) {

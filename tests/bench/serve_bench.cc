@@ -47,6 +47,20 @@ void BM_ServeEvaluation(benchmark::State& state) {
 }
 BENCHMARK(BM_ServeEvaluation)->Unit(benchmark::kMicrosecond);
 
+// The same prediction with speculative decoding (an EAGLE head, k 3): each step adds the head's passes.
+void BM_ServeEvaluationSpec(benchmark::State& state) {
+  const Llama70bFp8 setup = llama70b_fp8("h100-sxm5-80gb", 8);
+  serving::ServeInputs in = setup.inputs();
+  in.plan.agg.tp = 4;
+  in.plan.agg.moe_tp = 4;
+  in.workload.concurrency = 64;
+  in.spec.method = serving::SpecMethod::eagle;
+  in.spec.tokens = 3;
+  in.spec.accept = {0.7};
+  for (auto _ : state) benchmark::DoNotOptimize(serving::serve_predict(in));
+}
+BENCHMARK(BM_ServeEvaluationSpec)->Unit(benchmark::kMicrosecond);
+
 // The same prediction as AIConfigurator's benchmark ran it: 64 clients started together, 20 requests each, 1024
 // in / 512 out, simulated step by step (closed_loop.h), as serve validate does for every AIConfigurator row.
 void BM_ServeClosedLoop(benchmark::State& state) {

@@ -173,3 +173,18 @@ TEST_CASE("an NVL72 all-reduce over two compute trays stays on NVLink at the HGX
   const KernelCtx c2{sm, split, w, split.gpu};
   CHECK(step_collective_time(c2, Collective::all_reduce, CommKind::tp, msg, 8).v != doctest::Approx(t.v));
 }
+
+TEST_CASE("decode attention reads each cache once for all of a sequence's queries; its math grows with them") {
+  const System sys = test::round_system();
+  const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
+  const WorkerPlan w;
+  const KernelCtx c{sm, sys, w, sys.gpu};
+  StepLoad l;
+  l.decode_seqs = 8;
+  l.decode_ctx = 4096;
+  const Seconds one = attention_time(c, sm.classes.front(), l);
+  l.decode_tokens_per_seq = 4;  // a verification of 3 drafts: memory-bound GQA, the same bytes
+  CHECK(attention_time(c, sm.classes.front(), l).v == doctest::Approx(one.v));
+  l.decode_tokens_per_seq = 1000;  // far past the ridge: the queries' math dominates
+  CHECK(attention_time(c, sm.classes.front(), l) > one * 2.0);
+}

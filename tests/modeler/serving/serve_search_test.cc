@@ -47,3 +47,17 @@ TEST_CASE("engine arguments carry the plan") {
   CHECK(engine_args(Engine::trtllm, "m", w, 0).find("--tp_size 8 --pp_size 1 --ep_size 8 --max_batch_size 32") !=
         std::string::npos);
 }
+
+TEST_CASE("engine_args appends the engine's speculative-decoding arguments when spec decoding is on") {
+  WorkerPlan w;
+  w.tp = 8;
+  w.batch = 16;
+  SpecDecode s;
+  s.method = SpecMethod::mtp;
+  s.tokens = 2;
+  s.accept = {0.8};
+  const std::string plain = engine_args(Engine::sglang, "m", w, 0);
+  CHECK(engine_args(Engine::sglang, "m", w, 0, s) == plain + " " + spec_engine_args(Engine::sglang, s, ""));
+  CHECK(engine_args(Engine::vllm, "m", w, 0, s).find("--speculative-config") != std::string::npos);
+  CHECK(engine_args(Engine::vllm, "m", w, 0, SpecDecode{}) == engine_args(Engine::vllm, "m", w, 0));
+}

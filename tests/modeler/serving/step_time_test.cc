@@ -168,3 +168,24 @@ TEST_CASE("QK-norm's bytes join the elementwise passes: a read and a write of th
   CHECK(b.linear == a.linear);
   CHECK(b.attention == a.attention);
 }
+
+TEST_CASE("a verification step of k + 1 tokens per sequence runs (k + 1) x batch GEMM rows and reads the K/V once") {
+  const System sys = test::round_system();
+  const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
+  WorkerPlan w;
+  StepLoad one;
+  one.decode_seqs = 4;
+  one.decode_ctx = 8192;
+  StepLoad verify = one;
+  verify.decode_tokens_per_seq = 4;  // k = 3
+  StepLoad wide = one;               // the same rows as 16 separate sequences
+  wide.decode_seqs = 16;
+  const StepTime a = step_time(sm, sys, w, one), v = step_time(sm, sys, w, verify), s = step_time(sm, sys, w, wide);
+  CHECK(step_time(sm, sys, w, one).total == a.total);  // the default is one token per sequence
+  CHECK(v.linear.v == doctest::Approx(s.linear.v));    // GEMMs and LM head: 16 rows either way
+  CHECK(v.other.v == doctest::Approx(s.other.v));
+  // Attention: four sequences' caches read once, not sixteen: memory-bound GQA decode costs about the same as one
+  // token per sequence.
+  CHECK(v.attention.v == doctest::Approx(a.attention.v).epsilon(0.05));
+  CHECK(v.attention < s.attention * 0.5);
+}
