@@ -1,5 +1,5 @@
-// shardplan serve search: aggregated serving plans under TTFT/TPOT targets, ranked by output tokens/s per GPU,
-// with rejections counted and the best plan's engine arguments.
+// shardplan serve search: aggregated and (--mode disagg|both) disaggregated xPyD serving plans under TTFT/TPOT
+// targets, ranked by output tokens/s per GPU, with rejections counted and the best plan's engine arguments.
 #include <cstdio>
 #include <iostream>
 
@@ -10,6 +10,7 @@
 #include "modeler/io/model_io.h"
 #include "modeler/io/system_io.h"
 #include "modeler/problems.h"
+#include "modeler/serving/disagg_search.h"
 #include "modeler/serving/serve_search.h"
 
 namespace shardplan::cli {
@@ -21,8 +22,8 @@ using namespace serving;
 class ServeSearchCommand final : public Command {
  public:
   CLI::App* setup(CLI::App& app) override {
-    CLI::App* sub = app.add_subcommand("search", "aggregated serving plans under TTFT/TPOT targets, ranked by "
-                                                 "output tokens/s per GPU");
+    CLI::App* sub = app.add_subcommand("search", "serving plans (aggregated, disaggregated xPyD) under TTFT/TPOT "
+                                                 "targets, ranked by output tokens/s per GPU");
     sub->add_option("--model", model_, "model name, YAML file or HF config.json")->required();
     sub->add_option("--gpu", gpu_, "GPU profile name (standard node and network)");
     sub->add_option("--system", system_, "cluster profile (instead of --gpu)");
@@ -37,6 +38,9 @@ class ServeSearchCommand final : public Command {
     sub->add_option("--tpot-ms", targets_.tpot_ms, "TPOT target in ms (default: none)");
     sub->add_option("--top", top_, "plans to print (default 10)")->capture_default_str();
     add_spec_flags(sub, &spec_);
+    sub->add_option("--mode", mode_, "agg | disagg | both (default agg: the aggregated search alone, its output "
+                                     "unchanged; disagg: x prefill + y decode workers; both: one ranking of the two, "
+                                     "per GPU of --gpus, idle GPUs counted)")->capture_default_str();
     sub->add_flag("--json", json_, "print JSON");
     return sub;
   }
@@ -46,6 +50,8 @@ class ServeSearchCommand final : public Command {
     if (!engine || (*engine != Engine::vllm && *engine != Engine::sglang && *engine != Engine::trtllm))
       throw ConfigError("--engine: expected vllm, sglang or trtllm, got '" + engine_ + "'");
     if (gpu_.empty() == system_.empty()) throw ConfigError("give exactly one of --gpu and --system");
+    if (mode_ != "agg" && mode_ != "disagg" && mode_ != "both")
+      throw ConfigError("--mode: expected agg, disagg or both, got '" + mode_ + "'");
     Precision prec;
     const auto w = parse_weight_format(weights_);
     if (!w) throw ConfigError("--weights: unknown format '" + weights_ + "' (one of: " + weight_format_names() + ")");
@@ -81,6 +87,7 @@ class ServeSearchCommand final : public Command {
     base.draft = spec.draft.get();
     ServeSearchSpace space;
     space.gpus = gpus_;
+    if (mode_ != "agg") return run_disagg(base, space, sm, sys, *engine, prec.kv_bytes == 1.0);
     const ServeSearchResult r = serve_search(base, space, targets_);
     if (json_) {
       nlohmann::json j{{"schema_version", 1},
@@ -126,13 +133,149 @@ class ServeSearchCommand final : public Command {
   }
 
  private:
-  std::string model_, gpu_, system_, engine_ = "vllm", weights_ = "bf16", moe_weights_, kv_ = "bf16";
+  int run_disagg(const ServeInputs& base, const ServeSearchSpace& space, const ServingModel& sm, const System& sys,
+                 Engine engine, int kv_fp8);
+
+  std::string model_, gpu_, system_, engine_ = "vllm", weights_ = "bf16", moe_weights_, kv_ = "bf16", mode_ = "agg";
   int gpus_ = 0, top_ = 10;
   Workload wl_;
   SearchTargets targets_;
   SpecFlags spec_;
   bool json_ = false;
 };
+
+std::string shape(const WorkerPlan& w, bool pp) {
+  std::string s = "tp" + std::to_string(w.tp);
+  if (pp) s += " pp" + std::to_string(w.pp);
+  if (w.attention_dp > 1) s += " adp" + std::to_string(w.attention_dp);
+  if (w.moe_ep > 1) s += " ep" + std::to_string(w.moe_ep);
+  return s + " b" + std::to_string(w.batch.value_or(0));
+}
+
+nlohmann::json pool_json(const WorkerPlan& p) {
+  return {{"workers", p.workers}, {"tp", p.tp}, {"pp", p.pp}, {"attention_dp", p.attention_dp},
+          {"moe_tp", p.moe_tp}, {"moe_ep", p.moe_ep}, {"batch", p.batch.value_or(0)}, {"gpus", p.gpus() * p.workers}};
+}
+
+// One row of the --mode disagg|both ranking: an aggregated or a disaggregated candidate.
+struct Row {
+  const SearchCandidate* agg = nullptr;
+  const DisaggCandidate* dis = nullptr;
+  double per_gpu_budget() const {
+    return agg ? agg->prediction.output_tokens_per_s_per_gpu : dis->output_tokens_per_s_per_gpu_budget;
+  }
+  const ServePrediction& pred() const { return agg ? agg->prediction : dis->prediction; }
+};
+
+int ServeSearchCommand::run_disagg(const ServeInputs& base, const ServeSearchSpace& space, const ServingModel& sm,
+                                   const System& sys, Engine engine, int kv_fp8) {
+  ServeSearchResult a;
+  if (mode_ == "both") a = serve_search(base, space, targets_);
+  const DisaggSearchResult d = disagg_search(base, space, targets_);
+  std::vector<Row> rows;
+  for (const auto& c : a.ranked) rows.push_back({&c, nullptr});
+  for (const auto& c : d.ranked) rows.push_back({nullptr, &c});
+  // Aggregated plans use every GPU (gpus % worker size == 0), so their per-GPU figure is already per GPU given.
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) {
+    return x.per_gpu_budget() > y.per_gpu_budget();
+  });
+  const int pb = prefill_batch(base.plan.max_num_tokens > 0 ? base.plan.max_num_tokens
+                                                            : default_max_num_tokens(engine, sys.gpu),
+                               wl_.input_len);
+  auto args = [&](const WorkerPlan& w) { return engine_args(engine, model_, w, kv_fp8); };
+  if (json_) {
+    nlohmann::json j{{"schema_version", 1},
+                     {"context", {{"command", "serve search"}, {"model", model_}, {"gpus", gpus_},
+                                  {"engine", engine_name(engine)}, {"mode", mode_}}},
+                     {"disagg", {{"evaluated", d.evaluated}, {"rejected", d.rejected},
+                                 {"prefill_batch", pb}, {"prefill_shapes", d.prefill_shapes},
+                                 {"prefill_shapes_kept", d.prefill_shapes_kept}}}};
+    if (mode_ == "both") j["agg"] = {{"evaluated", a.evaluated}, {"rejected", a.rejected}};
+    nlohmann::json res = nlohmann::json::array();
+    for (size_t i = 0; i < rows.size() && static_cast<int>(i) < top_; ++i) {
+      const Row& r = rows[i];
+      const ServePrediction& p = r.pred();
+      nlohmann::json e{{"ttft_s", p.ttft.v}, {"tpot_s", p.tpot.v},
+                       {"output_tokens_per_s_per_gpu", r.per_gpu_budget()},
+                       {"output_tokens_per_s_per_gpu_used", p.output_tokens_per_s_per_gpu}};
+      if (r.agg) {
+        const WorkerPlan& w = r.agg->plan.agg;
+        e.update({{"mode", "agg"}, {"plan", pool_json(w)}, {"concurrency", r.agg->concurrency},
+                  {"gpus_used", gpus_}, {"idle_gpus", 0}, {"engine_args", args(w)}});
+      } else {
+        const DisaggCandidate& c = *r.dis;
+        const DisaggLaunch l = disagg_launch(engine, c.plan.prefill.workers, c.plan.decode.workers);
+        e.update({{"mode", "disagg"}, {"prefill", pool_json(c.plan.prefill)}, {"decode", pool_json(c.plan.decode)},
+                  {"concurrency", c.concurrency}, {"gpus_used", c.gpus_used}, {"idle_gpus", c.idle_gpus},
+                  {"prefill_capacity_rps", c.prefill_capacity_rps}, {"request_rate_rps", c.request_rate_rps},
+                  {"engine_args", {{"prefill", args(c.plan.prefill) + l.prefill_flags},
+                                   {"decode", args(c.plan.decode) + l.decode_flags}, {"router", l.router}}}});
+      }
+      res.push_back(e);
+    }
+    j["results"] = res;
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("serve search (%s): %s on %d x %s, %s; input %d, output %d; targets TTFT %s, TPOT %s\n",
+              mode_.c_str(), sm.model.name.c_str(), gpus_, sys.gpu.name.c_str(), engine_name(engine).c_str(),
+              wl_.input_len, wl_.output_len,
+              targets_.ttft_ms > 0 ? (num(targets_.ttft_ms) + " ms").c_str() : "none",
+              targets_.tpot_ms > 0 ? (num(targets_.tpot_ms) + " ms").c_str() : "none");
+  std::printf("%4s %-6s %-42s %4s %4s %6s %9s %8s %10s %10s\n", "rank", "mode", "plan", "used", "idle", "conc",
+              "TTFT ms", "TPOT ms", "tok/s/GPU", "(per used)");
+  for (size_t i = 0; i < rows.size() && static_cast<int>(i) < top_; ++i) {
+    const Row& r = rows[i];
+    std::string plan;
+    int used = gpus_, idle = 0, conc = 0;
+    if (r.agg) {
+      plan = std::to_string(r.agg->plan.agg.workers) + "x(" + shape(r.agg->plan.agg, true) + ")";
+      conc = r.agg->concurrency;
+    } else {
+      const DisaggCandidate& c = *r.dis;
+      plan = std::to_string(c.plan.prefill.workers) + "P(" + shape(c.plan.prefill, true) + ") " +
+             std::to_string(c.plan.decode.workers) + "D(" + shape(c.plan.decode, false) + ")";
+      used = c.gpus_used;
+      idle = c.idle_gpus;
+      conc = c.concurrency;
+    }
+    const ServePrediction& p = r.pred();
+    std::printf("%4zu %-6s %-42s %4d %4d %6d %9.1f %8.2f %10.1f %10.1f\n", i + 1, r.agg ? "agg" : "disagg",
+                plan.c_str(), used, idle, conc, to_ms(p.ttft), to_ms(p.tpot), r.per_gpu_budget(),
+                p.output_tokens_per_s_per_gpu);
+  }
+  auto rejected = [](const std::map<std::string, int>& m) {
+    for (const auto& [why, n] : m) std::printf(" %s %d", why.c_str(), n);
+    std::printf("\n");
+  };
+  if (mode_ == "both") {
+    std::printf("aggregated: evaluated %d candidates; rejected:", a.evaluated);
+    rejected(a.rejected);
+  }
+  std::printf("disaggregated: evaluated %d candidates (prefill batch %d prompts per step, %d of %d prefill shapes "
+              "kept); rejected:", d.evaluated, pb, d.prefill_shapes_kept, d.prefill_shapes);
+  rejected(d.rejected);
+  std::printf("tok/s/GPU is per GPU of --gpus (idle GPUs count against a plan); KV transfer between the pools is "
+              "not modelled\n");
+  if (rows.empty()) throw Infeasible("no plan meets the targets (rejections above)");
+  const Row& best = rows.front();
+  if (best.agg) {
+    const WorkerPlan& w = best.agg->plan.agg;
+    std::printf("\nbest plan, aggregated, per replica (run %d replicas behind a router):\n  %s\n", w.workers,
+                args(w).c_str());
+    return 0;
+  }
+  const DisaggCandidate& c = *best.dis;
+  const DisaggLaunch l = disagg_launch(engine, c.plan.prefill.workers, c.plan.decode.workers);
+  std::printf("\nbest plan, disaggregated %dP%dD on %d GPUs (%d idle):\n", c.plan.prefill.workers,
+              c.plan.decode.workers, c.gpus_used, c.idle_gpus);
+  std::printf("  prefill, each of %d workers (%s):\n    %s%s\n", c.plan.prefill.workers,
+              shape(c.plan.prefill, true).c_str(), args(c.plan.prefill).c_str(), l.prefill_flags.c_str());
+  std::printf("  decode, each of %d workers (%s):\n    %s%s\n", c.plan.decode.workers,
+              shape(c.plan.decode, false).c_str(), args(c.plan.decode).c_str(), l.decode_flags.c_str());
+  std::printf("  router:\n    %s\n", l.router.c_str());
+  return 0;
+}
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include "modeler/io/model_io.h"
 #include "modeler/io/serving_host_io.h"
 #include "modeler/io/system_io.h"
+#include "modeler/serving/disagg_search.h"
 #include "modeler/serving/offload.h"
 #include "modeler/serving/serve_predict.h"
 #include "modeler/serving/serve_search.h"
@@ -107,5 +108,26 @@ void BM_ServeSearch(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(serving::serve_search(in, space, t));
 }
 BENCHMARK(BM_ServeSearch)->Unit(benchmark::kMillisecond);
+
+// The same search with disaggregated (xPyD) plans beside the aggregated ones: what `serve search --mode both`
+// runs (disagg_search.h prunes the prefill shapes and sizes x per y).
+void BM_ServeSearchBoth(benchmark::State& state) {
+  const Llama70bFp8 setup = llama70b_fp8("h200-sxm-141gb", 32);
+  serving::ServeInputs in = setup.inputs();
+  in.workload.input_len = 2048;
+  in.workload.output_len = 512;
+  serving::ServeSearchSpace space;
+  space.gpus = 32;
+  const serving::SearchTargets t{1000, 30};
+  int evaluated = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(serving::serve_search(in, space, t));
+    const serving::DisaggSearchResult d = serving::disagg_search(in, space, t);
+    evaluated = d.evaluated;
+    benchmark::DoNotOptimize(d);
+  }
+  state.counters["disagg_evaluated"] = evaluated;
+}
+BENCHMARK(BM_ServeSearchBoth)->Unit(benchmark::kMillisecond);
 
 }  // namespace
