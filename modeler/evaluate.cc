@@ -102,8 +102,10 @@ Problem oom_problem(const MemoryBreakdown& mem) {
               num(to_GiB(top->second), "%.1f") + " GiB)"};
 }
 
-Sharding sharded(const Context& ctx) {
+/// Every strategy's shard(); under a custom pipeline layout, of its rank load `load` (Sharding::rank_load).
+Sharding sharded(const Context& ctx, int load = 0) {
   Sharding sh = unsharded(ctx);
+  sh.rank_load = load;
   for (const Strategy* s : all_strategies()) s->shard(ctx, &sh);
   apply_hsdp_sharding(ctx, &sh);
   return sh;
@@ -120,7 +122,7 @@ double required_flops_per_token(const Context& ctx, const Sharding& sh, const La
   Plan whole = ctx.plan;
   whole.sdp_keep = 1.0;
   const Context full_ctx{m, ctx.system, whole, ctx.framework};
-  const Sharding full_sh = sharded(full_ctx);
+  const Sharding full_sh = sharded(full_ctx, sh.rank_load);
   const LayerCost full = layer_cost(full_ctx, full_sh);
   const double run = (layer.forward.flops + layer.backward.flops) * sh.layers;
   const double asked = (full.forward.flops + full.backward.flops) * full_sh.layers;
@@ -207,18 +209,13 @@ Estimate evaluate(const ModelDesc& model, const System& system, const Plan& plan
   const Context ctx{model, system, plan, framework};
   const Sharding sh = sharded(ctx);
   estimate_stage(ctx, sh, &e);
-  // A custom pipeline layout: every distinct rank load; the slowest sets the step, the fullest the memory.
+  // A custom pipeline layout: every distinct rank load, sharded by every strategy as its own; the slowest sets the
+  // step, the fullest the memory.
   for (size_t i = 1; i < sh.rank_loads.size(); ++i) {
-    const Sharding::StageLoad& load = sh.rank_loads[i];
-    Sharding other = sh;
-    // Scaled as later strategies scaled the first load's layers (SDP runs rho of them).
-    const double first = sh.rank_loads.front().layers;
-    other.layers = first > 0 ? load.layers * sh.layers / first : load.layers;
-    other.ends = load.ends;
-    other.moe_layer_share = load.moe_layer_share;
-    other.rank_loads.clear();
-    Estimate o = e;
-    estimate_stage(ctx, other, &o);
+    Estimate o;
+    o.plan = e.plan;
+    o.problems = e.problems;
+    estimate_stage(ctx, sharded(ctx, static_cast<int>(i)), &o);
     const MemoryBreakdown fullest = o.memory.total() > e.memory.total() ? o.memory : e.memory;
     const auto fuller = o.memory.total() > e.memory.total() ? o.offload : e.offload;
     if (o.time.step() > e.time.step()) e = o;

@@ -96,11 +96,6 @@ double gathered_kv_bytes(const Context& ctx, const Sharding& sh) {
   return p.cp * 2.0 * sh.tokens * heads * ctx.model.head_dim * kAct;
 }
 
-double moe_layer_fraction(const ModelDesc& m) {
-  if (!m.moe || m.layers <= 0) return 0.0;
-  return std::max(0, m.layers - m.moe->dense_layers) / (1.0 * m.layers);
-}
-
 }  // namespace
 
 double op_sac_activation_bytes_per_layer(const ModelDesc& m, const Sharding& sh) {
@@ -118,7 +113,7 @@ double op_sac_activation_bytes_per_layer(const ModelDesc& m, const Sharding& sh)
 double recompute_module_bytes(const ModelDesc& m, const Sharding& sh, unsigned modules, double linear_input_bytes,
                               bool moe_saves_fc2_output) {
   const double T = sh.tokens, lin = linear_input_bytes, up = m.gated_mlp ? 2.0 : 1.0;
-  const double moe = moe_layer_fraction(m);
+  const double moe = stage_moe_share(m, sh);
   double bytes = 0;
   if (modules & kRecomputeLayernorm) bytes += 2.0 * sh.norm_tokens * m.hidden * lin;
   if (modules & kRecomputeMlp) bytes += (1.0 - moe) * T * sh.ffn * (up * kAct + lin);
@@ -147,10 +142,10 @@ double activation_bytes_per_layer(const ModelDesc& m, const Sharding& sh, Recomp
   // Tensor-parallel region: Q, K, V, attention output (input of the output projection).
   bytes += attention_bytes(m, sh);
   if (lin < kAct) bytes += T * sh.heads * (m.mla ? m.mla->v_head_dim : m.head_dim) * lin;  // the projection's copy
-  // MLP: activation-function input (2f for gate+up) and output (input of the down projection); MoE layers (the
-  // mean over the model's dense and MoE layers) hold their routed and shared experts' tensors instead.
+  // MLP: activation-function input (2f for gate+up) and output (input of the down projection); MoE layers (their
+  // share of the rank's layers, stage_moe_share: its own under a custom layout) hold their experts' tensors instead.
   const double dense_mlp = T * sh.ffn * ((m.gated_mlp ? 2.0 : 1.0) * kAct + lin);
-  const double moe = moe_layer_fraction(m);
+  const double moe = stage_moe_share(m, sh);
   bytes += moe > 0 ? (1.0 - moe) * dense_mlp + moe * moe_mlp_bytes(m, sh, lin, moe_saves_fc2_output) : dense_mlp;
   const bool selective = recompute == Recompute::selective;
   if (selective) bytes -= recompute_module_bytes(m, sh, recompute_modules, lin, moe_saves_fc2_output);

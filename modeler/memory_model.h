@@ -26,10 +26,11 @@ double activation_bytes_per_layer(const ModelDesc& m, const Sharding& sh, Recomp
                                   double linear_input_bytes = 2.0, unsigned recompute_modules = kRecomputeCoreAttn,
                                   bool moe_saves_fc2_output = true);
 
-/// Bytes per layer (the mean over dense and MoE layers) that selective recompute of `modules` drops beyond the
-/// attention core: the norms' outputs (layernorm), the dense MLP's tensors (mlp), the MoE layer's (moe) or its
-/// experts' activation outputs (moe_act) and shared experts' tensors (shared_experts), MLA's up-projected queries,
-/// keys and values (mla_up_proj). Each module keeps its input, which the layer saves anyway.
+/// Bytes per layer (over the rank's dense and MoE layers, stage_params.h stage_moe_share) that selective recompute
+/// of `modules` drops beyond the attention core: the norms' outputs (layernorm), the dense MLP's tensors (mlp), the
+/// MoE layer's (moe) or its experts' activation outputs (moe_act) and shared experts' tensors (shared_experts),
+/// MLA's up-projected queries, keys and values (mla_up_proj). Each module keeps its input, which the layer saves
+/// anyway.
 double recompute_module_bytes(const ModelDesc& m, const Sharding& sh, unsigned modules,
                               double linear_input_bytes = 2.0, bool moe_saves_fc2_output = true);
 

@@ -1,5 +1,7 @@
 #include "modeler/stage_params.h"
 
+#include <algorithm>
+
 #include "modeler/finetune.h"
 
 namespace shardplan {
@@ -7,20 +9,40 @@ namespace shardplan {
 namespace {
 // Routed-expert parameters per transformer layer, averaged over the layers like params_per_layer.
 double experts_per_layer(const ModelDesc& m) { return m.layers > 0 ? routed_expert_params(m) / m.layers : 0.0; }
+double moe_layer_count(const ModelDesc& m) { return m.moe ? std::max(0, m.layers - m.moe->dense_layers) : 0.0; }
 
 void set_layers(const Context& ctx, const Sharding& sh, StageParams* p) {
-  const double experts = experts_per_layer(ctx.model);
-  if (experts > 0) {
-    p->layers = sh.layers * (params_per_layer(ctx.model) - experts) / sh.weight_shard;
+  const ModelDesc& m = ctx.model;
+  const double experts = experts_per_layer(m);
+  if (experts > 0 && sh.moe_layer_share >= 0.0) {
+    // The rank's own layers (a custom layout): its MoE layers hold attention, norms, router, shared experts and
+    // all routed experts, its dense layers (the first ones in model order) the dense MLP (model_desc.cc).
+    const double moe = sh.layers * stage_moe_share(m, sh), dense = sh.layers - moe;
+    const double routed = routed_expert_params(m) / moe_layer_count(m);  // one MoE layer's routed experts
+    const double moe_rest = layer_params(m, m.layers - 1) - routed;
+    const double dense_layer = m.moe->dense_layers > 0 ? layer_params(m, 0) : 0.0;
+    p->layers = (moe * moe_rest + dense * dense_layer) / sh.weight_shard;
+    p->experts = moe * routed / sh.expert_weight_shard;
+  } else if (experts > 0) {
+    p->layers = sh.layers * (params_per_layer(m) - experts) / sh.weight_shard;
     p->experts = sh.layers * experts / sh.expert_weight_shard;
   } else {
-    p->layers = sh.layers * params_per_layer(ctx.model) / sh.weight_shard;
+    p->layers = sh.layers * params_per_layer(m) / sh.weight_shard;
   }
 }
 double vocab_share(const Sharding& sh, double params) { return params / sh.embedding_shard; }
 // The final norm before the LM head, replicated on every rank of the last stage.
 double final_norm_params(const ModelDesc& m) { return non_embedding_params(m) - m.layers * params_per_layer(m); }
 }  // namespace
+
+double stage_moe_share(const ModelDesc& m, const Sharding& sh) {
+  if (!m.moe || m.layers <= 0) return 0.0;
+  const double mean = moe_layer_count(m) / m.layers;
+  if (sh.moe_layer_share < 0.0 || sh.layers <= 0) return mean;
+  const double mtp = sh.ends ? std::min<double>(sh.ends->mtp, sh.layers) : 0.0;
+  const double last = is_moe_layer(m, m.layers - 1) ? 1.0 : 0.0;
+  return (sh.moe_layer_share * (sh.layers - mtp) + last * mtp) / sh.layers;
+}
 
 StageParams first_stage_params(const Context& ctx, const Sharding& sh) {
   StageParams p;

@@ -27,6 +27,13 @@ StageParams busiest_stage_params(const Context& ctx, const Sharding& sh);
 StageParams first_stage_params(const Context& ctx, const Sharding& sh);
 StageParams last_stage_params(const Context& ctx, const Sharding& sh);
 
+/// The share of the modelled rank's transformer layers (sh.layers, its MTP modules' layers included) that are MoE
+/// layers: where the pipeline strategy knows the rank's own decoder layers (Sharding::moe_layer_share, a custom
+/// layout), that share of its decoder layers and the MTP modules' layers as the model's last layer (mtp_cost.cc:
+/// Megatron-Core builds the MTP layer with the decoder's last layer spec); otherwise the model's mean over its dense
+/// and MoE layers. 0 for dense models.
+double stage_moe_share(const ModelDesc& m, const Sharding& sh);
+
 /// Parameters whose gradients (`gradients`) or optimizer states (otherwise) one rank of the busiest stage keeps
 /// after ZeRO sharding over the data-parallel and the expert-data-parallel groups (and SDP's held fraction).
 double owned_state_params(const Context& ctx, const Sharding& sh, bool gradients);

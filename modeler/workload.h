@@ -23,30 +23,33 @@ struct Sharding {
   double kv_heads = 0;      // local key/value heads (replicated when tp > kv_heads)
   double ffn = 0;           // local MLP width
   double vocab = 0;         // local vocabulary columns of the LM head
-  double layers = 0;        // transformer layers on the busiest pipeline rank
+  double layers = 0;        // transformer layers on the modelled pipeline rank (the busiest of an even split)
   int stages = 1;           // pipeline stages
   int chunks = 1;           // model chunks per pipeline rank (interleaving)
-  /// What the modelled (busiest) pipeline rank holds besides transformer layers, where the pipeline strategy knows
-  /// it (a custom layout, or MTP modules, which sit on the last rank): the embedding, the loss with the LM head,
-  /// and the MTP modules, whose transformer layers `layers` counts too. Unset: the heavier of the first and the
-  /// last stage's ends (head_cost), both when pp is 1.
+  /// What the modelled pipeline rank holds besides transformer layers, where the pipeline strategy knows it (a
+  /// custom layout, or MTP modules, which sit on the last rank): the embedding, the loss with the LM head, and the
+  /// MTP modules, whose transformer layers `layers` counts too. Unset: the heavier of the first and the last
+  /// stage's ends (head_cost), both when pp is 1.
   struct StageEnds {
     bool embedding = false, loss = false;
     int mtp = 0;
   };
   std::optional<StageEnds> ends;
-  /// The share of the modelled rank's transformer layers that are MoE layers, where the pipeline strategy knows
+  /// The share of the modelled rank's decoder layers that are MoE layers, where the pipeline strategy knows
   /// which layers the rank holds (a custom layout places them in model order: DeepSeek-V3's dense layers 0-2 all
   /// sit on the first stage); < 0: the model's share (fraction_of_layers), the mean layer of an even split.
   double moe_layer_share = -1;
-  /// A custom layout's distinct rank loads (transformer layers with the MTP modules', and ends), the one applied
-  /// above first; evaluate() runs each (the slowest sets the step, the fullest the memory). Empty otherwise.
+  /// A custom layout's distinct rank loads (transformer layers with the MTP modules', and ends), in rank order;
+  /// evaluate() shards and runs each (the slowest sets the step, the fullest the memory). Empty otherwise.
   struct StageLoad {
     double layers = 0;
     StageEnds ends;
     double moe_layer_share = -1;  // as Sharding::moe_layer_share, of this rank's decoder layers
   };
   std::vector<StageLoad> rank_loads;
+  /// Input to the strategies, set before shard(): which of rank_loads the pipeline strategy applies above (the
+  /// strategies after it then shard that rank's layers: SDP's block dropping).
+  int rank_load = 0;
   double weight_shard = 1;  // divisor of layer weights held by this rank (tp x ...)
   double dp_shard_optimizer = 1;  // ZeRO divisors over data parallelism
   double dp_shard_gradients = 1;

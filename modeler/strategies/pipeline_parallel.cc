@@ -5,6 +5,9 @@
 // the tp ranks (Megatron's scatter/gather optimisation, Narayanan Sec. 4.1).
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "modeler/pipeline_layout.h"
 #include "modeler/strategies/strategy.h"
@@ -13,15 +16,44 @@ namespace shardplan {
 
 namespace {
 
-/// Training FLOPs per token of what a rank holds besides its transformer layers' share, and of a layer: the
-/// yardstick the busiest rank of a custom layout is picked by. A layer is the model's mean (Megatron's count,
-/// model_flops_per_token, less the LM head's 6 h V); the loss holds the LM head; an MTP module is one layer, its
-/// eh_proj (2h -> h, 6 x 2 h^2) and one more pass through the LM head. The embedding lookup moves bytes only.
-double rank_flops(const ModelDesc& m, int seq_len, const LayoutStage& r) {
-  const double head = 6.0 * m.hidden * m.vocab;
-  const double layer = (model_flops_per_token(m, seq_len) - head) / m.layers;
-  const double mtp = layer + 6.0 * 2.0 * m.hidden * m.hidden + head;
-  return r.decoders * layer + (r.loss ? head : 0.0) + r.mtp * mtp;
+/// A custom layout's distinct rank loads in rank order, each with the lowest rank that holds it (of equal loads,
+/// the one with the most micro-batches in flight).
+struct RankLoad {
+  int rank = 0;
+  Sharding::StageLoad load;
+};
+std::vector<RankLoad> distinct_loads(const Context& ctx, const PipelineLayout& layout) {
+  const std::vector<LayoutStage> ranks = rank_loads(layout, ctx.plan.pp);
+  // Which decoder layers each rank holds: the layout's stages in model order, stage i on rank i % pp
+  // (pipeline_layout.h), so the rank's MoE layers are counted by index (ModelDesc is_moe_layer).
+  std::vector<int> moe_decoders(ranks.size(), 0);
+  for (size_t i = 0, next = 0; i < layout.stages.size(); ++i)
+    for (int j = 0; j < layout.stages[i].decoders; ++j, ++next)
+      if (is_moe_layer(ctx.model, static_cast<int>(next))) ++moe_decoders[i % ranks.size()];
+  auto same = [](const Sharding::StageLoad& a, const Sharding::StageLoad& b) {
+    return a.layers == b.layers && a.ends.embedding == b.ends.embedding && a.ends.loss == b.ends.loss &&
+           a.ends.mtp == b.ends.mtp && a.moe_layer_share == b.moe_layer_share;
+  };
+  std::vector<RankLoad> out;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const LayoutStage& r = ranks[i];
+    const double share = ctx.model.moe && r.decoders > 0 ? 1.0 * moe_decoders[i] / r.decoders : -1.0;
+    const Sharding::StageLoad l{1.0 * (r.decoders + r.mtp), Sharding::StageEnds{r.embedding, r.loss, r.mtp}, share};
+    bool seen = false;
+    for (const RankLoad& k : out) seen = seen || same(k.load, l);
+    if (!seen) out.push_back({static_cast<int>(i), l});
+  }
+  return out;
+}
+
+/// The pipeline rank whose load `sh` models: the lowest holding Sharding::rank_load of a custom layout; 0 otherwise.
+int modelled_rank(const Context& ctx, const Sharding& sh) {
+  if (ctx.plan.pipeline_layout.empty() || sh.rank_load <= 0) return 0;
+  std::string error;
+  const std::optional<PipelineLayout> layout = parse_pipeline_layout(ctx.plan.pipeline_layout, &error);
+  if (!layout) return 0;
+  const std::vector<RankLoad> loads = distinct_loads(ctx, *layout);
+  return sh.rank_load < static_cast<int>(loads.size()) ? loads[sh.rank_load].rank : 0;
 }
 
 std::string layout_problem(const Context& ctx) {
@@ -86,38 +118,15 @@ class PipelineParallel final : public Strategy {
       }
       return;
     }
-    // A custom layout: each distinct rank load, the one with the most training FLOPs first (applied here; the
-    // lowest rank on a tie, which holds the most micro-batches in flight); evaluate() runs every one, as MoE
-    // layers take more time per FLOP than the LM head.
-    const std::vector<LayoutStage> ranks = rank_loads(*layout, p.pp);
-    // Which decoder layers each rank holds: the layout's stages in model order, stage i on rank i % pp
-    // (pipeline_layout.h), so the rank's MoE layers are counted by index (ModelDesc is_moe_layer).
-    std::vector<int> moe_decoders(ranks.size(), 0);
-    for (size_t i = 0, next = 0; i < layout->stages.size(); ++i)
-      for (int j = 0; j < layout->stages[i].decoders; ++j, ++next)
-        if (is_moe_layer(ctx.model, static_cast<int>(next))) ++moe_decoders[i % ranks.size()];
-    size_t busiest = 0;
-    for (size_t r = 1; r < ranks.size(); ++r)
-      if (rank_flops(ctx.model, p.seq_len, ranks[r]) > rank_flops(ctx.model, p.seq_len, ranks[busiest])) busiest = r;
-    auto load_of = [&](size_t i) {
-      const LayoutStage& r = ranks[i];
-      const double share = ctx.model.moe && r.decoders > 0 ? 1.0 * moe_decoders[i] / r.decoders : -1.0;
-      return Sharding::StageLoad{1.0 * (r.decoders + r.mtp), Sharding::StageEnds{r.embedding, r.loss, r.mtp}, share};
-    };
-    auto same = [](const Sharding::StageLoad& a, const Sharding::StageLoad& b) {
-      return a.layers == b.layers && a.ends.embedding == b.ends.embedding && a.ends.loss == b.ends.loss &&
-             a.ends.mtp == b.ends.mtp && a.moe_layer_share == b.moe_layer_share;
-    };
-    sh->rank_loads = {load_of(busiest)};
-    for (size_t i = 0; i < ranks.size(); ++i) {
-      const Sharding::StageLoad l = load_of(i);
-      bool seen = false;
-      for (const Sharding::StageLoad& k : sh->rank_loads) seen = seen || same(k, l);
-      if (!seen) sh->rank_loads.push_back(l);
-    }
-    sh->layers = sh->rank_loads.front().layers;
-    sh->ends = sh->rank_loads.front().ends;
-    sh->moe_layer_share = sh->rank_loads.front().moe_layer_share;
+    // A custom layout: each distinct rank load in rank order; the one Sharding::rank_load names is applied, and
+    // evaluate() shards and runs each.
+    sh->rank_loads.clear();
+    for (const RankLoad& l : distinct_loads(ctx, *layout)) sh->rank_loads.push_back(l.load);
+    SHARDPLAN_CHECK(sh->rank_load >= 0 && sh->rank_load < static_cast<int>(sh->rank_loads.size()));
+    const Sharding::StageLoad& applied = sh->rank_loads[sh->rank_load];
+    sh->layers = applied.layers;
+    sh->ends = applied.ends;
+    sh->moe_layer_share = applied.moe_layer_share;
   }
 
   void add_comm(const Context& ctx, const Sharding& sh, CommPlan* comm) const override {
@@ -131,7 +140,7 @@ class PipelineParallel final : public Strategy {
     comm->microbatch.push_back({CommKind::pp, Collective::send_recv, act, 2, stride, 2.0 * p.vpp, w});
   }
 
-  void schedule(const Context& ctx, const Sharding&, Schedule* s) const override {
+  void schedule(const Context& ctx, const Sharding& sh, Schedule* s) const override {
     const Plan& p = ctx.plan;
     s->bubble_fraction = (p.pp - 1.0) / p.vpp;
     const double m = s->microbatches;
@@ -140,6 +149,14 @@ class PipelineParallel final : public Strategy {
     // m v chunk-micro-batches (Megatron-Core get_pp_rank_microbatches and torch.distributed.pipelining's
     // ScheduleInterleaved1F1B both cap it), so at most m micro-batches of the whole stage are held.
     s->in_flight = std::min(held * (p.vpp > 1 ? 1.0 + (p.pp - 1.0) / (p.pp * p.vpp) : 1.0), m);
+    // A later rank of a custom layout (rank r > 0) warms up fewer micro-batches before its first backward
+    // (Megatron-LM core_v0.14.0 (23e00ed0) megatron/core/pipeline_parallel/schedules.py get_pp_rank_microbatches:
+    // pp - r - 1, or (pp - r - 1) x 2 + (v - 1) x pp chunk-micro-batches interleaved, at most the step's m v) and
+    // holds one more through 1F1B: pp - r micro-batches, or pp v + pp - 1 - 2r chunk-micro-batches of 1/v of its
+    // layers each (rank 0's count above).
+    if (const int r = modelled_rank(ctx, sh); r > 0)
+      s->in_flight = p.vpp > 1 ? std::min(p.pp * p.vpp + p.pp - 1.0 - 2.0 * r, m * p.vpp) / p.vpp
+                               : std::min<double>(p.pp - r, m);
   }
 };
 

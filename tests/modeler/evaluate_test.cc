@@ -256,6 +256,21 @@ TEST_CASE("a custom pipeline layout: the slowest rank sets the step, the fullest
   CHECK(f.memory.total() > e.memory.total());
 }
 
+TEST_CASE("a custom pipeline layout: the strategies after pp shard every rank load (SDP's block dropping)") {
+  // Rank 0 holds the embedding only; rank 1 all 8 layers and the loss. SDP's block dropping runs rho of each rank's
+  // own layers: half of rank 1's, whatever rank 0 holds.
+  test::Setup full(eight_layers(), test::plan_of(1, 2, 2, 1, 1, 16, 128));
+  full.plan.pipeline_layout = "E|t*8L";
+  test::Setup half = full;
+  half.plan.sdp_keep = 0.5;
+  const Estimate f = run(full), h = run(half);
+  REQUIRE(f.problems.empty());
+  REQUIRE(h.problems.empty());
+  CHECK(h.time.compute.v < 0.75 * f.time.compute.v);  // 4 layers and the LM head against 8 and the head
+  CHECK(h.memory.activations.v == doctest::Approx(0.5 * f.memory.activations.v));
+  CHECK(h.mfu <= 1.0);
+}
+
 TEST_CASE("multi-token prediction: one more layer, eh_proj and LM head on the last rank; only when the plan runs it") {
   ModelDesc m = eight_layers();
   m.mtp_layers = 1;

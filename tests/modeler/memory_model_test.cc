@@ -506,4 +506,44 @@ TEST_CASE("QK-norm saves its 16-bit q and k inputs and an fp32 reciprocal RMS pe
         activation_bytes_per_layer(test::tiny_model(), sh, Recompute::full, true, true));
 }
 
-}  // TEST_SUITE
+TEST_CASE("a custom layout: each rank's activations and states from its own dense and MoE layers") {
+  ModelDesc m = test::tiny_moe();
+  m.layers = 4;
+  m.moe->dense_layers = 2;  // layers 0-1 dense, 2-3 MoE
+  Plan plan = test::plan_of(1, 2, 1);
+  plan.pipeline_layout = "Et*2|t*2L";  // rank 0: E + the dense layers; rank 1: the MoE layers + L
+  const test::Setup su(m, plan);
+  auto rank = [&](int load) {
+    Sharding sh = su.unsharded();
+    sh.rank_load = load;
+    for (const Strategy* s : all_strategies()) s->shard(su.ctx(), &sh);
+    return sh;
+  };
+  const Sharding dense = rank(0), moe = rank(1);
+  auto per_layer = [&](const Sharding& sh) { return activation_bytes_per_layer(m, sh, Recompute::none, false, true); };
+  // The MLP's saved tensors at T = 128 (as "recompute modules"): the dense SwiGLU's T f (2 + 2 + 2); an MoE layer's
+  // router probabilities, 256 token-expert pairs of width 32 and the shared expert.
+  const double dense_mlp = 128.0 * 96 * 6, routed = 128 * 8 * 4 + 256 * (64 * 4 + 32 * 6) + 128 * 32 * 6;
+  CHECK(per_layer(moe) - per_layer(dense) == doctest::Approx(routed - dense_mlp));
+  CHECK(recompute_module_bytes(m, dense, kRecomputeMoe) == 0);
+  CHECK(recompute_module_bytes(m, moe, kRecomputeMoe) == doctest::Approx(routed));
+  // Without the layout both stages hold the mean layer.
+  Plan even = plan;
+  even.pipeline_layout.clear();
+  const test::Setup mean(m, even);
+  CHECK(per_layer(mean.sharding()) == doctest::Approx((per_layer(dense) + per_layer(moe)) / 2));
+  // The states follow each rank's own parameters (stage_params_test counts them): the dense rank keeps no routed
+  // experts; the activations its two layers for the micro-batches in flight.
+  for (const Sharding& sh : {dense, moe}) {
+    Schedule sched;
+    for (const Strategy* s : all_strategies()) s->schedule(su.ctx(), sh, &sched);
+    const MemoryBreakdown mem = memory_breakdown(su.ctx(), sh, sched);
+    CHECK(mem.weights.v == doctest::Approx(2 * busiest_stage_params(su.ctx(), sh).total()));
+    const double layer = activation_bytes_per_layer(m, sh, Recompute::none, false, !su.framework.materialized_attention,
+                                                    2.0, kRecomputeCoreAttn, !su.framework.moe_probs_in_activation);
+    CHECK(mem.activations.v == doctest::Approx(layer * 2 * sched.in_flight));
+  }
+  CHECK(busiest_stage_params(su.ctx(), dense).experts == 0);
+}
+
+}

@@ -101,4 +101,49 @@ TEST_CASE("a rank with MTP modules: the loss's LM head, eh_proj, three norms and
   CHECK(p.total() == doctest::Approx(p.layers + p.head + p.final_norm + p.mtp));
 }
 
+TEST_CASE("a custom layout: each rank's own dense and MoE layers; the dense rank holds no routed experts") {
+  ModelDesc m = test::tiny_moe();
+  m.layers = 4;
+  m.moe->dense_layers = 2;  // layers 0-1 dense, 2-3 MoE (DeepSeek-V3's first_k_dense_replace)
+  Plan plan = test::plan_of(1, 2, 1);
+  plan.pipeline_layout = "Et*2|t*2L";  // rank 0: E + layers 0-1; rank 1: layers 2-3 + L
+  const test::Setup su(m, plan);
+  auto rank = [&](int load) {
+    Sharding sh = su.unsharded();
+    sh.rank_load = load;
+    for (const Strategy* s : all_strategies()) s->shard(su.ctx(), &sh);
+    return busiest_stage_params(su.ctx(), sh);
+  };
+  // By hand (h 64, 4 query heads and 2 K/V heads of 16): attention 64 x (64 + 2 x 32) + 64 x 64 = 12,288; two
+  // RMSNorms 128; the dense SwiGLU 3 x 64 x 96 = 18,432; an MoE layer's 8 routed experts 8 x 3 x 64 x 32 = 49,152,
+  // its shared expert 3 x 64 x 32 = 6,144 and router 64 x 8 = 512.
+  constexpr double attn_norms = 12288 + 128, dense_mlp = 18432, routed = 49152, moe_rest = 6144 + 512;
+  const StageParams dense = rank(0), moe = rank(1);
+  CHECK(dense.experts == 0);
+  CHECK(dense.layers == 2 * (attn_norms + dense_mlp));
+  CHECK(moe.experts == 2 * routed);
+  CHECK(moe.layers == 2 * (attn_norms + moe_rest));
+  CHECK(dense.layers + dense.experts + moe.layers + moe.experts == doctest::Approx(m.layers * params_per_layer(m)));
+  // Without the layout each of the two stages holds the mean layer: half the routed experts each.
+  Plan even = plan;
+  even.pipeline_layout.clear();
+  const test::Setup mean(m, even);
+  CHECK(busiest_stage_params(mean.ctx(), mean.sharding()).experts == doctest::Approx(routed));
+}
+
+TEST_CASE("stage_moe_share: the rank's decoder share, its MTP layers as the last layer; else the model's mean") {
+  ModelDesc m = test::tiny_moe();
+  m.layers = 4;
+  m.moe->dense_layers = 2;
+  Sharding sh;
+  sh.layers = 3;  // two dense decoder layers and an MTP module's layer, which is of the last (MoE) layer's kind
+  sh.ends = Sharding::StageEnds{false, true, 1};
+  CHECK(stage_moe_share(m, sh) == 0.5);  // no rank share: the model's 2 of 4
+  sh.moe_layer_share = 0.0;
+  CHECK(stage_moe_share(m, sh) == doctest::Approx(1.0 / 3));
+  sh.moe_layer_share = 1.0;
+  CHECK(stage_moe_share(m, sh) == 1.0);
+  CHECK(stage_moe_share(test::tiny_model(), sh) == 0.0);  // a dense model
+}
+
 }

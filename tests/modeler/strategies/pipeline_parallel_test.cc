@@ -116,19 +116,60 @@ TEST_CASE("MTP modules without a layout: on the last rank, with the loss; one mo
   CHECK_FALSE(with_pp(4, 1).sharding().ends.has_value());  // no MTP, no layout: as before
 }
 
-TEST_CASE("a custom layout: every distinct rank load, the most FLOPs first") {
+TEST_CASE("a custom layout: every distinct rank load in rank order; Sharding::rank_load names the one applied") {
   test::Setup s = with_pp(2, 2);
   s.model.mtp_layers = 1;
   s.plan.mtp_layers = 1;
   s.plan.pipeline_layout = "Et|t*3|t*3|tmL";  // rank 0: stages 0, 2 (E + 4); rank 1: stages 1, 3 (4 + mtp + L)
   const Sharding sh = s.sharding();
   REQUIRE(sh.rank_loads.size() == 2);
-  CHECK(sh.layers == 5);
-  CHECK(sh.ends->loss);
-  CHECK(sh.ends->mtp == 1);
-  CHECK(sh.rank_loads[1].layers == 4);
-  CHECK(sh.rank_loads[1].ends.embedding);
+  CHECK(sh.layers == 4);  // rank 0's, applied by default
+  CHECK(sh.ends->embedding);
+  CHECK(sh.rank_loads[1].layers == 5);
+  CHECK(sh.rank_loads[1].ends.loss);
+  CHECK(sh.rank_loads[1].ends.mtp == 1);
+  Sharding last = s.unsharded();
+  last.rank_load = 1;
+  for (const Strategy* st : all_strategies()) st->shard(s.ctx(), &last);
+  CHECK(last.layers == 5);
+  CHECK(last.ends->loss);
+  CHECK_FALSE(last.ends->embedding);
+  CHECK(last.rank_loads.size() == 2);
+  // Equal loads are one: ranks 1 and 2 of "Et*2|t*2|t*2|t*2L" hold the same.
+  s.plan.mtp_layers = 0;
+  s.plan.pp = 4;
+  s.plan.vpp = 1;
+  s.plan.pipeline_layout = "Et*2|t*2|t*2|t*2L";
+  CHECK(s.sharding().rank_loads.size() == 3);
   CHECK(s.problems(pipeline_parallel()).empty());
+}
+
+TEST_CASE("a custom layout: a later rank holds fewer micro-batches in flight (Megatron's warm-up per rank)") {
+  auto in_flight = [](const test::Setup& s, int load) {
+    Sharding sh = s.unsharded();
+    sh.rank_load = load;
+    for (const Strategy* st : all_strategies()) st->shard(s.ctx(), &sh);
+    Schedule sched;
+    for (const Strategy* st : all_strategies()) st->schedule(s.ctx(), sh, &sched);
+    return sched.in_flight;
+  };
+  // 1F1B, pp 4, 16 micro-batches: rank r holds pp - r. Loads: rank 0 (E), ranks 1-2 (equal: rank 1's), rank 3 (L).
+  test::Setup s = with_pp(4, 1);
+  s.plan.pipeline_layout = "Et*2|t*2|t*2|t*2L";
+  CHECK(in_flight(s, 0) == 4);
+  CHECK(in_flight(s, 1) == 3);
+  CHECK(in_flight(s, 2) == 1);
+  // Interleaved, pp 2, v 2: rank 0 (2 x 2 + 2 - 1) / 2 = 2.5 chunk-micro-batches of the stage (the even split's),
+  // rank 1 (2 x 2 + 2 - 1 - 2) / 2 = 1.5.
+  test::Setup v = with_pp(2, 2);
+  v.plan.pipeline_layout = "Et|t*3|t*3|tL";
+  CHECK(in_flight(v, 0) == 2.5);
+  CHECK(in_flight(v, 0) == with_pp(2, 2).schedule().in_flight);
+  CHECK(in_flight(v, 1) == 1.5);
+  // Fewer micro-batches than the warm-up: at most m.
+  test::Setup few = with_pp(4, 1, 2);
+  few.plan.pipeline_layout = "Et*2|t*2|t*2|t*2L";
+  CHECK(in_flight(few, 1) == 2);
 }
 
 TEST_CASE("a custom layout: each rank's MoE layers counted by index (the dense first layers on the first stage)") {
@@ -140,10 +181,10 @@ TEST_CASE("a custom layout: each rank's MoE layers counted by index (the dense f
   test::Setup s(m, p);
   const Sharding sh = s.sharding();
   REQUIRE(sh.rank_loads.size() == 2);
-  CHECK(sh.rank_loads[0].ends.loss);  // the LM head's FLOPs make rank 1 the first load
-  CHECK(sh.rank_loads[0].moe_layer_share == 1.0);
-  CHECK(sh.rank_loads[1].moe_layer_share == 0.25);
-  CHECK(sh.moe_layer_share == 1.0);
+  CHECK(sh.rank_loads[0].moe_layer_share == 0.25);
+  CHECK(sh.rank_loads[1].moe_layer_share == 1.0);
+  CHECK(sh.rank_loads[1].ends.loss);
+  CHECK(sh.moe_layer_share == 0.25);
   // Without a layout: the model's mean layer (share unset), as before.
   s.plan.pipeline_layout.clear();
   CHECK(s.sharding().moe_layer_share < 0);
