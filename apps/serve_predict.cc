@@ -135,6 +135,8 @@ class ServePredictCommand final : public Command {
     prec.moe_weights = moe_weights_.empty() ? prec.weights : parse_format("--moe-weights", moe_weights_);
     prec.kv_bytes = *kv;
     const ModelDesc model = io::load_model(model_, true);
+    // A config.json whose checkpoint is block-scaled fp8 decides what --weights fp8 runs (formats.h).
+    weights_note_ = apply_checkpoint_format(&prec.weights, &prec.moe_weights, model.checkpoint_fp8_block);
     ServingPlan plan;
     if (!prefill_.empty()) {
       plan.mode = Mode::disaggregated;
@@ -204,7 +206,7 @@ class ServePredictCommand final : public Command {
     const std::string spec_args = spec_engine_args(*engine, spec.spec, spec.draft_name);
     if (json_) {
       io::ServeJsonContext ctx{model_, system_.empty() ? gpu_ : system_, engine_name(*engine), weights_, kv_,
-                               sparsity_, low_rank_};
+                               sparsity_, low_rank_, weights_note_};
       nlohmann::json j = io::serve_predict_json(ctx, in, p);
       if (spec.spec.enabled()) {
         j["speculative"]["draft"] = spec.draft_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(spec.draft_name);
@@ -226,6 +228,7 @@ class ServePredictCommand final : public Command {
     std::printf("serve predict: %s on %d x %s, %s, weights %s, kv %s\n",
                 m.name.empty() ? model_.c_str() : m.name.c_str(), p.gpus, sys.gpu.name.c_str(),
                 engine_name(in.engine).c_str(), weights_.c_str(), kv_.c_str());
+    if (!weights_note_.empty()) std::printf("weights: %s\n", weights_note_.c_str());
     auto worker = [](const WorkerPlan& w) {
       return "workers " + num(w.workers) + " x (tp " + num(w.tp) + ", pp " + num(w.pp) + ", attention_dp " +
              num(w.attention_dp) + ", moe_tp " + num(w.moe_tp) + ", moe_ep " + num(w.moe_ep) + ")";
@@ -277,6 +280,7 @@ class ServePredictCommand final : public Command {
 
   std::string model_, gpu_, system_, engine_ = "vllm", weights_ = "bf16", moe_weights_, kv_ = "bf16";
   std::string prefill_, decode_, sparsity_, low_rank_;
+  std::string weights_note_;  // what the checkpoint's quantisation made of --weights ("" when nothing)
   int gpus_ = 0, gpus_per_node_ = 0, moe_tp_ = 0, moe_ep_ = 0, max_batch_ = 0, static_batch_ = 0,
       max_num_tokens_ = 0;
   double mem_fraction_ = 0;

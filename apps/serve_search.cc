@@ -74,6 +74,9 @@ class ServeSearchCommand final : public Command {
       sys = io::standard_system(io::load_gpu_profile(gpu_), so);
     }
     const ModelDesc model = io::load_model(model_, true);
+    // A config.json whose checkpoint is block-scaled fp8 decides what --weights fp8 runs (formats.h).
+    const std::string weights_note = apply_checkpoint_format(&prec.weights, &prec.moe_weights,
+                                                             model.checkpoint_fp8_block);
     ServingModel sm = make_serving_model(model, prec);
     sm.engine = engine_step(*engine, "", model);  // the engine's current release
     ServeInputs base;
@@ -113,6 +116,7 @@ class ServeSearchCommand final : public Command {
                 sm.model.name.c_str(), gpus_, sys.gpu.name.c_str(), engine_name(*engine).c_str(), wl_.input_len,
                 wl_.output_len, targets_.ttft_ms > 0 ? (num(targets_.ttft_ms) + " ms").c_str() : "none",
                 targets_.tpot_ms > 0 ? (num(targets_.tpot_ms) + " ms").c_str() : "none");
+    if (!weights_note.empty()) std::printf("weights: %s\n", weights_note.c_str());
     std::printf("%4s %4s %4s %4s %6s %6s %8s %6s %10s %10s %14s\n", "rank", "tp", "pp", "adp", "moe_ep", "repl",
                 "batch", "conc", "TTFT ms", "TPOT ms", "out tok/s/GPU");
     for (size_t i = 0; i < r.ranked.size() && static_cast<int>(i) < top_; ++i) {

@@ -68,6 +68,11 @@ struct ModelDesc {
   /// Multi-token-prediction modules the architecture defines (DeepSeek-V3 config.json num_nextn_predict_layers: 1;
   /// model key `mtp_layers`). What a run trains of them is the plan's (Plan::mtp_layers); 0: none.
   int mtp_layers = 0;
+  /// The checkpoint's fp8 weight block: n for n x n block-scaled fp8 weights (a Hugging Face config.json's
+  /// quantization_config {quant_method: fp8, weight_block_size: [n, n]}: DeepSeek-V3, Qwen3-*-FP8: 128); 0 when the
+  /// checkpoint states no block-scaled fp8 quantisation. What kernels a stated precision runs on it is
+  /// serving::checkpoint_kernel_format's.
+  int checkpoint_fp8_block = 0;
   std::optional<MoeDesc> moe;
   std::optional<MlaDesc> mla;
 };

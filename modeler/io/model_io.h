@@ -10,6 +10,16 @@
 
 namespace shardplan::io {
 
+/// Upper bounds that catch unit or digit slips (hidden 40960000) long before any real model reaches them; the
+/// YAML and config.json readers share them.
+namespace model_limits {
+inline constexpr int kMaxLayers = 10000;
+inline constexpr int kMaxWidth = 1 << 20;  // hidden, ffn_hidden
+inline constexpr int kMaxHeads = 1 << 16;  // heads, kv_heads, head_dim
+inline constexpr int kMaxVocab = 1 << 24;
+inline constexpr int kMaxPosition = 1 << 30;
+}  // namespace model_limits
+
 /// A model file: the architecture plus the provenance the tests check it against.
 struct ModelFile {
   ModelDesc model;
@@ -23,8 +33,8 @@ struct ModelFile {
 ModelFile parse_model_file(std::string_view text, const std::string& filename);
 ModelDesc parse_model_yaml(std::string_view text, const std::string& filename);
 
-/// Parses a Hugging Face config.json: dense Llama, Mistral, Qwen2, Qwen3; with allow_moe also DeepseekV3,
-/// Qwen3Moe, Mixtral and GptOss. Without allow_moe an MoE config is a ConfigError (the CLI refuses MoE until the
+/// Parses a Hugging Face config.json (hf_config.cc): dense Llama, Mistral, Qwen2, Qwen3; with allow_moe also
+/// DeepseekV3, Qwen3Moe, Mixtral and GptOss; a quantization_config of block-scaled fp8 sets checkpoint_fp8_block. Without allow_moe an MoE config is a ConfigError (the CLI refuses MoE until the
 /// MoE time model exists).
 ModelDesc parse_hf_config(std::string_view json_text, const std::string& filename, bool allow_moe = false);
 

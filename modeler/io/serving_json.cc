@@ -31,6 +31,7 @@ nlohmann::json serve_predict_json(const ServeJsonContext& ctx, const serving::Se
   auto spec = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
   j["context"]["sparsity"] = spec(ctx.sparsity);
   j["context"]["low_rank"] = spec(ctx.low_rank);
+  j["context"]["weights_note"] = spec(ctx.weights_note);
   nlohmann::json plan{{"mode", in.plan.mode == serving::Mode::aggregated ? "aggregated" : "disaggregated"}};
   if (in.plan.mode == serving::Mode::aggregated) {
     plan["aggregated"] = worker_json(in.plan.agg);

@@ -12,6 +12,9 @@ namespace shardplan::io {
 struct ServeJsonContext {
   std::string model, system, engine, weights, kv;
   std::string sparsity, low_rank;  // the --sparsity / --low-rank specs (docs/transforms.md); empty: none (null)
+  /// What the checkpoint's quantisation made of the stated weights (serving::apply_checkpoint_format, e.g. "fp8 on
+  /// a 128x128 block-scaled checkpoint: fp8_block kernels"); empty: nothing (null).
+  std::string weights_note;
 };
 
 nlohmann::json serve_predict_json(const ServeJsonContext& ctx, const serving::ServeInputs& in,

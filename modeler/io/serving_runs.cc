@@ -119,8 +119,8 @@ ServingRun read_run(const YAML::Node& node, const std::string& file) {
   MapReader r0(node, file, "");
   run.id = r0.string("id");
   // Unknown top-level keys first: a misspelled required key reads as a suggestion, not as "missing".
-  const std::vector<std::string> known = {"id", "source", "url", "trust", "notes", "engine", "engine_version",
-                                          "engine_build_date",
+  const std::vector<std::string> known = {"id", "source", "url", "trust", "deployment", "notes", "engine",
+                                          "engine_version", "engine_build_date",
                                           "model", "weights_precision", "moe_weights_precision", "weights_gib",
                                           "kv_precision", "system", "plan", "workload", "measured"};
   for (const auto& kv : node) {
@@ -135,6 +135,8 @@ ServingRun read_run(const YAML::Node& node, const std::string& file) {
   run.source = r.string("source");
   run.url = r.opt_string("url").value_or("");
   run.trust = r.choice("trust", {"high", "medium", "low"});
+  if (const auto d = r.opt_choice("deployment", {"aic_generator", "sweep"}))
+    run.deployment = *d == "aic_generator" ? Deployment::aic_generator : Deployment::sweep;
   run.notes = r.opt_string("notes").value_or("");
   run.engine = r.choice("engine", {"trtllm", "vllm", "sglang", "llama.cpp", "ik_llama.cpp", "flexgen",
                                    "hf-accelerate", "other"});

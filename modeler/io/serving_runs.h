@@ -36,8 +36,16 @@ struct ServingHost {
   std::optional<double> memory_gib, memory_bw_gbps;
 };
 
+/// Who set the engine up for the run (row key `deployment`, this project's extension): aic_generator,
+/// AIConfigurator's generator (its benchmark deployments: the rows whose source names the container image or the
+/// deployment database dump), whose engine limits the validator applies (aic_benchmark.h); sweep, AIConfigurator's
+/// older per-version sweeps (settings the CSV does not give: the engines' defaults); null (unstated): the row's
+/// source did not say or it is not an AIConfigurator row.
+enum class Deployment { unstated, aic_generator, sweep };
+
 struct ServingRun {
   std::string id, source, url, trust, engine, notes;
+  Deployment deployment = Deployment::unstated;
   std::optional<std::string> engine_version;
   // engine_build_date (optional, 'YYYY-MM-DD'): the engine build's date or, where the source gives none, the date
   // the source published the run (the build is no later). The validator compares it with the dates engine

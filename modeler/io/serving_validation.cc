@@ -11,6 +11,7 @@
 #include "modeler/problems.h"
 #include "modeler/serving/aic_benchmark.h"
 #include "modeler/serving/engine_memory.h"
+#include "modeler/serving/formats.h"
 #include "modeler/serving/offload.h"
 
 namespace shardplan::io {
@@ -129,8 +130,12 @@ ServeRowResult predict_row(const ServingRun& r, std::map<std::string, GpuProfile
   serving::Precision prec;
   prec.weights = fmt_of(r.weights_precision);
   prec.moe_weights = fmt_of(r.moe_weights_precision);
-  const bool generator_deployed =
-      aic && (r.notes.find("image=") != std::string::npos || r.notes.find("db-dump") != std::string::npos);
+  // The checkpoint's quantization_config decides the kernels a stated fp8 runs (formats.h).
+  if (std::string note = serving::apply_checkpoint_format(&prec.weights, &prec.moe_weights,
+                                                          r.model.checkpoint_fp8_block);
+      !note.empty())
+    out.assumed.push_back(std::move(note));
+  const bool generator_deployed = r.deployment == Deployment::aic_generator;
   prec.kv_bytes = kv_bytes_for(r, generator_deployed, &out.assumed);
   serving::ServingModel sm = serving::make_serving_model(r.model, prec);
   sm.engine = serving::engine_step(*serving::parse_engine(r.engine), r.engine_version.value_or(""), r.model);
@@ -142,9 +147,10 @@ ServeRowResult predict_row(const ServingRun& r, std::map<std::string, GpuProfile
   in.plan.agg = agg;
   in.plan.prefill = r.prefill;
   in.plan.decode = r.decode;
-  // Only rows whose notes name the container image or the deployment database dump were deployed by
-  // AIConfigurator's generator; the older per-version sweeps (h100_sxm/trtllm/1.0.0rc3/..., no image) ran with
-  // settings the CSV does not give, so they keep the engines' defaults.
+  // Only rows the generator deployed (deployment: aic_generator, the rows whose source names the container image
+  // or the deployment database dump) ran AIConfigurator's generated settings; the older per-version sweeps
+  // (deployment: sweep, h100_sxm/trtllm/1.0.0rc3/..., no image) ran with settings the CSV does not give, so they
+  // keep the engines' defaults.
   if (generator_deployed) {
     // The engine limits AIConfigurator's generator writes for its benchmark deployments (aic_benchmark.h).
     const serving::AicEngineLimits lim =

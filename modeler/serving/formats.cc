@@ -125,6 +125,20 @@ Dtype math_dtype(WeightFormat f, const Gpu& gpu) {
   }
 }
 
+WeightFormat checkpoint_kernel_format(WeightFormat stated, int checkpoint_fp8_block) {
+  return stated == WeightFormat::fp8 && checkpoint_fp8_block > 0 ? WeightFormat::fp8_block : stated;
+}
+
+std::string apply_checkpoint_format(WeightFormat* weights, WeightFormat* moe_weights, int checkpoint_fp8_block) {
+  const WeightFormat w = checkpoint_kernel_format(*weights, checkpoint_fp8_block);
+  const WeightFormat e = checkpoint_kernel_format(*moe_weights, checkpoint_fp8_block);
+  if (w == *weights && e == *moe_weights) return "";
+  *weights = w;
+  *moe_weights = e;
+  const std::string n = std::to_string(checkpoint_fp8_block);
+  return "fp8 on a " + n + "x" + n + " block-scaled checkpoint: fp8_block kernels";
+}
+
 std::optional<double> parse_kv_bytes(std::string_view name) {
   if (name == "bf16" || name == "fp16") return 2.0;
   if (name == "fp8") return 1.0;

@@ -42,6 +42,17 @@ WeightFormat gguf_tensor_format(WeightFormat file_type, TensorRole role, int lay
 /// integer and GGUF formats in 16 bits.
 Dtype math_dtype(WeightFormat f, const Gpu& gpu);
 
+/// The format whose kernels an engine runs for a `stated` format on a checkpoint whose fp8 weight block is
+/// `checkpoint_fp8_block` (ModelDesc::checkpoint_fp8_block; 0: not block-scaled). vLLM, SGLang and TRT-LLM build
+/// block-scaled fp8 linears and MoE experts for a checkpoint that states weight_block_size (hf_config.cc cites
+/// where), so a stated fp8 there is fp8_block. Every other stated format stands: with an nvfp4 or bf16 statement
+/// the config describes the architecture of another checkpoint (nvidia's FP4 DeepSeek-V3, a bf16 conversion).
+WeightFormat checkpoint_kernel_format(WeightFormat stated, int checkpoint_fp8_block);
+
+/// checkpoint_kernel_format applied to the dense and the routed-expert format in place; the note saying what
+/// changed ("fp8 on a 128x128 block-scaled checkpoint: fp8_block kernels"), or "" when nothing did.
+std::string apply_checkpoint_format(WeightFormat* weights, WeightFormat* moe_weights, int checkpoint_fp8_block);
+
 /// KV-cache element bytes: bf16/fp16 2, fp8 1, q8_0 34/32, q4_0 18/32 (ggml block sizes).
 std::optional<double> parse_kv_bytes(std::string_view name);
 

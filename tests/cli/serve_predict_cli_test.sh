@@ -42,6 +42,19 @@ python3 -c "import sys; sys.exit(0 if float('$deep') < 0.9 * float('$shallow') e
   && echo "ok: offload prefill slows with --context-depth" \
   || { echo "FAIL: offload --context-depth ($deep vs $shallow)"; fails=$((fails + 1)); }
 
+# A block-scaled fp8 checkpoint (config.json quantization_config weight_block_size [128, 128]) runs --weights fp8 as
+# fp8_block kernels, and says so; a YAML model (no checkpoint) keeps fp8.
+DSV3="$SRC/tests/validation/serving/hf_configs/deepseek-ai--DeepSeek-V3_config.json"
+expect 0 "weights: fp8 on a 128x128 block-scaled checkpoint: fp8_block kernels" -- "$BIN" serve predict \
+  --model "$DSV3" --gpu h200-sxm-141gb --engine trtllm --weights fp8 --kv fp8 --tp 8 --moe-ep 8
+"$BIN" serve predict --model "$DSV3" --gpu h200-sxm-141gb --engine trtllm --weights fp8 --kv fp8 --tp 8 --moe-ep 8 \
+  --json | python3 -c 'import json,sys; j=json.load(sys.stdin)["context"]; assert (j["weights"] == "fp8" and
+    j["weights_note"] == "fp8 on a 128x128 block-scaled checkpoint: fp8_block kernels")' \
+  && echo "ok: serve predict --json weights_note" || { echo "FAIL: serve predict --json weights_note"; fails=$((fails + 1)); }
+"$BIN" serve predict --model deepseek-v3 --gpu h200-sxm-141gb --engine trtllm --weights fp8 --kv fp8 --tp 8 \
+  --moe-ep 8 --json | python3 -c 'import json,sys; assert json.load(sys.stdin)["context"]["weights_note"] is None' \
+  && echo "ok: serve predict YAML model: no weights_note" || { echo "FAIL: YAML weights_note"; fails=$((fails + 1)); }
+
 # SGLang mixed chunks: decodes ride in the prefill batches instead of pausing, so the simulated schedule changes.
 lat() { "$BIN" serve predict --model llama-3-8b --gpu h100-sxm5-80gb --engine sglang --concurrency 32 --rounds 4 "$@" \
   --json | python3 -c 'import json,sys; l=json.load(sys.stdin)["latency"]; print(l["ttft_s"], l["tpot_s"])'; }

@@ -160,6 +160,21 @@ TEST_CASE("engine_build_date: optional YYYY-MM-DD, anything else refused naming 
   }
 }
 
+TEST_CASE("deployment: optional aic_generator or sweep (null: unstated); another value is refused at its line") {
+  CHECK(io::parse_serving_runs(kRow, "runs.yaml")[0].deployment == io::Deployment::unstated);
+  const auto with = [](const std::string& value) {
+    std::string t = kRow;
+    t.replace(t.find("trust: high"), 11, "trust: high\n  deployment: " + value);
+    return t;
+  };
+  CHECK(io::parse_serving_runs(with("aic_generator"), "runs.yaml")[0].deployment == io::Deployment::aic_generator);
+  CHECK(io::parse_serving_runs(with("sweep"), "runs.yaml")[0].deployment == io::Deployment::sweep);
+  CHECK(io::parse_serving_runs(with("null"), "runs.yaml")[0].deployment == io::Deployment::unstated);
+  CHECK_THROWS_WITH_AS(io::parse_serving_runs(with("generator"), "runs.yaml"),
+                       doctest::Contains("runs.yaml:5: row1.deployment: expected one of aic_generator, sweep"),
+                       ConfigError);
+}
+
 namespace {
 // kRow on a host that names its machine (host.machine) and states its CPU.
 std::string host_row(const std::string& cpu, const std::string& machine) {

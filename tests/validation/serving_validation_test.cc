@@ -75,10 +75,17 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // TTFT 58.7% -> 58.8% (vLLM's over-predicted Qwen3-235B-A22B-FP8 H200 prefills 82.4% -> 84.3% over 51: a
   // sourced kernel list that moves them away; loosened for it, not fitted).
   // All four together: TPOT 17.6%, TTFT 59.4%.
+  // A stated fp8 on a block-scaled checkpoint (the DeepSeek-V3 and Qwen3-235B-A22B-FP8 configs' weight_block_size
+  // [128, 128]) runs fp8_block kernels, as the engines load it (formats.h checkpoint_kernel_format): TPOT 17.6% ->
+  // 18.5% (trtllm 13.3 -> 14.1, disaggregated 12.1 -> 15.0; vllm 26.3 -> 29.0; sglang 22.4 -> 22.6), TTFT 59.4% ->
+  // 58.4% (vllm 62.5 -> 58.2). The measured MoE-layer table's fp8_block layers are faster than its per-tensor fp8
+  // ones, so the already fast vLLM Qwen3-235B-A22B-FP8 H200 decodes (median -29.7% -> -43.0% over 51) and the
+  // TRT-LLM DeepSeek-V3 H200 ones (-0.3% -> -10.8% over 55) get faster: the kernels the engines run, shipped
+  // whatever the direction; the guards moved to the measured figures.
   CHECK(o[1].runs >= 1290);
-  CHECK(o[1].mape <= 17.7);
+  CHECK(o[1].mape <= 18.6);
   CHECK(o[0].runs >= 1300);
-  CHECK(o[0].mape <= 59.4);
+  CHECK(o[0].mape <= 58.5);
   const auto& dc = rep.by_family.at("datacenter");
   CHECK(dc[4].runs >= 21);
   CHECK(dc[4].mape <= 19.1);  // 23.4% with the prefill GEMMs alone, 19.5% with the MoE FLOP rate, 20.0% with
@@ -136,21 +143,25 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   CHECK(off[3].mape <= 11.3);
   // The TRT-LLM dense aggregated rows, the best-covered family, stay within their measured error.
   const auto& trt = rep.by_engine.at("trtllm");
-  CHECK(trt[1].mape <= 13.4);  // 18.0% before the measured prefill GEMM and MoE-layer rates, 16.8% after, 17.1%
+  CHECK(trt[1].mape <= 14.2);  // 18.0% before the measured prefill GEMM and MoE-layer rates, 16.8% after, 17.1%
                                // with the measured all-reduce, 16.4% with the small kernels per block, 14.2%
                                // with the NVL72 tp 8 all-reduce on NVLink, 13.8% with the measured decode
-                               // GEMMs of 17-127 rows, 13.4% with the MoE layers per rows per touched expert, then QK-norm's kernel
-  CHECK(rep.by_engine.at("sglang")[1].mape <= 22.4);  // 24.9% before its RoPE and KV-write kernels, 24.4% before
+                               // GEMMs of 17-127 rows, 13.4% with the MoE layers per rows per touched expert, then QK-norm's kernel;
+                               // 13.3% -> 14.1% with the checkpoint's fp8_block kernels (above)
+  CHECK(rep.by_engine.at("sglang")[1].mape <= 22.7);  // 24.9% before its RoPE and KV-write kernels, 24.4% before
                                                       // the NVL72 tp 8 all-reduce, 24.1% before the measured
                                                       // decode GEMMs of 17-127 rows, 24.0% before the bf16
                                                       // cache of --kv-cache-dtype auto (above), 22.2% before
                                                       // the MoE layers per rows per touched expert (GB300
-                                                      // DeepSeek-V3 15.5 -> 17.0) and QK-norm's kernel
+                                                      // DeepSeek-V3 15.5 -> 17.0) and QK-norm's kernel,
+                                                      // 22.6% with the checkpoint's fp8_block kernels
   {
     // TRT-LLM disaggregated TPOT (AIConfigurator rows, the decode worker's step): 25.5% over 141 with the NVL72
     // tp 8 decode workers' all-reduces on the collective model (GB200/GB300 tp 8 median +36..+62%), 13.8% with
     // them at the HGX part's measured latency (allreduce_table.cc), 13.7% with the measured decode GEMMs of
-    // 17-127 rows (decode_gemm_table.cc), 12.1% with the MoE layers per rows per touched expert (moe_table.cc).
+    // 17-127 rows (decode_gemm_table.cc), 12.1% with the MoE layers per rows per touched expert (moe_table.cc),
+    // 15.0% with the DeepSeek-V3 checkpoint's fp8_block kernels (above; GB200 15.1 -> 17.9 TPOT over 42 with the
+    // aggregated rows, GB300 11.0 -> 13.7 over 30).
     int n = 0;
     double sum = 0;
     for (const io::ServeRowResult& row : rep.rows) {
@@ -162,12 +173,13 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
     }
     CHECK(n >= 140);
     REQUIRE(n > 0);
-    CHECK(sum / n <= 12.2);
+    CHECK(sum / n <= 15.1);
   }
-  CHECK(rep.by_engine.at("vllm")[1].mape <= 26.3);  // 31.6% before its RoPE and KV-write kernels, 30.4%
+  CHECK(rep.by_engine.at("vllm")[1].mape <= 29.0);  // 31.6% before its RoPE and KV-write kernels, 30.4%
                                                     // before the measured decode GEMMs of 17-127 rows, 30.2%
                                                     // before the MoE layers per rows per touched expert and
-                                                    // QK-norm's two kernels
+                                                    // QK-norm's two kernels, 26.3% before the checkpoint's
+                                                    // fp8_block kernels (above)
   // TTFT per engine (vLLM 56.2%, SGLang 72.6%, TRT-LLM 52.7% at commit time; SGLang's was 65.3% before its
   // generator-deployed rows ran with max_prefill_tokens = isl + 1500 and mixed chunks, and 72.0% before its
   // chunked_prefill_size followed the GPU's memory (16384 from 160 GiB, server_args.py): the sourced default
@@ -181,10 +193,13 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // the same rows decode slower (TPOT 43.0% -> 34.3% over 51), so the queues the model already over-predicts on
   // the KV-bound tp 1/2 rows grow (e.g. 10.9 -> 14.2 s TTFT against 3.2 measured): loosened for measured rates.
   // QK-norm's two kernels per block on the Qwen3 rows move them further for the same reason (57.3% -> 57.9% alone).
-  CHECK(rep.by_engine.at("vllm")[0].mape <= 62.5);
-  CHECK(rep.by_engine.at("sglang")[0].mape <= 73.2);  // 72.7% with the measured all-reduce, 72.8% -> 73.1% with
-                                                      // the bf16 cache of --kv-cache-dtype auto (above)
-  CHECK(trt[0].mape <= 53.0);
+  // 62.5% -> 58.2% with the checkpoint's fp8_block kernels (above; the Qwen3-235B-A22B-FP8 H200 rows 98.7% ->
+  // 85.1%: faster decodes, shorter queues).
+  CHECK(rep.by_engine.at("vllm")[0].mape <= 58.2);
+  CHECK(rep.by_engine.at("sglang")[0].mape <= 72.9);  // 72.7% with the measured all-reduce, 72.8% -> 73.1% with
+                                                      // the bf16 cache of --kv-cache-dtype auto (above), 73.0%
+                                                      // -> 72.8% with the checkpoint's fp8_block kernels
+  CHECK(trt[0].mape <= 51.1);  // 51.7% -> 51.1% with the checkpoint's fp8_block kernels
   // AIConfigurator's rows give one worker's shape; its benchmark runs concurrency = workers x max_batch. The
   // Qwen3-32B NVFP4 run at concurrency 416 with max_batch 13 ran on 32 workers: without them its 416 clients
   // queue on one worker and the predicted TTFT is 260x the measured 0.72 s.
@@ -201,6 +216,32 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
     CHECK(std::abs(*row.error_pct[0]) < 60.0);
   }
   CHECK(found);
+
+  // The rows of a block-scaled checkpoint that state fp8 say what they ran; the others do not.
+  int block_rows = 0;
+  for (const io::ServeRowResult& row : rep.rows) {
+    if (row.skipped) continue;
+    const bool note = std::find(row.assumed.begin(), row.assumed.end(),
+                                "fp8 on a 128x128 block-scaled checkpoint: fp8_block kernels") != row.assumed.end();
+    const bool fp8 = row.run->weights_precision == "fp8" || row.run->moe_weights_precision == "fp8";
+    CHECK(note == (fp8 && row.run->model.checkpoint_fp8_block == 128));
+    block_rows += note ? 1 : 0;
+  }
+  CHECK(block_rows >= 295);  // predicted rows of vLLM Qwen3-235B-A22B-FP8, TRT-LLM and SGLang DeepSeek-V3, one TRT-LLM
+                             // Qwen3-235B (302 with those skipped after the precision was set)
+}
+
+TEST_CASE("deployment: the AIConfigurator rows whose notes name the image or the database dump, and only they") {
+  // The key replaced reading the notes text (serving_validation.cc); it must keep saying what the notes say.
+  int generator = 0;
+  for (const io::ServingRun& r : io::load_serving_runs(runs_path())) {
+    const bool aic = r.source.find("AIConfigurator") != std::string::npos;
+    const bool named = r.notes.find("image=") != std::string::npos || r.notes.find("db-dump") != std::string::npos;
+    CHECK(r.deployment == (!aic ? io::Deployment::unstated
+                                : named ? io::Deployment::aic_generator : io::Deployment::sweep));
+    generator += r.deployment == io::Deployment::aic_generator ? 1 : 0;
+  }
+  CHECK(generator == 529);
 }
 
 TEST_CASE("offload: tensor placement is never slower than the best -ngl split, every offload row x 8/12/16/24 GB") {

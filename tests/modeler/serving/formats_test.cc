@@ -54,3 +54,21 @@ TEST_CASE("fp8 and fp4 run on their tensor cores only where the GPU has them") {
   CHECK(math_dtype(WeightFormat::nvfp4, s.gpu) == Dtype::fp4);
   CHECK(math_dtype(WeightFormat::q4_k_m, s.gpu) == Dtype::bf16);
 }
+
+TEST_CASE("a stated fp8 on a block-scaled fp8 checkpoint runs fp8_block kernels; other formats stand") {
+  CHECK(checkpoint_kernel_format(WeightFormat::fp8, 128) == WeightFormat::fp8_block);
+  CHECK(checkpoint_kernel_format(WeightFormat::fp8, 0) == WeightFormat::fp8);  // per-tensor checkpoint
+  for (WeightFormat f : {WeightFormat::fp8_block, WeightFormat::nvfp4, WeightFormat::bf16, WeightFormat::mxfp8})
+    CHECK(checkpoint_kernel_format(f, 128) == f);
+
+  WeightFormat w = WeightFormat::fp8, e = WeightFormat::fp8_block;  // SGLang DeepSeek-V3 rows: fp8 / fp8_block
+  CHECK(apply_checkpoint_format(&w, &e, 128) == "fp8 on a 128x128 block-scaled checkpoint: fp8_block kernels");
+  CHECK(w == WeightFormat::fp8_block);
+  CHECK(e == WeightFormat::fp8_block);
+  w = e = WeightFormat::nvfp4;
+  CHECK(apply_checkpoint_format(&w, &e, 128).empty());
+  CHECK(w == WeightFormat::nvfp4);
+  w = e = WeightFormat::fp8;
+  CHECK(apply_checkpoint_format(&w, &e, 0).empty());
+  CHECK(e == WeightFormat::fp8);
+}
