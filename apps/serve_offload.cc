@@ -20,6 +20,9 @@ int run_offload(const ServingModel& sm, const Gpu& gpu, const OffloadRequest& re
   if (req.mode != "layer" && req.mode != "tensor")
     throw ConfigError("--offload: expected layer or tensor, got '" + req.mode + "'");
   if (req.host.empty()) throw ConfigError("--offload needs --host (a hwprofiles/hosts name or file)");
+  if (gpu.unified_memory)
+    throw ConfigError("--offload: " + gpu.name + " has unified memory (its GPU reads the host's DRAM); the PCIe "
+                      "offload model does not apply");
   OffloadSetup s;
   s.model = &sm;
   s.gpu = &gpu;

@@ -17,6 +17,9 @@ void validate_offload(const Context& ctx, Problems* problems) {
     problems->push_back({"offload_range", "optimizer offload fraction (" + num(f, "%g") + ") must be in [0, 1]"});
     return;
   }
+  if (ctx.system.gpu.unified_memory)
+    problems->push_back({"offload_unified_memory", ctx.system.gpu.name + " shares the host's DRAM (unified "
+                                                                        "memory): optimizer offload frees nothing"});
   if (ctx.framework.optimizer_offload == OptimizerOffloadKind::none)
     problems->push_back({"offload_unsupported", ctx.framework.name + " does not offload the optimizer to the host"});
   // Megatron-Core's CPU offload runs inside the distributed optimizer; ZeRO-Offload offloads the ZeRO partition.

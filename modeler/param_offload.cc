@@ -22,6 +22,10 @@ void validate_param_offload(const Context& ctx, Problems* problems) {
   const Plan& p = ctx.plan;
   const Framework& fw = ctx.framework;
   const System& sys = ctx.system;
+  // A unified-memory GPU (system.h) already works in the host's DRAM: there is no host link to copy over.
+  if (sys.gpu.unified_memory && (p.param_offload || p.activation_offload_layers != 0))
+    problems->push_back({"offload_unified_memory", sys.gpu.name + " shares the host's DRAM (unified memory): "
+                                                   "offloading parameters or activations frees nothing"});
   if (p.param_offload) {
     if (fw.param_offload == ParamOffloadKind::none)
       problems->push_back({"param_offload_unsupported", fw.name + " does not offload parameters to the host"});

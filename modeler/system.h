@@ -61,6 +61,9 @@ struct Gpu {
   Bytes l2;
   int sm_count = 0;                             // SMs (NVIDIA) or CUs (AMD): for wave quantization
   BytesPerSec host_link_bw;                     // PCIe/C2C to host memory, one direction
+  /// The GPU shares the host's DRAM (Apple silicon): hbm_* describe that DRAM as the GPU sees it, there is no
+  /// host link (host_link_bw 0), and offloading to host memory moves nothing, so the offload models refuse it.
+  bool unified_memory = false;
   double tdp_w = 0;                             // board power the efficiency tables were measured at (0: unknown)
   /// CUDA compute capability, major.minor as a number (7.5 for Turing); 0: not stated or not an NVIDIA part.
   /// Engines gate kernels and features on it (llama.cpp's CUDA graphs: offload.h, cuda_graphs_off_with_splits).

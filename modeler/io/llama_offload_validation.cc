@@ -79,6 +79,9 @@ void predict_llama_offload_row(const ServingRun& r, const GpuProfile& gpu, Serve
     out->skip_reason = std::move(why);
   };
   if (!r.host) return skip("offload row without a host");
+  // The -ngl / tensor-placement model charges host-resident weights to a PCIe link (offload.h); a unified-memory
+  // GPU (system.h) has none: its CPU layers read the same DRAM.
+  if (gpu.gpu.unified_memory) return skip("unified-memory GPU: the PCIe offload model does not apply");
   const ServingHost& h = *r.host;
   const std::optional<CpuPlatform> plat = cpu_platform(h.cpu);
   std::optional<double> peak = h.memory_bw_gbps;

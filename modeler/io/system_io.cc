@@ -164,8 +164,8 @@ void apply_tables(const YAML::Node& ref, const std::string& file, const YAML::No
 GpuProfile read_gpu(const YAML::Node& doc, const std::string& file, const std::string& path,
                     const YAML::Node& overrides = YAML::Node()) {
   reject_unknown(doc, file, path, {"schema_version", "kind", "name", "sources", "peak_tflops", "hbm_capacity_gib",
-                                   "hbm_bw_gbps", "l2_mib", "sm_count", "host_link_gbps", "tdp_w", "compute_capability",
-                                   "efficiency", "node",
+                                   "hbm_bw_gbps", "l2_mib", "sm_count", "host_link_gbps", "unified_memory", "tdp_w",
+                                   "compute_capability", "efficiency", "node",
                                    "scale_out", "host_memory_gib_per_gpu", "host_memory_bw_gbps_per_gpu",
                                    "nvme_gib_per_gpu", "nvme_read_gbps_per_gpu", "nvme_write_gbps_per_gpu", "tables"});
   MapReader r(doc, file, path);
@@ -188,7 +188,11 @@ GpuProfile read_gpu(const YAML::Node& doc, const std::string& file, const std::s
   g.hbm_bw = GBps(r.positive("hbm_bw_gbps"));
   g.l2 = MiB(r.positive("l2_mib"));
   g.sm_count = r.positive_int("sm_count");
-  g.host_link_bw = GBps(r.positive("host_link_gbps"));
+  // A unified-memory part reads the host's DRAM itself: it has no host link to state (system.h).
+  g.unified_memory = r.opt_boolean("unified_memory").value_or(false);
+  if (!g.unified_memory) g.host_link_bw = GBps(r.positive("host_link_gbps"));
+  else if (r.has("host_link_gbps"))
+    r.fail("host_link_gbps", "a unified_memory part has no host link (its GPU reads the host's DRAM)");
   g.tdp_w = r.opt_positive("tdp_w").value_or(0);
   // NVIDIA's compute capabilities run from 1.0 (Tesla) to 12.x (Blackwell GeForce) with one minor digit
   // (developer.nvidia.com/cuda-gpus); anything else is a typo (75 for 7.5).

@@ -47,9 +47,10 @@ bool sparse_kernel_format(WeightFormat f) {
 // Sparse Tensor Cores arrived with Ampere (NVIDIA A100 whitepaper), together with the bf16 ones; CDNA3 has 2:4
 // too (AMD MI300X datasheet lists sparse FLOPS). The profiles carry no architecture field, so the pre-Ampere
 // parts shipped in hwprofiles/gpus (Volta V100, Turing T4 and RTX 2080, whose profiles store the fp16 rate as bf16)
-// are named here; any other profile without a bf16 rate is refused as well.
+// are named here, and the Apple GPUs, which have no tensor cores (philipturner/metal-benchmarks README: Metal's
+// simdgroup_matrix runs on the fp32 ALUs); any other profile without a bf16 rate is refused as well.
 bool has_sparse_tensor_cores(const Gpu& g) {
-  for (const char* old : {"v100", "t4", "rtx-2080"})
+  for (const char* old : {"v100", "t4", "rtx-2080", "apple-"})
     if (g.name.rfind(old, 0) == 0) return false;
   return g.peak_for(Dtype::bf16).v > 0;
 }

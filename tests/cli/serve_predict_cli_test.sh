@@ -28,6 +28,9 @@ expect 0 "best -ngl split" -- "$BIN" serve predict --model llama-3-70b --gpu rtx
   --weights q4_k_m --kv fp16 --offload tensor --host desktop-ddr5-5600-2ch-pcie4
 expect 0 "-ngl" -- "$BIN" serve predict --model gpt-oss-120b --gpu rtx-4090 --engine llama.cpp --moe-weights mxfp4 \
   --kv fp16 --offload tensor --host desktop-ddr5-5600-2ch-pcie4 --vram-gib 16
+# A unified-memory GPU (Apple silicon) has no PCIe link to offload over: refused, exit 2.
+expect 2 "has unified memory" -- "$BIN" serve predict --model llama-3-70b --gpu apple-m1-max-32c --engine llama.cpp \
+  --weights q4_k_m --kv fp16 --offload tensor --host desktop-ddr5-5600-2ch-pcie4
 "$BIN" serve predict --model gpt-oss-120b --gpu rtx-4090 --engine llama.cpp --moe-weights mxfp4 --kv fp16 \
   --offload tensor --host desktop-ddr5-5600-2ch-pcie4 --json |
   python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["decode"]["gain"] >= 1 and j["prefill"]["gain"] >= 1' \

@@ -239,3 +239,16 @@ TEST_CASE("offload rows: a GPU profile's Gen 3 x16 link takes Gen 3's measured p
   CHECK(assumed(out, "PCIe 12.4 GB/s (host rule)"));
   CHECK_FALSE(assumed(out, "PCIe 13.1 GB/s"));
 }
+
+TEST_CASE("offload rows: a unified-memory GPU is skipped, not charged a PCIe link it does not have") {
+  const io::ServingRun r = shipped_row("llamacpp_llmfit774_rtx2080_qwen3_14b_ngl32");
+  io::GpuProfile gpu = io::load_gpu_profile(r.gpu);
+  gpu.gpu.unified_memory = true;
+  gpu.gpu.host_link_bw = BytesPerSec(0);
+  io::ServeRowResult out;
+  out.run = &r;
+  io::predict_llama_offload_row(r, gpu, &out);
+  CHECK(out.skipped);
+  CHECK(out.skip_reason == "unified-memory GPU: the PCIe offload model does not apply");
+  CHECK_FALSE(predict(r).skipped);
+}

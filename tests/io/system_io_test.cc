@@ -49,7 +49,7 @@ std::string replaced(std::string text, const std::string& from, const std::strin
 
 TEST_CASE("every shipped GPU profile parses and is named after its file") {
   const auto names = list_data_files("hwprofiles/gpus", {".yaml"});
-  CHECK(names.size() >= 14);
+  CHECK(names.size() >= 26);
   for (const std::string& name : names) {
     CAPTURE(name);
     const GpuProfile p = load_gpu_profile(name);
@@ -95,6 +95,36 @@ TEST_CASE("compute_capability: optional major.minor; 0 when absent; out of range
   CHECK(load_gpu_profile("rtx-2080").gpu.compute_capability == doctest::Approx(7.5));
   CHECK(load_gpu_profile("rtx-3090").gpu.compute_capability == doctest::Approx(8.6));
   CHECK(load_gpu_profile("rtx-4080").gpu.compute_capability == doctest::Approx(8.9));
+}
+
+TEST_CASE("unified_memory: no host link; host_link_gbps required without it and refused with it") {
+  CHECK_FALSE(parse_gpu_profile(kMiniGpu, "mini.yaml").gpu.unified_memory);
+  const std::string unified = replaced(kMiniGpu, "host_link_gbps: 32\n", "unified_memory: true\n");
+  const Gpu g = parse_gpu_profile(unified, "mini.yaml").gpu;
+  CHECK(g.unified_memory);
+  CHECK(g.host_link_bw.v == 0);
+  CHECK_THROWS_WITH_AS(parse_gpu_profile(replaced(kMiniGpu, "host_link_gbps: 32\n", ""), "mini.yaml"),
+                       doctest::Contains("host_link_gbps"), ConfigError);
+  CHECK_THROWS_WITH_AS(
+      parse_gpu_profile(replaced(kMiniGpu, "host_link_gbps: 32\n", "host_link_gbps: 32\nunified_memory: true\n"),
+                        "mini.yaml"),
+      doctest::Contains("mini.yaml:10: host_link_gbps: a unified_memory part has no host link"), ConfigError);
+  CHECK_THROWS_WITH_AS(parse_gpu_profile(replaced(kMiniGpu, "host_link_gbps: 32\n", "unified_memory: 3\n"),
+                                         "mini.yaml"),
+                       doctest::Contains("unified_memory"), ConfigError);
+  // The shipped Apple profiles are unified; the NVIDIA ones keep their PCIe link.
+  for (const char* apple : {"apple-m1-max-32c", "apple-m2-ultra-76c", "apple-m3-max-40c"}) {
+    CAPTURE(apple);
+    const Gpu a = load_gpu_profile(apple).gpu;
+    CHECK(a.unified_memory);
+    CHECK(a.peak_for(Dtype::fp16).v == doctest::Approx(a.peak_for(Dtype::fp32).v));  // fp16 at the fp32 rate
+    CHECK(a.peak_for(Dtype::bf16).v == doctest::Approx(a.peak_for(Dtype::fp16).v));  // stored as bf16, as t4's
+    CHECK(a.peak_for(Dtype::fp8).v == 0);
+  }
+  const Gpu rtx5090 = load_gpu_profile("rtx-5090").gpu;
+  CHECK_FALSE(rtx5090.unified_memory);
+  CHECK(rtx5090.host_link_bw.v == doctest::Approx(63.0e9));
+  CHECK(rtx5090.compute_capability == doctest::Approx(12.0));
 }
 
 TEST_CASE("the optional reduction-depth GEMM table reads like the other efficiency tables") {

@@ -115,6 +115,12 @@ TEST_CASE("offload problems: unsupported framework, no ZeRO, unknown host bandwi
   const Problems plain = evaluate(m, s, dp8(0, 0), none).problems;  // nothing offloaded: no offload problems
   CHECK_FALSE(has(plain, "offload_unsupported"));
   CHECK_FALSE(has(plain, "offload_needs_zero"));
+  // A unified-memory GPU (Apple silicon) already works in the host's DRAM: optimizer offload is refused.
+  System unified = s;
+  unified.gpu.unified_memory = true;
+  CHECK_FALSE(has(evaluate(m, s, dp8(1), synthetic_framework()).problems, "offload_unified_memory"));
+  CHECK(has(evaluate(m, unified, dp8(1), synthetic_framework()).problems, "offload_unified_memory"));
+  CHECK_FALSE(has(evaluate(m, unified, dp8(0, 0), none).problems, "offload_unified_memory"));
 }
 
 TEST_CASE("the host holds the plan's optimizer states, not AdamW's") {

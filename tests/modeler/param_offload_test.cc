@@ -163,5 +163,13 @@ TEST_SUITE("param_offload") {
     no_act.offers_activation_offload = false;
     act.recompute = Recompute::none;
     CHECK(has(validate_plan(m, s, act, no_act), "activation_offload_unsupported"));
+    // A unified-memory GPU (Apple silicon) has no host link: parameter and activation offload are refused.
+    System unified = s;
+    unified.gpu.unified_memory = true;
+    unified.gpu.host_link_bw = BytesPerSec(0);
+    CHECK_FALSE(has(validate_plan(m, s, act, synthetic_framework()), "offload_unified_memory"));
+    CHECK(has(validate_plan(m, unified, act, synthetic_framework()), "offload_unified_memory"));
+    CHECK(has(validate_plan(m, unified, z3(8, true, 1), deepspeed()), "offload_unified_memory"));
+    CHECK_FALSE(has(validate_plan(m, unified, plan_of(1, 1, 8), synthetic_framework()), "offload_unified_memory"));
   }
 }

@@ -94,10 +94,15 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   CHECK(o[2].runs >= 16);
   // 31.1% -> 20.3% over 19 with the ik_llama.cpp offload rows' hosts at their machines' measured CPU decode rate
   // (serving::machine_decode_run, below). 20.0% -> 22.7% with PR #11397's stated DDR4-3867 (below).
-  CHECK(o[2].mape <= 22.9);
+  // 22.5% over 19 -> 25.3% over 24 with the five full-GPU rows the new profiles predict (below).
+  CHECK(o[2].mape <= 25.4);
   const auto& full = rep.by_family.at("llama.cpp full-GPU");
-  CHECK(full[2].runs >= 9);
-  CHECK(full[2].mape <= 12.1);
+  // 12.0% over 9 -> 20.5% over 14 (prefill 24.4% -> 24.9%) with the rtx-3070 and Apple profiles
+  // (hwprofiles/gpus, 2026-12-03): RTX 3070 +6.9% decode / -10.3% prefill; the Apple rows on datasheet
+  // bandwidth and the [U] NVIDIA efficiency placeholders run fast: M2 Ultra +30.2% / +6.9%, M3 Max +43.5%,
+  // M1 Max +92.2% (docs/serving.md). Not fitted: no published Apple efficiency was found.
+  CHECK(full[2].runs >= 14);
+  CHECK(full[2].mape <= 20.6);
   const auto& off = rep.by_family.at("llama.cpp offload");
   // Offload decode 68.3% -> 69.9% over 7 with the host rule (modeler/serving/host_rates.cc) in place of the
   // unsourced 0.75 x peak: llama.cpp's measured CPU decode reads 0.82 of the peak on two-channel desktops (the

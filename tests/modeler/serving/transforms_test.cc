@@ -231,6 +231,12 @@ TEST_CASE("2:4 needs Sparse Tensor Cores and fp8 sparse weights need fp8 tensor 
   REQUIRE(q.size() == 1);
   CHECK(q[0].message.find("no fp8 tensor cores") != std::string::npos);
   CHECK(check_transform_kernels(sm.tensors, test::round_system().gpu).empty());
+  // Apple GPUs have no tensor cores; their profiles store the 16-bit ALU rate as bf16 (hwprofiles/gpus/apple-*).
+  Gpu apple = a100;
+  apple.name = "apple-m2-ultra-76c";
+  const Problems m = check_transform_kernels(sm.tensors, apple);
+  REQUIRE_FALSE(m.empty());
+  CHECK(m[0].message.find("no Sparse Tensor Cores") != std::string::npos);
 }
 
 TEST_CASE("techniques.md 8 (b): a 4096 x 14336 layer at 95% block sparsity, block 32, matches the BSR formula") {
