@@ -47,8 +47,8 @@ int aic_default_nextn(const std::string& model_name);
 AicEngineLimits aic_generator_limits(Engine e, Mode mode, int isl, int max_batch, const Gpu& gpu, int nextn = 0);
 
 /// KV-cache bytes per element of an AIConfigurator row whose CSV records no KV format (it has no column for it),
-/// for a checkpoint with quantised (not 16-bit) weights; `generator_deployed`: the row's notes name the container
-/// image or the deployment database dump.
+/// for a checkpoint with quantised (not 16-bit) weights; `generator_deployed`: the row states `deployment:
+/// aic_generator` (its source names the container image or the deployment database dump; docs/design.md).
 /// - Generator-deployed rows and every engine but SGLang: an fp8 cache (1), AIConfigurator's kv-cache mode for
 ///   quantised checkpoints; the generator writes it as SGLang's --kv-cache-dtype (benchmark/sglang.rule at
 ///   095f58a51: kv_cache_dtype "fp8" -> "fp8_e4m3").
