@@ -168,12 +168,8 @@ DisaggSearchResult disagg_search(const ServeInputs& base, const ServeSearchSpace
               ++x;
               continue;
             }
-            if (t.ttft_ms > 0 && to_ms(pred.ttft) > t.ttft_ms) {
-              ++res.rejected["ttft_target"];
-              break;
-            }
-            if (t.tpot_ms > 0 && to_ms(pred.tpot) > t.tpot_ms) {
-              ++res.rejected["tpot_target"];
+            if (const char* miss = missed_target(pred, t); *miss) {
+              ++res.rejected[miss];
               break;
             }
             DisaggCandidate c;

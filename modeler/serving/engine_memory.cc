@@ -131,13 +131,17 @@ MemoryReport engine_memory(const ServingModel& sm, const Gpu& gpu, const WorkerP
       r.rule = "vLLM: KV = gpu_memory_utilization x capacity - weights - peak activation";
       break;
   }
-  if (r.kv_cache.v < 0) {
-    r.fits = false;
-    r.kv_cache = Bytes(0);
-  }
-  r.total = r.weights + r.activations + r.kv_cache + r.other;
-  if (r.total > r.capacity) r.fits = false;
+  settle_memory(&r);
   return r;
+}
+
+void settle_memory(MemoryReport* r) {
+  if (r->kv_cache.v < 0) {
+    r->fits = false;
+    r->kv_cache = Bytes(0);
+  }
+  r->total = r->weights + r->activations + r->kv_cache + r->other;
+  if (r->total > r->capacity) r->fits = false;
 }
 
 }  // namespace shardplan::serving

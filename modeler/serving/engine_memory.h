@@ -47,5 +47,8 @@ Bytes weight_bytes_per_gpu(const ServingModel& sm, const WorkerPlan& w);
 
 MemoryReport engine_memory(const ServingModel& sm, const Gpu& gpu, const WorkerPlan& w, Engine e,
                            const EngineMemoryOptions& opts, double seq_len);
+/// Closes a report whose parts were set: a negative KV pool means nothing fits (pool 0), the total is the sum of the
+/// parts, and a total above the capacity does not fit.
+void settle_memory(MemoryReport* r);
 
 }  // namespace shardplan::serving

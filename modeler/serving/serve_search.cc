@@ -4,6 +4,12 @@
 
 namespace shardplan::serving {
 
+const char* missed_target(const ServePrediction& p, const SearchTargets& t) {
+  if (t.ttft_ms > 0 && to_ms(p.ttft) > t.ttft_ms) return "ttft_target";
+  if (t.tpot_ms > 0 && to_ms(p.tpot) > t.tpot_ms) return "tpot_target";
+  return "";
+}
+
 ServeSearchResult serve_search(const ServeInputs& base, const ServeSearchSpace& space, const SearchTargets& t) {
   ServeSearchResult res;
   const ModelDesc& m = base.model->model;
@@ -55,12 +61,8 @@ ServeSearchResult serve_search(const ServeInputs& base, const ServeSearchSpace& 
               ++res.rejected["kv_cache_caps_batch"];
               continue;
             }
-            if (t.ttft_ms > 0 && to_ms(pred.ttft) > t.ttft_ms) {
-              ++res.rejected["ttft_target"];
-              continue;
-            }
-            if (t.tpot_ms > 0 && to_ms(pred.tpot) > t.tpot_ms) {
-              ++res.rejected["tpot_target"];
+            if (const char* miss = missed_target(pred, t); *miss) {
+              ++res.rejected[miss];
               continue;
             }
             res.ranked.push_back({in.plan, in.workload.concurrency, pred});

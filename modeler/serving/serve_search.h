@@ -14,6 +14,9 @@ struct SearchTargets {
   double ttft_ms = 0;  // 0: no target
   double tpot_ms = 0;
 };
+/// The rejection reason of a prediction that misses a target ("ttft_target", "tpot_target"), empty when it meets
+/// both (the aggregated and the disaggregated search share it).
+const char* missed_target(const ServePrediction& p, const SearchTargets& t);
 
 struct ServeSearchSpace {
   int gpus = 8;

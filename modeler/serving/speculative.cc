@@ -186,12 +186,7 @@ MemoryReport with_draft_weights(MemoryReport r, Bytes draft_weights, Engine e) {
     case Engine::vllm:
     case Engine::other: r.kv_cache -= draft_weights; break;
   }
-  if (r.kv_cache.v < 0) {
-    r.fits = false;
-    r.kv_cache = Bytes(0);
-  }
-  r.total = r.weights + r.activations + r.kv_cache + r.other;
-  if (r.total > r.capacity) r.fits = false;
+  settle_memory(&r);
   return r;
 }
 

@@ -70,3 +70,27 @@ TEST_CASE("default prefill budget per step follows each engine's rule for the GP
   CHECK(default_max_num_tokens(Engine::sglang, g) == 2048);
   CHECK(default_max_num_tokens(Engine::llamacpp, g) == 512);
 }
+
+TEST_CASE("settle_memory: a negative KV pool does not fit and is 0; the total sums the parts against the capacity") {
+  MemoryReport r;
+  r.capacity = GiB(80);
+  r.weights = GiB(70);
+  r.activations = GiB(2);
+  r.other = GiB(1);
+  r.kv_cache = GiB(-3);
+  settle_memory(&r);
+  CHECK_FALSE(r.fits);
+  CHECK(r.kv_cache.v == 0);
+  CHECK(r.total.v == doctest::Approx(GiB(73).v));
+  r = MemoryReport{};
+  r.capacity = GiB(80);
+  r.weights = GiB(40);
+  r.kv_cache = GiB(41);
+  settle_memory(&r);
+  CHECK_FALSE(r.fits);  // the parts exceed the capacity
+  r.kv_cache = GiB(30);
+  r.fits = true;
+  settle_memory(&r);
+  CHECK(r.fits);
+  CHECK(r.total.v == doctest::Approx(GiB(70).v));
+}

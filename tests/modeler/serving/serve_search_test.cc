@@ -61,3 +61,14 @@ TEST_CASE("engine_args appends the engine's speculative-decoding arguments when 
   CHECK(engine_args(Engine::vllm, "m", w, 0, s).find("--speculative-config") != std::string::npos);
   CHECK(engine_args(Engine::vllm, "m", w, 0, SpecDecode{}) == engine_args(Engine::vllm, "m", w, 0));
 }
+
+TEST_CASE("missed_target: the TTFT target first, then the TPOT target; none when both are met or unset") {
+  ServePrediction p;
+  p.ttft = Seconds(0.5);
+  p.tpot = Seconds(0.02);
+  CHECK(std::string(missed_target(p, SearchTargets{})).empty());
+  CHECK(std::string(missed_target(p, SearchTargets{400, 0})) == "ttft_target");
+  CHECK(std::string(missed_target(p, SearchTargets{400, 10})) == "ttft_target");
+  CHECK(std::string(missed_target(p, SearchTargets{600, 10})) == "tpot_target");
+  CHECK(std::string(missed_target(p, SearchTargets{600, 20})).empty());
+}
