@@ -13,30 +13,6 @@ int prefill_batch(int max_num_tokens, int input_len) {
 
 namespace {
 
-// Worker shapes of one pool: tp x pp (x attention_dp for MoE), with the aggregated search's MoE splits (expert
-// parallel over the tp x attention_dp group, and pure expert tensor parallelism without attention DP).
-std::vector<WorkerPlan> shapes(const ModelDesc& m, const ServeSearchSpace& space, const std::vector<int>& pps) {
-  const bool moe = m.moe.has_value();
-  std::vector<WorkerPlan> out;
-  for (int tp : space.tp)
-    for (int pp : pps)
-      for (int adp : moe ? space.attention_dp : std::vector<int>{1}) {
-        std::vector<std::pair<int, int>> splits = {{tp * adp, 1}};
-        if (moe) splits.push_back({1, tp * adp});
-        for (const auto& [moe_tp, moe_ep] : splits) {
-          if (moe && moe_ep == 1 && adp > 1) continue;  // attention DP runs with expert parallelism
-          WorkerPlan w;
-          w.tp = tp;
-          w.pp = pp;
-          w.attention_dp = adp;
-          w.moe_tp = moe ? moe_tp : tp;
-          w.moe_ep = moe ? moe_ep : 1;
-          out.push_back(w);
-        }
-      }
-  return out;
-}
-
 struct PrefillShape {
   WorkerPlan w;
   double step_s = 0;          // one prefill step of `batch` prompts per attention-DP rank
@@ -69,7 +45,7 @@ DisaggSearchResult disagg_search(const ServeInputs& base, const ServeSearchSpace
   // Prefill pool: shapes that fit in memory with their step time (the load serve_predict's disaggregated mode
   // gives a prefill step), then the dominance pruning.
   std::vector<PrefillShape> pre;
-  for (WorkerPlan w : shapes(m, space, space.pp)) {
+  for (WorkerPlan w : worker_shapes(m, space, space.pp)) {
     ++res.prefill_shapes;
     w.batch = pb;
     const Problems p = check_plan(m, w);
@@ -105,7 +81,7 @@ DisaggSearchResult disagg_search(const ServeInputs& base, const ServeSearchSpace
   res.prefill_shapes_kept = static_cast<int>(kept.size());
 
   // Decode pool: pp 1, the batch ladder; for each y, the fewest prefill workers that keep up.
-  for (WorkerPlan d : shapes(m, space, {1})) {
+  for (WorkerPlan d : worker_shapes(m, space, {1})) {
     const Problems p = check_plan(m, d);
     if (!p.empty()) {
       ++res.rejected[p.front().code];

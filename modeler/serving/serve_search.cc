@@ -10,65 +10,73 @@ const char* missed_target(const ServePrediction& p, const SearchTargets& t) {
   return "";
 }
 
+std::vector<WorkerPlan> worker_shapes(const ModelDesc& m, const ServeSearchSpace& space, const std::vector<int>& pps) {
+  const bool moe = m.moe.has_value();
+  std::vector<WorkerPlan> out;
+  for (int tp : space.tp)
+    for (int pp : pps)
+      for (int adp : moe ? space.attention_dp : std::vector<int>{1}) {
+        std::vector<std::pair<int, int>> splits = {{tp * adp, 1}};
+        if (moe) splits.push_back({1, tp * adp});
+        for (const auto& [moe_tp, moe_ep] : splits) {
+          if (moe && moe_ep == 1 && adp > 1) continue;  // attention DP runs with expert parallelism
+          WorkerPlan w;
+          w.tp = tp;
+          w.pp = pp;
+          w.attention_dp = adp;
+          w.moe_tp = moe ? moe_tp : tp;
+          w.moe_ep = moe ? moe_ep : 1;
+          out.push_back(w);
+        }
+      }
+  return out;
+}
+
 ServeSearchResult serve_search(const ServeInputs& base, const ServeSearchSpace& space, const SearchTargets& t) {
   ServeSearchResult res;
   const ModelDesc& m = base.model->model;
-  const bool moe = m.moe.has_value();
-  for (int tp : space.tp)
-    for (int pp : space.pp)
-      for (int adp : moe ? space.attention_dp : std::vector<int>{1}) {
-        const int size = tp * pp * adp;
-        if (size > space.gpus || space.gpus % size != 0) {
-          ++res.rejected["gpus_divide"];
-          continue;
-        }
-        // MoE: expert parallel over the whole tp x attention_dp group (the engines' EP mode), and pure expert
-        // tensor parallelism when there is no attention DP.
-        std::vector<std::pair<int, int>> moe_splits = {{tp * adp, 1}};
-        if (moe) moe_splits.push_back({1, tp * adp});
-        for (const auto& [moe_tp, moe_ep] : moe_splits) {
-          if (moe && moe_ep == 1 && adp > 1) continue;  // attention DP runs with expert parallelism
-          for (int b : space.batch) {
-            ServeInputs in = base;
-            WorkerPlan w;
-            w.tp = tp;
-            w.pp = pp;
-            w.attention_dp = adp;
-            w.moe_tp = moe ? moe_tp : tp;
-            w.moe_ep = moe ? moe_ep : 1;
-            w.workers = space.gpus / size;
-            w.batch = b;
-            in.plan = ServingPlan{};
-            in.plan.agg = w;
-            in.plan.max_num_tokens = base.plan.max_num_tokens;
-            in.static_batch = 0;
-            in.workload.concurrency = w.workers * adp * b;
-            ++res.evaluated;
-            Problems p = check_plan(m, w);
-            if (p.empty()) p = check_spec(in.spec, m, in.draft ? &in.draft->model : nullptr, w);  // draft's tp
-            if (!p.empty()) {
-              ++res.rejected[p.front().code];
-              break;  // the batch does not change validity
-            }
-            ServePrediction pred;
-            try {
-              pred = serve_predict(in);
-            } catch (const Infeasible&) {
-              ++res.rejected["oom"];
-              break;
-            }
-            if (pred.batch < b) {
-              ++res.rejected["kv_cache_caps_batch"];
-              continue;
-            }
-            if (const char* miss = missed_target(pred, t); *miss) {
-              ++res.rejected[miss];
-              continue;
-            }
-            res.ranked.push_back({in.plan, in.workload.concurrency, pred});
-          }
-        }
+  for (const WorkerPlan& shape : worker_shapes(m, space, space.pp)) {
+    const int adp = shape.attention_dp;
+    const int size = shape.tp * shape.pp * adp;
+    if (size > space.gpus || space.gpus % size != 0) {
+      ++res.rejected["gpus_divide"];
+      continue;
+    }
+    for (int b : space.batch) {
+      ServeInputs in = base;
+      WorkerPlan w = shape;
+      w.workers = space.gpus / size;
+      w.batch = b;
+      in.plan = ServingPlan{};
+      in.plan.agg = w;
+      in.plan.max_num_tokens = base.plan.max_num_tokens;
+      in.static_batch = 0;
+      in.workload.concurrency = w.workers * adp * b;
+      ++res.evaluated;
+      Problems p = check_plan(m, w);
+      if (p.empty()) p = check_spec(in.spec, m, in.draft ? &in.draft->model : nullptr, w);  // draft's tp
+      if (!p.empty()) {
+        ++res.rejected[p.front().code];
+        break;  // the batch does not change validity
       }
+      ServePrediction pred;
+      try {
+        pred = serve_predict(in);
+      } catch (const Infeasible&) {
+        ++res.rejected["oom"];
+        break;
+      }
+      if (pred.batch < b) {
+        ++res.rejected["kv_cache_caps_batch"];
+        continue;
+      }
+      if (const char* miss = missed_target(pred, t); *miss) {
+        ++res.rejected[miss];
+        continue;
+      }
+      res.ranked.push_back({in.plan, in.workload.concurrency, pred});
+    }
+  }
   std::sort(res.ranked.begin(), res.ranked.end(), [](const SearchCandidate& a, const SearchCandidate& b) {
     return a.prediction.output_tokens_per_s_per_gpu > b.prediction.output_tokens_per_s_per_gpu;
   });
@@ -99,8 +107,8 @@ std::string plan_args(Engine e, const std::string& model, const WorkerPlan& w, i
       return s;
     }
     case Engine::trtllm: {
-      std::string s = "trtllm-serve " + model + " --tp_size " + std::to_string(group) + " --pp_size " +
-                      std::to_string(w.pp);
+      std::string s =
+          "trtllm-serve " + model + " --tp_size " + std::to_string(group) + " --pp_size " + std::to_string(w.pp);
       if (w.moe_ep > 1) s += " --ep_size " + std::to_string(w.moe_ep);
       if (!b.empty()) s += " --max_batch_size " + std::to_string(*w.batch);
       if (w.attention_dp > 1) s += "  (extra_llm_api_options: enable_attention_dp: true)";
@@ -108,7 +116,8 @@ std::string plan_args(Engine e, const std::string& model, const WorkerPlan& w, i
     }
     case Engine::llamacpp:
       return "llama-server -m " + model + " -ngl 999 -np " + b;
-    case Engine::other: return "";
+    case Engine::other:
+      return "";
   }
   return "";
 }

@@ -38,6 +38,11 @@ struct ServeSearchResult {
   int evaluated = 0;
 };
 
+/// Worker shapes of one pool: tp x pp (x attention_dp for MoE models) with two MoE splits, expert parallel over
+/// the tp x attention_dp group (the engines' EP mode) and pure expert tensor parallelism without attention DP; the
+/// aggregated and the disaggregated search both enumerate these (workers and batch unset).
+std::vector<WorkerPlan> worker_shapes(const ModelDesc& m, const ServeSearchSpace& space, const std::vector<int>& pps);
+
 /// `base` supplies model, system, engine, workload lengths and memory options; plan and concurrency are searched
 /// (concurrency = replicas x attention_dp x batch: the closed loop that keeps every slot busy).
 ServeSearchResult serve_search(const ServeInputs& base, const ServeSearchSpace& space, const SearchTargets& t);
