@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "calibrate/log_import.h"
+#include "calibrate/imported_run_yaml.h"
 #include "modeler/io/model_io.h"
 #include "modeler/io/output.h"
 #include "modeler/io/published_runs.h"

@@ -137,7 +137,4 @@ struct ImportedRun {
 /// contradicts --model.
 ImportedRun build_run(const ParsedLog& log, const ImportOptions& opts);
 
-/// The runs as a published-runs file (schema 1), with a header comment saying where they came from.
-std::string runs_yaml(const std::vector<ImportedRun>& runs);
-
 }  // namespace shardplan::calibrate

@@ -87,13 +87,8 @@ TEST_CASE("build_run: contradictions with the command line name the line") {
   CHECK(r.dp == 8);
   CHECK(r.steps_kept == 3);
   CHECK(r.tokens_per_s_per_gpu == doctest::Approx(64.0 * 8192 / (2.0 * 16)));
-  // What is written is a runs file the validator reads, with the plan and measurements.
-  const auto runs = io::parse_published_runs(runs_yaml({r}), "runs.yaml");
-  REQUIRE(runs.size() == 1);
-  CHECK(runs[0].id == "s");
-  CHECK(runs[0].plan.plan.dp == 8);
-  CHECK(*runs[0].measured_step_time_s == doctest::Approx(2.0));
-  CHECK(!runs[0].measured_peak_memory_gib);
+  CHECK(r.id == "s");
+  CHECK(r.step_time_s == doctest::Approx(2.0));
 }
 
 TEST_CASE("state: a value stated twice must agree") {

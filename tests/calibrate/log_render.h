@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/log_import.h"
+#include "calibrate/imported_run_yaml.h"
 #include "modeler/io/published_runs.h"
 #include "modeler/model_desc.h"
 #include "modeler/plan.h"

@@ -1,7 +1,7 @@
 // libFuzzer target: training logs of every framework import-log reads, parsed and completed into a run the way
 // the command does (a fixed GPU, --gpus and --seq given so the run can complete); the run's numbers finite and
 // positive, its runs file one that the published-runs reader loads.
-#include "calibrate/log_import.h"
+#include "calibrate/imported_run_yaml.h"
 #include "modeler/io/published_runs.h"
 #include "tests/fuzz/fuzz_common.h"
 
