@@ -144,14 +144,34 @@ TEST_CASE("offload rows: llama.cpp PR #12922's Ryzen 7 5800X rows run on the CPU
     CHECK(assumed(out, "host: 42 GB/s"));
     REQUIRE(out.predicted[2]);
   }
-  // -ngl 0: a decode step reads every weight and the cache from host DRAM (no GPU item, no host run), so the
-  // model's bytes per token are the host rate over its tokens/s. At the 8-thread row's measured 20.13 tok/s those
-  // bytes need more than the 34.1 GB/s peak of the two DDR4-2133 sticks the row's notes state, and less than the
-  // rated DDR4-3200 peak: the run's DIMMs cannot have run at 2133 MT/s, so the notes' figure is not used.
+  // -ngl 0: a decode step reads every weight from host DRAM, and the weights' CPU time is their bytes at the host
+  // rate (Q6_K's ~2.4 FLOP a byte is far below 8 cores' matmul rate over 42 GB/s), so their bytes per token are
+  // that time x the rate. At the 8-thread row's measured 20.13 tok/s those bytes alone need more than the 34.1 GB/s
+  // peak of the two DDR4-2133 sticks the row's notes state, and less than the rated DDR4-3200 peak: the run's DIMMs
+  // cannot have run at 2133 MT/s, so the notes' figure is not used.
   const io::ServingRun t8 = shipped_row("llamacpp_pr12922_rtx3070_dsv2lite_q6k_ngl0_t8");
-  const io::ServeRowResult out = predict(t8);
-  const double bytes_per_token = rate / *out.predicted[2];
-  const double measured_read = *t8.decode_tokens_per_s * bytes_per_token;
+  serving::Precision prec;
+  prec.weights = *serving::parse_weight_format(t8.weights_precision);
+  prec.moe_weights = *serving::parse_weight_format(t8.moe_weights_precision);
+  const serving::ServingModel sm = serving::make_serving_model(t8.model, prec);
+  const io::GpuProfile gpu = io::load_gpu_profile(t8.gpu);
+  serving::OffloadSetup st;
+  st.model = &sm;
+  st.gpu = &gpu.gpu;
+  serving::HostSpec spec;
+  spec.name = t8.host->cpu;
+  spec.dram_peak_gbps = serving::dram_peak_gbps(2, 3200);
+  spec.cores = *t8.host->cores;
+  st.host = serving::llama_host(spec);
+  REQUIRE(st.host.memory_bw.v == doctest::Approx(rate));
+  st.op_offload_min_batch = serving::kLlamaCppOpOffloadMinBatch;
+  double weight_bytes = 0;
+  for (const serving::OffloadItem& it : serving::offload_items(st)) {
+    if (it.kv) continue;
+    REQUIRE(it.host_home[1] == serving::Home::cpu);
+    weight_bytes += it.t_cpu[1] * rate;
+  }
+  const double measured_read = *t8.decode_tokens_per_s * weight_bytes;
   CHECK(measured_read > serving::dram_peak_gbps(2, 2133) * 1e9);
   CHECK(measured_read < serving::dram_peak_gbps(2, 3200) * 1e9);
 }

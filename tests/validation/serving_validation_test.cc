@@ -96,9 +96,9 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // 31.1% -> 20.3% over 19 with the ik_llama.cpp offload rows' hosts at their machines' measured CPU decode rate
   // (serving::machine_decode_run, below). 20.0% -> 22.7% with PR #11397's stated DDR4-3867 (below).
   // 22.5% over 19 -> 25.3% over 24 with the five full-GPU rows the new profiles predict (below).
-  // 25.3% over 24 -> 27.5% over 26 with llama.cpp PR #12922's two CPU-only-decode rows (the Ryzen 7 5800X in the
+  // 25.3% over 24 -> 27.2% over 26 with llama.cpp PR #12922's two CPU-only-decode rows (the Ryzen 7 5800X in the
   // CPU table, below).
-  CHECK(o[2].mape <= 27.6);
+  CHECK(o[2].mape <= 27.3);
   const auto& full = rep.by_family.at("llama.cpp full-GPU");
   // 12.0% over 9 -> 20.5% over 14 (prefill 24.4% -> 24.9%) with the rtx-3070 and Apple profiles
   // (hwprofiles/gpus, 2026-12-03): RTX 3070 +6.9% decode / -10.3% prefill; the Apple rows on datasheet
@@ -135,9 +135,12 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // 38.7% over 7 -> 42.1% over 9 with llama.cpp PR #12922's two rows, whose host (AMD Ryzen 7 5800X) the CPU table
   // now has (2 x DDR4-3200, 0.82 of its 51.2 GB/s peak): -ngl 0, decode on the CPU alone, the 8-thread row 20.13 /
   // 19.49 (-3.2%), the 4-thread row 9.51 / 19.49 (+104.9%): the model has no per-thread decode ceiling and the
-  // rows' schema no thread count (docs/serving-offload.md, 2026-12-04).
+  // rows' schema no thread count (docs/serving-offload.md, 2026-12-04). 42.1% -> 41.0% with their build date
+  // (engine_build_date 2025-04-14: graphs off, one host run) and a host KV cache attended where its step's weight
+  // ops run (ggml_backend_sched's pass 2; offload.cc): decode on the CPU, 18.95 -> 17.75 (-5.8% -> -11.8%, the
+  // 4-thread row +99.3% -> +86.6%); no other row moves.
   CHECK(off[2].runs >= 9);
-  CHECK(off[2].mape <= 42.2);
+  CHECK(off[2].mape <= 41.1);
   // Offload prefill: 58.5% over 4 before the prompt ran in the rows' ubatches (plan.offload.n_ubatch,
   // llama-sweep-bench's PP = one ubatch) with ggml-cuda's 32-token op-offload rule, 37.2% after, 24.5% once
   // prefill attention covered the cache before each ubatch (OffloadSetup::prefill_keys), 25.0% with the host
