@@ -48,6 +48,12 @@ constexpr CpuTableRow kCpuTable[] = {
     // series in Hardware Times' report of Apacer's 2022 release, dual channel in hwsetup.it's report of the same
     // slide [S]).
     {"AMD Ryzen 9 7950X", {2, 5200, serving::CpuIsa::avx512}},
+    // amd.com, AMD Ryzen 7 5800X (Zen 3, AM4, one CCD): 8 cores / 16 threads, base 3.8 GHz, boost up to 4.7 GHz,
+    // 32 MB L3 (visualfoodie.com's copy of the spec table [S]); 2 channels, DDR4 up to 3200 MT/s (the AM4 I/O die
+    // it shares with Ryzen 3000, whose JEDEC DDR4-3200 on two channels, 51.2 GB/s, thefpsreview.com 2019-05-24 and
+    // elchapuzasinformatico.com 2019-05 report [S]; the 5000 series' own page [U]). AVX2 class: Zen 3 has AVX2 and
+    // two 256-bit FMA pipes, no AVX-512, the core of the 5975WX measurement the AVX2 rate comes from.
+    {"AMD Ryzen 7 5800X", {2, 3200, serving::CpuIsa::avx2}},
 };
 }  // namespace
 
@@ -114,7 +120,8 @@ void predict_llama_offload_row(const ServingRun& r, const GpuProfile& gpu, Serve
     spec.measured_decode_gbps = measured->gbps();
   }
   const serving::Host host = serving::llama_host(spec);
-  if (measured) out->assumed.push_back("host DRAM rate measured on " + measured->machine + " (" + measured->source + ")");
+  if (measured)
+    out->assumed.push_back("host DRAM rate measured on " + measured->machine + " (" + measured->source + ")");
   out->assumed.push_back(host_assumption(host, measured != nullptr));
   serving::Precision prec;
   prec.weights = fmt_of(r.weights_precision);
@@ -167,7 +174,8 @@ void predict_llama_offload_row(const ServingRun& r, const GpuProfile& gpu, Serve
     const bool moves = serving::ik_n_cpu_moe_moves_biases(r.engine_build_date.value_or(""));
     const auto bias = serving::host_bias_blocks(r.model.layers, o.n_cpu_moe.value_or(0), moves, cpu);
     if (serving::add_host_bias_prefill(items, st, bias, &p) > 0)
-      out->assumed.push_back("expert biases in host memory: prefill bias add on the CPU (ik_llama.cpp op-offload rule)");
+      out->assumed.push_back(
+          "expert biases in host memory: prefill bias add on the CPU (ik_llama.cpp op-offload rule)");
   }
   out->predicted[2] = st.decode_batch / p.step[1].v;
   // Every ubatch of the prompt costs the same step here (attention over the growing cache is averaged into the

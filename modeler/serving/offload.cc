@@ -14,9 +14,12 @@ namespace shardplan::serving {
 
 const char* home_name(Home h) {
   switch (h) {
-    case Home::gpu: return "gpu";
-    case Home::cpu: return "cpu";
-    case Home::stream: return "stream";
+    case Home::gpu:
+      return "gpu";
+    case Home::cpu:
+      return "cpu";
+    case Home::stream:
+      return "stream";
   }
   return "?";
 }
@@ -41,8 +44,10 @@ int host_runs(const std::vector<OffloadItem>& items, const std::vector<Home>& ho
   bool in_cpu_run = false;  // the previous block was computed wholly on the CPU
   for (int l = 0; l < layers; ++l) {
     const bool whole = cpu[l] && !gpu[l];
-    if (cpu[l] && gpu[l]) ++runs;
-    else if (whole && !in_cpu_run) ++runs;
+    if (cpu[l] && gpu[l])
+      ++runs;
+    else if (whole && !in_cpu_run)
+      ++runs;
     in_cpu_run = whole;
   }
   return runs;
@@ -105,8 +110,8 @@ std::vector<OffloadItem> offload_items(const OffloadSetup& s) {
         flops = 2.0 * pairs * t.n * t.k;
         // Grouped experts on the GPU: the touched experts' weights, at the per-expert row count.
         const double rows = pairs / (t.experts * touched);
-        it.t_gpu[ph] = (weight_gemm_time(g, math, rows, t.n, t.k, t.bytes * (1.0 / t.experts)) *
-                        (t.experts * touched)).v;
+        it.t_gpu[ph] =
+            (weight_gemm_time(g, math, rows, t.n, t.k, t.bytes * (1.0 / t.experts)) * (t.experts * touched)).v;
       } else {
         it.t_gpu[ph] = weight_gemm_time(g, math, n, t.n, t.k, t.bytes).v;
       }
@@ -114,9 +119,8 @@ std::vector<OffloadItem> offload_items(const OffloadSetup& s) {
       // Streaming copies the whole tensor for the step (llama.cpp's op offload copies the weight of a host
       // tensor to the GPU when the batch is large enough).
       it.t_stream[ph] = t.bytes.v / s.host.pcie_bw.v + it.t_gpu[ph];
-      it.host_home[ph] = s.op_offload_min_batch > 0
-                             ? (n >= s.op_offload_min_batch ? Home::stream : Home::cpu)
-                             : (it.t_cpu[ph] <= it.t_stream[ph] ? Home::cpu : Home::stream);
+      it.host_home[ph] = s.op_offload_min_batch > 0 ? (n >= s.op_offload_min_batch ? Home::stream : Home::cpu)
+                                                    : (it.t_cpu[ph] <= it.t_stream[ph] ? Home::cpu : Home::stream);
     }
     items.push_back(it);
   }
@@ -139,12 +143,19 @@ std::vector<OffloadItem> offload_items(const OffloadSetup& s) {
       const double attend = ph == 0 ? std::min(keys, prefill_keys) : keys;
       const double flops = 4.0 * n * attend * m.heads * qk;
       const double read = ph == 0 ? kv_per_token * std::min(keys, prefill_keys + n / 2.0) : it.bytes.v;
-      it.t_gpu[ph] = (g.eff.kernel_overhead +
-                      std::max(Flops(flops) / (g.peak_for(Dtype::bf16) * 0.3), Bytes(read) / g.hbm_bw)).v;
+      it.t_gpu[ph] =
+          (g.eff.kernel_overhead + std::max(Flops(flops) / (g.peak_for(Dtype::bf16) * 0.3), Bytes(read) / g.hbm_bw)).v;
       it.t_cpu[ph] = cpu_time(s.host, flops, read);
       it.t_stream[ph] = read / s.host.pcie_bw.v + it.t_gpu[ph];
-      // A host KV cache (llama.cpp --no-kv-offload) is attended where it lives: cheaper of the two here.
-      it.host_home[ph] = it.t_cpu[ph] <= it.t_stream[ph] ? Home::cpu : Home::stream;
+      // A host KV cache (-ngl below the layer, --no-kv-offload). Under the engine's rule its attention follows the
+      // neighbouring weight ops: ggml_backend_sched offers only ops on host weights to the GPU backend, then expands
+      // GPU assignments over the ops without weights ("cpu will never be used unless weights are on cpu, or there
+      // are no gpu ops between cpu ops", pass 2 of ggml_backend_sched_split_graph, ggml/src/ggml-backend.cpp) and
+      // copies their host inputs in. So a step of at least op_offload_min_batch tokens (its weights streamed)
+      // attends on the GPU with the cache copied over, and a shorter one (decode) on the CPU. The planner's
+      // default (0) takes the cheaper of the two.
+      it.host_home[ph] = s.op_offload_min_batch > 0 ? (n >= s.op_offload_min_batch ? Home::stream : Home::cpu)
+                                                    : (it.t_cpu[ph] <= it.t_stream[ph] ? Home::cpu : Home::stream);
     }
     items.push_back(it);
   }
@@ -298,9 +309,7 @@ Placement tensor_placement(const std::vector<OffloadItem>& items, const OffloadS
     // Greedy by benefit per byte.
     std::vector<size_t> order(n);
     std::iota(order.begin(), order.end(), 0);
-    auto ratio = [&](size_t i) {
-      return (items[i].off(ph) - items[i].t_gpu[ph]) / std::max(1.0, items[i].bytes.v);
-    };
+    auto ratio = [&](size_t i) { return (items[i].off(ph) - items[i].t_gpu[ph]) / std::max(1.0, items[i].bytes.v); };
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ratio(a) > ratio(b); });
     std::vector<bool> greedy(n, false);
     double used = 0;
@@ -362,8 +371,7 @@ std::string llama_cpp_flags(const std::vector<OffloadItem>& items, const Placeme
     if (expert_layers[i] != static_cast<int>(i)) experts_prefix = false;
   // --n-cpu-moe N moves every expert tensor of blocks 0..N-1: it fits only when none of them stayed resident.
   for (size_t i = 0; i < items.size() && experts_prefix; ++i)
-    if (items[i].expert && items[i].layer < static_cast<int>(expert_layers.size()) &&
-        p.home[phase][i] == Home::gpu)
+    if (items[i].expert && items[i].layer < static_cast<int>(expert_layers.size()) && p.home[phase][i] == Home::gpu)
       experts_prefix = false;
   std::string flags = "-ngl 999";
   bool only_experts = !host.empty();
@@ -383,8 +391,10 @@ std::string llama_cpp_flags(const std::vector<OffloadItem>& items, const Placeme
       flags += " -ot 'blk\\.(" + alt + ")\\." + stem + "=CPU'";
     }
   }
-  if (kv_host) flags += "  (some layers' KV in host memory: not expressible per layer in llama.cpp; --no-kv-offload "
-                        "moves all of it)";
+  if (kv_host)
+    flags +=
+        "  (some layers' KV in host memory: not expressible per layer in llama.cpp; --no-kv-offload "
+        "moves all of it)";
   return flags;
 }
 

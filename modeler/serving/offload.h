@@ -39,15 +39,16 @@ struct OffloadSetup {
   const ServingModel* model = nullptr;
   const Gpu* gpu = nullptr;
   Host host;
-  Bytes vram;                 // GPU memory for weights and KV (capacity minus compute buffers and runtime)
+  Bytes vram;                   // GPU memory for weights and KV (capacity minus compute buffers and runtime)
   double prefill_tokens = 512;  // tokens per prefill step (llama.cpp ubatch)
   double decode_batch = 1;
-  double context = 4096;      // tokens in the KV cache (its size) and attended in decode
+  double context = 4096;  // tokens in the KV cache (its size) and attended in decode
   /// Keys a prefill query attends on average: the cached tokens before its ubatch plus the causal half of the
   /// ubatch (a prompt of P tokens after D cached: D + P / 2). 0: the ubatch alone (prefill_tokens / 2).
   double prefill_keys = 0;
   /// 0: a host weight runs where it is cheaper (CPU or streamed), the planner's choice. > 0: the engine's rule:
-  /// streamed when the step has at least this many tokens, else computed by the CPU (kLlamaCppOpOffloadMinBatch).
+  /// streamed when the step has at least this many tokens, else computed by the CPU (kLlamaCppOpOffloadMinBatch);
+  /// a host KV cache's attention follows the same rule (it runs with its neighbouring weight ops).
   int op_offload_min_batch = 0;
   /// Seconds added to a decode step per run of host-computed items (host_runs): what the GPU's graph split after
   /// each CPU split costs when the engine launches its kernels one by one instead of as a CUDA graph (the stream
@@ -105,7 +106,7 @@ struct Placement {
   std::vector<Home> home[2];  // per item, [prefill, decode]
   Seconds step[2];            // step time per phase
   Bytes gpu_bytes[2];
-  int ngl = -1;               // for a layer placement: the -ngl value
+  int ngl = -1;  // for a layer placement: the -ngl value
 };
 
 /// Runs of host-computed items in a phase, in layer order (the CPU splits of ggml_backend_sched's graph): a block

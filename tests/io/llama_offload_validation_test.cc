@@ -10,6 +10,7 @@
 
 #include "modeler/io/paths.h"
 #include "modeler/io/serving_validation.h"
+#include "modeler/serving/host_rates.h"
 #include "modeler/serving/offload.h"
 
 using namespace shardplan;
@@ -70,11 +71,12 @@ TEST_CASE("the CPU table: each part's memory channels and rated DDR data rate as
     serving::CpuIsa isa;
   };
   // Intel ARK (i7-10700, i9-10900X: DDR4-2933 on 2 and 4 channels), amd.com (5975WX: 8 channels of DDR4-3200;
-  // 7950X: 2 channels of DDR5-5200); AVX-512's rate is the measured Zen 4 one only.
+  // 7950X: 2 channels of DDR5-5200; 5800X: 2 channels of DDR4-3200); AVX-512's rate is the measured Zen 4 one only.
   for (const Row& r : {Row{"Intel Core i7-10700", 2, 2933, serving::CpuIsa::avx2},
                        Row{"Intel Core i9-10900X", 4, 2933, serving::CpuIsa::avx2},
                        Row{"AMD Ryzen Threadripper PRO 5975WX", 8, 3200, serving::CpuIsa::avx2},
-                       Row{"AMD Ryzen 9 7950X", 2, 5200, serving::CpuIsa::avx512}}) {
+                       Row{"AMD Ryzen 9 7950X", 2, 5200, serving::CpuIsa::avx512},
+                       Row{"AMD Ryzen 7 5800X", 2, 3200, serving::CpuIsa::avx2}}) {
     CAPTURE(r.cpu);
     const std::optional<io::CpuPlatform> p = io::cpu_platform(r.cpu);
     REQUIRE(p.has_value());
@@ -88,9 +90,10 @@ TEST_CASE("the CPU table: each part's memory channels and rated DDR data rate as
 TEST_CASE("the CPU table matches a row's CPU by its exact name, not a part of it") {
   // Each of these contains a table name (or is contained in one) but is another part: until 2026-12-03 the table
   // matched substrings and took the first four for the part whose name they contain.
-  for (const char* near_miss : {"AMD Ryzen 9 7950X3D", "Intel Core i7-10700K", "Intel Core i9-10900XE",
-                                "AMD Ryzen Threadripper PRO 5975WX (32 cores)", "Intel Core i9-10900",
-                                "AMD Ryzen 9 7950", "intel core i9-10900x"}) {
+  for (const char* near_miss :
+       {"AMD Ryzen 9 7950X3D", "Intel Core i7-10700K", "Intel Core i9-10900XE",
+        "AMD Ryzen Threadripper PRO 5975WX (32 cores)", "Intel Core i9-10900", "AMD Ryzen 9 7950",
+        "intel core i9-10900x", "AMD Ryzen 7 5800X3D", "AMD Ryzen 7 5800"}) {
     CAPTURE(near_miss);
     CHECK_FALSE(io::cpu_platform(near_miss));
     CHECK_FALSE(io::cpu_peak_memory_gbps(near_miss));
@@ -107,7 +110,7 @@ TEST_CASE("the CPU table matches a row's CPU by its exact name, not a part of it
     CHECK(io::cpu_platform(out.run->host->cpu).has_value());
     ++offload_rows;
   }
-  CHECK(offload_rows == 7);
+  CHECK(offload_rows == 9);  // 7 until the 5800X (llama.cpp PR #12922's two rows) was in the table
 }
 
 TEST_CASE("offload rows: the host comes from the row, else from the CPU's platform table, else the row is skipped") {
@@ -124,6 +127,53 @@ TEST_CASE("offload rows: the host comes from the row, else from the CPU's platfo
   const io::ServeRowResult unknown = predict(r);
   CHECK(unknown.skipped);
   CHECK(unknown.skip_reason.find("Some Unknown CPU") != std::string::npos);
+}
+
+TEST_CASE("offload rows: llama.cpp PR #12922's Ryzen 7 5800X rows run on the CPU table's DDR4-3200 platform") {
+  // Two channels of DDR4-3200 (51.2 GB/s) read at the host rule's client fraction: 42 GB/s, for both rows.
+  const double rate =
+      serving::llama_cpu_decode_fraction(serving::MemoryPlatform::client) * serving::dram_peak_gbps(2, 3200) * 1e9;
+  for (const char* id :
+       {"llamacpp_pr12922_rtx3070_dsv2lite_q6k_ngl0_t8", "llamacpp_pr12922_rtx3070_dsv2lite_q6k_ngl0_t4"}) {
+    CAPTURE(id);
+    const io::ServingRun r = shipped_row(id);
+    REQUIRE(r.host);
+    CHECK_FALSE(r.host->memory_bw_gbps);  // the row states no figure the validator reads
+    const io::ServeRowResult out = predict(r);
+    REQUIRE_FALSE(out.skipped);
+    CHECK(assumed(out, "host: 42 GB/s"));
+    REQUIRE(out.predicted[2]);
+  }
+  // -ngl 0: a decode step reads every weight from host DRAM, and the weights' CPU time is their bytes at the host
+  // rate (Q6_K's ~2.4 FLOP a byte is far below 8 cores' matmul rate over 42 GB/s), so their bytes per token are
+  // that time x the rate. At the 8-thread row's measured 20.13 tok/s those bytes alone need more than the 34.1 GB/s
+  // peak of the two DDR4-2133 sticks the row's notes state, and less than the rated DDR4-3200 peak: the run's DIMMs
+  // cannot have run at 2133 MT/s, so the notes' figure is not used.
+  const io::ServingRun t8 = shipped_row("llamacpp_pr12922_rtx3070_dsv2lite_q6k_ngl0_t8");
+  serving::Precision prec;
+  prec.weights = *serving::parse_weight_format(t8.weights_precision);
+  prec.moe_weights = *serving::parse_weight_format(t8.moe_weights_precision);
+  const serving::ServingModel sm = serving::make_serving_model(t8.model, prec);
+  const io::GpuProfile gpu = io::load_gpu_profile(t8.gpu);
+  serving::OffloadSetup st;
+  st.model = &sm;
+  st.gpu = &gpu.gpu;
+  serving::HostSpec spec;
+  spec.name = t8.host->cpu;
+  spec.dram_peak_gbps = serving::dram_peak_gbps(2, 3200);
+  spec.cores = *t8.host->cores;
+  st.host = serving::llama_host(spec);
+  REQUIRE(st.host.memory_bw.v == doctest::Approx(rate));
+  st.op_offload_min_batch = serving::kLlamaCppOpOffloadMinBatch;
+  double weight_bytes = 0;
+  for (const serving::OffloadItem& it : serving::offload_items(st)) {
+    if (it.kv) continue;
+    REQUIRE(it.host_home[1] == serving::Home::cpu);
+    weight_bytes += it.t_cpu[1] * rate;
+  }
+  const double measured_read = *t8.decode_tokens_per_s * weight_bytes;
+  CHECK(measured_read > serving::dram_peak_gbps(2, 2133) * 1e9);
+  CHECK(measured_read < serving::dram_peak_gbps(2, 3200) * 1e9);
 }
 
 TEST_CASE("offload rows: the graphs-off cost follows the row's build date and the GPU's compute capability") {

@@ -1,6 +1,8 @@
 // Validation tier for serving: the shipped serving-runs file predicted as `serve validate` does, with guards at
 // the errors measured when this test was written (they fail if the model gets worse), and the offload check over
 // every offload row of the file.
+#include "modeler/io/serving_validation.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -9,7 +11,6 @@
 #include <string>
 
 #include "modeler/io/serving_host_io.h"
-#include "modeler/io/serving_validation.h"
 #include "modeler/io/system_io.h"
 #include "modeler/serving/offload.h"
 
@@ -27,8 +28,8 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   REQUIRE(runs.size() == 1393);
   const io::ServeValidationReport rep = io::run_serve_validation(runs);
   const auto& o = rep.overall;
-  MESSAGE("TPOT MAPE " << o[1].mape << "% over " << o[1].runs << "; TTFT MAPE " << o[0].mape << "% over "
-                       << o[0].runs << "; decode MAPE " << o[2].mape << "% over " << o[2].runs);
+  MESSAGE("TPOT MAPE " << o[1].mape << "% over " << o[1].runs << "; TTFT MAPE " << o[0].mape << "% over " << o[0].runs
+                       << "; decode MAPE " << o[2].mape << "% over " << o[2].runs);
   // Measured at commit time (serve validate --runs tests/validation/serving/serving_runs.yaml), with the
   // AIConfigurator rows simulated as their closed-loop benchmark ran (closed_loop.h), decode attention at the
   // measured rate (decode_attention_table.cc), decode-sized MoE layers at the measured MoE-layer rate
@@ -89,13 +90,15 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   const auto& dc = rep.by_family.at("datacenter");
   CHECK(dc[4].runs >= 21);
   CHECK(dc[4].mape <= 19.1);  // 23.4% with the prefill GEMMs alone, 19.5% with the MoE FLOP rate, 20.0% with
-                               // the measured all-reduce, 19.3% with the small kernels, 19.0% with the
-                               // measured decode GEMMs of 17-127 rows
+                              // the measured all-reduce, 19.3% with the small kernels, 19.0% with the
+                              // measured decode GEMMs of 17-127 rows
   CHECK(o[2].runs >= 16);
   // 31.1% -> 20.3% over 19 with the ik_llama.cpp offload rows' hosts at their machines' measured CPU decode rate
   // (serving::machine_decode_run, below). 20.0% -> 22.7% with PR #11397's stated DDR4-3867 (below).
   // 22.5% over 19 -> 25.3% over 24 with the five full-GPU rows the new profiles predict (below).
-  CHECK(o[2].mape <= 25.4);
+  // 25.3% over 24 -> 27.2% over 26 with llama.cpp PR #12922's two CPU-only-decode rows (the Ryzen 7 5800X in the
+  // CPU table, below).
+  CHECK(o[2].mape <= 27.3);
   const auto& full = rep.by_family.at("llama.cpp full-GPU");
   // 12.0% over 9 -> 20.5% over 14 (prefill 24.4% -> 24.9%) with the rtx-3070 and Apple profiles
   // (hwprofiles/gpus, 2026-12-03): RTX 3070 +6.9% decode / -10.3% prefill; the Apple rows on datasheet
@@ -129,8 +132,15 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // +70.8% -> +120.8%. A sourced row correction that moves away from the target: the row's CPU side would have to
   // read at 22 GB/s, 0.35 of its stated peak, so its missing time is not the DRAM peak (docs/serving-offload.md,
   // 2026-12-03). Prefill unchanged (the host weights stream over PCIe in a 512-token ubatch).
-  CHECK(off[2].runs >= 7);
-  CHECK(off[2].mape <= 38.9);
+  // 38.7% over 7 -> 42.1% over 9 with llama.cpp PR #12922's two rows, whose host (AMD Ryzen 7 5800X) the CPU table
+  // now has (2 x DDR4-3200, 0.82 of its 51.2 GB/s peak): -ngl 0, decode on the CPU alone, the 8-thread row 20.13 /
+  // 19.49 (-3.2%), the 4-thread row 9.51 / 19.49 (+104.9%): the model has no per-thread decode ceiling and the
+  // rows' schema no thread count (docs/serving-offload.md, 2026-12-04). 42.1% -> 41.0% with their build date
+  // (engine_build_date 2025-04-14: graphs off, one host run) and a host KV cache attended where its step's weight
+  // ops run (ggml_backend_sched's pass 2; offload.cc): decode on the CPU, 18.95 -> 17.75 (-5.8% -> -11.8%, the
+  // 4-thread row +99.3% -> +86.6%); no other row moves.
+  CHECK(off[2].runs >= 9);
+  CHECK(off[2].mape <= 41.1);
   // Offload prefill: 58.5% over 4 before the prompt ran in the rows' ubatches (plan.offload.n_ubatch,
   // llama-sweep-bench's PP = one ubatch) with ggml-cuda's 32-token op-offload rule, 37.2% after, 24.5% once
   // prefill attention covered the cache before each ubatch (OffloadSetup::prefill_keys), 25.0% with the host
@@ -144,15 +154,29 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // 13.2% -> 12.4% with the machines' measured DRAM rate (above; the CPU's read and write of the expert outputs
   // in the bias round trip): PR #829 +8.2% -> +3.8%, -11.0% -> -13.8%, PR #841 +3.0% -> +1.3%.
   // 12.4% -> 11.2% with Gen 3's measured pinned fraction (0.790, host_rates.cc) on PR #11397's i7-10700 host.
-  CHECK(off[3].runs >= 4);
-  CHECK(off[3].mape <= 11.3);
+  // 11.2% over 4 -> 344.0% over 6 with PR #12922's two rows: their pp4096 at -ngl 0 (76.48 and 62.5 t/s) is
+  // predicted at 763.2, 10x fast. Their KV cache is in host memory, so the prompt's attention runs in the CPU
+  // backend's flash-attention kernel, which the model charges at the CPU matmul rate and one read of the cache per
+  // step; that kernel is far slower (docs/serving-offload.md). Not fitted; the other four rows keep their guard.
+  CHECK(off[3].runs >= 6);
+  CHECK(off[3].mape <= 344.1);
+  double other_prefill = 0;
+  int others = 0;
+  for (const io::ServeRowResult& row : rep.rows) {
+    if (row.skipped || row.family != "llama.cpp offload" || !row.error_pct[3]) continue;
+    if (row.run->id.rfind("llamacpp_pr12922_", 0) == 0) continue;
+    other_prefill += std::abs(*row.error_pct[3]);
+    ++others;
+  }
+  REQUIRE(others == 4);
+  CHECK(other_prefill / others <= 11.3);
   // The TRT-LLM dense aggregated rows, the best-covered family, stay within their measured error.
   const auto& trt = rep.by_engine.at("trtllm");
   CHECK(trt[1].mape <= 14.2);  // 18.0% before the measured prefill GEMM and MoE-layer rates, 16.8% after, 17.1%
                                // with the measured all-reduce, 16.4% with the small kernels per block, 14.2%
                                // with the NVL72 tp 8 all-reduce on NVLink, 13.8% with the measured decode
-                               // GEMMs of 17-127 rows, 13.4% with the MoE layers per rows per touched expert, then QK-norm's kernel;
-                               // 13.3% -> 14.1% with the checkpoint's fp8_block kernels (above)
+                               // GEMMs of 17-127 rows, 13.4% with the MoE layers per rows per touched expert, then
+                               // QK-norm's kernel; 13.3% -> 14.1% with the checkpoint's fp8_block kernels (above)
   CHECK(rep.by_engine.at("sglang")[1].mape <= 22.7);  // 24.9% before its RoPE and KV-write kernels, 24.4% before
                                                       // the NVL72 tp 8 all-reduce, 24.1% before the measured
                                                       // decode GEMMs of 17-127 rows, 24.0% before the bf16
@@ -204,14 +228,14 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   CHECK(rep.by_engine.at("sglang")[0].mape <= 72.9);  // 72.7% with the measured all-reduce, 72.8% -> 73.1% with
                                                       // the bf16 cache of --kv-cache-dtype auto (above), 73.0%
                                                       // -> 72.8% with the checkpoint's fp8_block kernels
-  CHECK(trt[0].mape <= 51.1);  // 51.7% -> 51.1% with the checkpoint's fp8_block kernels
+  CHECK(trt[0].mape <= 51.1);                         // 51.7% -> 51.1% with the checkpoint's fp8_block kernels
   // AIConfigurator's rows give one worker's shape; its benchmark runs concurrency = workers x max_batch. The
   // Qwen3-32B NVFP4 run at concurrency 416 with max_batch 13 ran on 32 workers: without them its 416 clients
   // queue on one worker and the predicted TTFT is 260x the measured 0.72 s.
   bool found = false;
   for (const io::ServeRowResult& row : rep.rows) {
     if (row.run->id != std::string("aic_nvidia_qwen3_32b_nvfp4_nvidia_qwen3_32b_nvfp4_b200_sxm_trtllm_agg_") +
-                            "15000x500_c416_tp2_0_epnone_2")
+                           "15000x500_c416_tp2_0_epnone_2")
       continue;
     found = true;
     REQUIRE_FALSE(row.skipped);
@@ -242,8 +266,9 @@ TEST_CASE("deployment: the AIConfigurator rows whose notes name the image or the
   for (const io::ServingRun& r : io::load_serving_runs(runs_path())) {
     const bool aic = r.source.find("AIConfigurator") != std::string::npos;
     const bool named = r.notes.find("image=") != std::string::npos || r.notes.find("db-dump") != std::string::npos;
-    CHECK(r.deployment == (!aic ? io::Deployment::unstated
-                                : named ? io::Deployment::aic_generator : io::Deployment::sweep));
+    CHECK(r.deployment == (!aic    ? io::Deployment::unstated
+                           : named ? io::Deployment::aic_generator
+                                   : io::Deployment::sweep));
     generator += r.deployment == io::Deployment::aic_generator ? 1 : 0;
   }
   CHECK(generator == 529);

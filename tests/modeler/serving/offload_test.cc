@@ -119,8 +119,7 @@ TEST_CASE_FIXTURE(MoeCase, "experts of the first N blocks on the host read as --
   CHECK(llama_cpp_flags(items, p, 1).find("-ot 'blk\\.(0)\\.attn_q=CPU'") != std::string::npos);
 }
 
-TEST_CASE_FIXTURE(MoeCase,
-                  "llama.cpp flags as a placement: -ngl, --n-cpu-moe and -ot regexes; the flags round-trip") {
+TEST_CASE_FIXTURE(MoeCase, "llama.cpp flags as a placement: -ngl, --n-cpu-moe and -ot regexes; the flags round-trip") {
   // -ngl alone is the layer placement.
   const Placement ngl = flags_placement(items, s, 20, 0, {});
   CHECK(ngl.step[1].v == doctest::Approx(layer_placement(items, s, 20).step[1].v));
@@ -172,6 +171,36 @@ TEST_CASE("llama.cpp's op-offload rule: a host weight streams from 32 tokens a s
     if (!items[i].kv) CHECK(p.home[0][i] == Home::cpu);
 }
 
+TEST_CASE("engine rule: a host KV cache is attended where its step's weight ops run, not where it is cheaper") {
+  System sys = test::round_system();
+  const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
+  OffloadSetup s = setup(sm, sys);
+  s.context = 32768;
+  s.vram = GiB(1);
+  s.prefill_tokens = 512;
+  for (double link : {1000.0, 0.5}) {  // a link where streaming the cache is cheaper in both phases; one where not
+    CAPTURE(link);
+    s.host.pcie_bw = GBps(link);
+    s.op_offload_min_batch = 0;  // the planner's default: the cheaper home
+    const auto cheaper = offload_items(s);
+    s.op_offload_min_batch = kLlamaCppOpOffloadMinBatch;
+    const auto engine = offload_items(s);
+    int kv = 0;
+    for (size_t i = 0; i < engine.size(); ++i) {
+      if (!engine[i].kv) continue;
+      ++kv;
+      const bool stream_cheaper = cheaper[i].t_stream[1] < cheaper[i].t_cpu[1];
+      CHECK(stream_cheaper == (link > 1));
+      CHECK(cheaper[i].host_home[1] == (stream_cheaper ? Home::stream : Home::cpu));
+      CHECK(engine[i].host_home[1] == Home::cpu);     // decode: one token, its weight ops on the CPU
+      CHECK(engine[i].host_home[0] == Home::stream);  // a 512-token ubatch: its weight ops streamed to the GPU
+    }
+    CHECK(kv == sm.model.layers);
+    // -ngl 0 under the engine rule: every block and the output layer on the CPU in decode, one host run.
+    CHECK(host_runs(engine, layer_placement(engine, s, 0).home[1]) == 1);
+  }
+}
+
 TEST_CASE("prefill attention covers the cache before the ubatch: prefill_keys") {
   System sys = test::round_system();
   const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
@@ -181,24 +210,24 @@ TEST_CASE("prefill attention covers the cache before the ubatch: prefill_keys") 
   const auto empty = offload_items(s);  // prefill_keys 0: the ubatch's causal half
   s.prefill_keys = 256;                 // the same, stated
   const auto same = offload_items(s);
-  s.prefill_keys = 16384 + 256;         // 16k tokens already cached
+  s.prefill_keys = 16384 + 256;  // 16k tokens already cached
   const auto deep = offload_items(s);
   for (size_t i = 0; i < empty.size(); ++i) {
     if (!empty[i].kv) continue;
     CHECK(same[i].t_gpu[0] == doctest::Approx(empty[i].t_gpu[0]).scale(0));
     CHECK(deep[i].t_gpu[0] > 10 * empty[i].t_gpu[0]);  // 64x the keys: compute-bound attention
-    CHECK(deep[i].t_gpu[1]
-        == doctest::Approx(empty[i].t_gpu[1]).scale(0));  // decode attends the whole cache either way
+    CHECK(deep[i].t_gpu[1] ==
+          doctest::Approx(empty[i].t_gpu[1]).scale(0));  // decode attends the whole cache either way
   }
 }
 
 TEST_CASE_FIXTURE(MoeCase,
                   "host runs: one per block with CPU experts, one for a run of whole CPU blocks, none on the GPU") {
   CHECK(host_runs(items, flags_placement(items, s, 33, 0, {}).home[1]) == 0);
-  CHECK(host_runs(items, flags_placement(items, s, 33, 5, {}).home[1]) == 5);     // --n-cpu-moe 5
+  CHECK(host_runs(items, flags_placement(items, s, 33, 5, {}).home[1]) == 5);         // --n-cpu-moe 5
   CHECK(host_runs(items, flags_placement(items, s, 33, 0, {"exps"}).home[1]) == 32);  // -ot exps=CPU
-  CHECK(host_runs(items, flags_placement(items, s, 20, 0, {}).home[1]) == 1);     // -ngl 20: blocks 0..12
-  CHECK(host_runs(items, flags_placement(items, s, 0, 0, {}).home[1]) == 1);      // everything on the CPU
+  CHECK(host_runs(items, flags_placement(items, s, 20, 0, {}).home[1]) == 1);         // -ngl 20: blocks 0..12
+  CHECK(host_runs(items, flags_placement(items, s, 0, 0, {}).home[1]) == 1);          // everything on the CPU
   // Blocks 0-12 whole on the CPU, then the experts of 13 and 14: the run of whole blocks, then one per block.
   CHECK(host_runs(items, flags_placement(items, s, 20, 15, {}).home[1]) == 3);
 }
@@ -231,8 +260,8 @@ TEST_CASE("kGraphsOffCostPerHostRunS is the slope of llama.cpp PR #18934's graph
   }
   CHECK(sxy / sxx == doctest::Approx(kGraphsOffCostPerHostRunS).epsilon(0.002).scale(0));
   // Linear in K: each step of the table is within 10% of the slope (50-55 us per layer).
-  for (int i = 1; i < 4; ++i) CHECK((d[i] - d[i - 1]) / (k[i] - k[i - 1])
-      == doctest::Approx(sxy / sxx).epsilon(0.1).scale(0));
+  for (int i = 1; i < 4; ++i)
+    CHECK((d[i] - d[i - 1]) / (k[i] - k[i - 1]) == doctest::Approx(sxy / sxx).epsilon(0.1).scale(0));
 }
 
 TEST_CASE("CUDA graphs with graph splits: off by engine, build date and compute capability") {
@@ -242,8 +271,8 @@ TEST_CASE("CUDA graphs with graph splits: off by engine, build date and compute 
   CHECK(cuda_graphs_off_with_splits("llama.cpp", "2026-03-01", 7.5).off);
   CHECK(cuda_graphs_off_with_splits("llama.cpp", "2026-07-16", 7.5).off);  // the opening day: the older build
   CHECK(!cuda_graphs_off_with_splits("llama.cpp", "2026-07-20", 7.5).off);
-  CHECK(!cuda_graphs_off_with_splits("llama.cpp", "2026-03-01", 0).off);   // compute capability unknown
-  CHECK(!cuda_graphs_off_with_splits("llama.cpp", "", 7.5).off);           // date unknown: said so
+  CHECK(!cuda_graphs_off_with_splits("llama.cpp", "2026-03-01", 0).off);  // compute capability unknown
+  CHECK(!cuda_graphs_off_with_splits("llama.cpp", "", 7.5).off);          // date unknown: said so
   CHECK(!cuda_graphs_off_with_splits("llama.cpp", "", 7.5).why.empty());
   // ik_llama.cpp: off until PR #1172 (2026-01-20), and when the date is unknown.
   CHECK(cuda_graphs_off_with_splits("ik_llama.cpp", "2025-10-13", 8.9).off);
