@@ -4,6 +4,7 @@
 #include <map>
 
 #include "apps/serve_command.h"
+#include "apps/serve_shared_flags.h"
 #include "apps/serve_spec_flags.h"
 #include "apps/text.h"
 #include "modeler/io/model_io.h"
@@ -81,8 +82,6 @@ class ServePredictCommand final : public Command {
     sub->add_option("--moe-tp", moe_tp_, "MoE tensor parallel (default tp x attention_dp / moe_ep)");
     sub->add_option("--moe-ep", moe_ep_, "MoE expert parallel (default 1)");
     sub->add_option("--replicas", agg_.workers, "aggregated workers (default 1)");
-    sub->add_option("--max-batch", max_batch_, "max running sequences per attention-DP rank (default: the KV "
-                                                "cache decides)");
     sub->add_option("--prefill", prefill_, "disaggregated prefill workers: workers=N,tp=..,pp=..,attention_dp=..,"
                                            "moe_tp=..,moe_ep=..,batch=.. (needs --decode)");
     sub->add_option("--decode", decode_, "disaggregated decode workers, same keys (needs --prefill)");
@@ -93,8 +92,6 @@ class ServePredictCommand final : public Command {
         ->capture_default_str();
     sub->add_option("--batch-size", static_batch_, "static batch instead of a closed loop (trtllm-bench static, "
                                                    "llama-bench)");
-    sub->add_option("--prefix-hit", wl_.prefix_hit, "fraction of prompt tokens served from the prefix cache "
-                                                    "(default 0)")->check(CLI::Range(0.0, 0.99));
     sub->add_option("--context-depth", wl_.context_depth, "tokens already in the KV cache (default 0)");
     sub->add_option("--rounds", wl_.rounds, "simulate the closed-loop benchmark step by step: every client starts "
                                             "at once and sends N requests (AIConfigurator's benchmark: 20); "
@@ -106,17 +103,11 @@ class ServePredictCommand final : public Command {
                                                          "2048 below 35; llama.cpp 512)");
     sub->add_flag("--mixed-chunk", mixed_chunk_, "SGLang --enable-mixed-chunk: decodes ride in prefill batches "
                                                  "(default off, SGLang's default: decoding pauses for them)");
-    sub->add_option("--mem-fraction", mem_fraction_, "engine memory fraction (vLLM gpu_memory_utilization 0.9, "
-                                                     "SGLang mem_fraction_static by tp, TRT-LLM 0.9)");
     sub->add_option("--offload", offload_.mode, "layer | tensor: CPU offload on one GPU (needs --host); prints the "
                                                 "best -ngl split and the tensor placement at equal VRAM");
     sub->add_option("--host", offload_.host, "host profile (hwprofiles/hosts) for --offload");
     sub->add_option("--vram-gib", offload_.vram_gib, "VRAM to plan offload for (default: the GPU's capacity)");
-    sub->add_option("--sparsity", sparsity_, "weight sparsity (docs/transforms.md; default none): 2:4[:targets] or "
-                                             "block:DENSITY:BLOCK[:targets]; targets: attn,mlp,experts,all "
-                                             "(default all)");
-    sub->add_option("--low-rank", low_rank_, "factorise linears W (n x k) = A (n x r) B (r x k) (default none): "
-                                             "RANK[:targets], targets attn,mlp (default attn,mlp)");
+    add_shared_serve_flags(sub, &shared_, false);
     add_spec_flags(sub, &spec_);
     sub->add_flag("--json", json_, "print JSON");
     return sub;
@@ -146,7 +137,7 @@ class ServePredictCommand final : public Command {
       const int group = agg_.tp * agg_.attention_dp;
       agg_.moe_ep = moe_ep_ > 0 ? moe_ep_ : (moe_tp_ > 0 ? group / moe_tp_ : 1);
       agg_.moe_tp = moe_tp_ > 0 ? moe_tp_ : std::max(1, group / agg_.moe_ep);
-      if (max_batch_ > 0) agg_.batch = max_batch_;
+      if (shared_.max_batch > 0) agg_.batch = shared_.max_batch;
       plan.agg = agg_;
     }
     plan.max_num_tokens = max_num_tokens_;
@@ -167,13 +158,10 @@ class ServePredictCommand final : public Command {
       so.gpus_per_node = gpus_per_node_;
       sys = io::standard_system(io::load_gpu_profile(gpu_), so);
     }
-    std::vector<Transform> transforms;
-    if (!sparsity_.empty()) transforms.push_back(parse_sparsity("--sparsity", sparsity_));
-    if (!low_rank_.empty()) transforms.push_back(parse_low_rank("--low-rank", low_rank_));
+    const std::vector<Transform> transforms = parse_transforms(shared_);
     ServingModel sm = make_serving_model(model, prec, transforms);
     sm.engine = engine_step(*engine, "", model);  // the engine's current release
-    if (const Problems p = check_transform_kernels(sm.tensors, sys.gpu); !p.empty())
-      throw ConfigError("--sparsity: " + join_problems(p));
+    check_transforms_run(sm, sys.gpu);
     const SpecSetup spec = parse_spec_flags(spec_, sm, plan.mode == Mode::aggregated ? plan.agg : plan.decode,
                                             *engine);
     if (!offload_.mode.empty()) {
@@ -194,8 +182,9 @@ class ServePredictCommand final : public Command {
     in.engine = *engine;
     in.plan = plan;
     in.workload = wl_;
+    in.workload.prefix_hit = shared_.prefix_hit;
     in.static_batch = static_batch_;
-    in.memory.fraction = mem_fraction_;
+    in.memory.fraction = shared_.mem_fraction;
     in.memory.max_num_tokens = max_num_tokens_;
     in.spec = spec.spec;
     in.draft = spec.draft.get();
@@ -206,7 +195,7 @@ class ServePredictCommand final : public Command {
     const std::string spec_args = spec_engine_args(*engine, spec.spec, spec.draft_name);
     if (json_) {
       io::ServeJsonContext ctx{model_, system_.empty() ? gpu_ : system_, engine_name(*engine), weights_, kv_,
-                               sparsity_, low_rank_, weights_note_};
+                               shared_.sparsity, shared_.low_rank, weights_note_};
       nlohmann::json j = io::serve_predict_json(ctx, in, p);
       if (spec.spec.enabled()) {
         j["speculative"]["draft"] = spec.draft_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(spec.draft_name);
@@ -236,11 +225,8 @@ class ServePredictCommand final : public Command {
     if (in.plan.mode == Mode::aggregated) std::printf("plan: aggregated, %s\n", worker(in.plan.agg).c_str());
     else std::printf("plan: disaggregated, prefill %s; decode %s\n", worker(in.plan.prefill).c_str(),
                      worker(in.plan.decode).c_str());
-    if (!sparsity_.empty() || !low_rank_.empty())
-      std::printf("transforms: %s%s%s (bytes and FLOPs only; accuracy is not modelled)\n",
-                  sparsity_.empty() ? "" : ("sparsity " + sparsity_).c_str(),
-                  !sparsity_.empty() && !low_rank_.empty() ? ", " : "",
-                  low_rank_.empty() ? "" : ("low-rank " + low_rank_).c_str());
+    if (const std::string t = transforms_note(shared_); !t.empty())
+      std::printf("transforms: %s (bytes and FLOPs only; accuracy is not modelled)\n", t.c_str());
     std::printf("workload: input %d, output %d, %s\n\n", in.workload.input_len, in.workload.output_len,
                 in.static_batch > 0 ? ("static batch " + num(in.static_batch)).c_str()
                                     : ("concurrency " + num(in.workload.concurrency)).c_str());
@@ -279,11 +265,10 @@ class ServePredictCommand final : public Command {
   }
 
   std::string model_, gpu_, system_, engine_ = "vllm", weights_ = "bf16", moe_weights_, kv_ = "bf16";
-  std::string prefill_, decode_, sparsity_, low_rank_;
+  std::string prefill_, decode_;
   std::string weights_note_;  // what the checkpoint's quantisation made of --weights ("" when nothing)
-  int gpus_ = 0, gpus_per_node_ = 0, moe_tp_ = 0, moe_ep_ = 0, max_batch_ = 0, static_batch_ = 0,
-      max_num_tokens_ = 0;
-  double mem_fraction_ = 0;
+  int gpus_ = 0, gpus_per_node_ = 0, moe_tp_ = 0, moe_ep_ = 0, static_batch_ = 0, max_num_tokens_ = 0;
+  SharedServeFlags shared_;
   WorkerPlan agg_;
   Workload wl_;
   OffloadRequest offload_;

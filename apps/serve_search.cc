@@ -1,17 +1,21 @@
 // shardplan serve search: aggregated and (--mode disagg|both) disaggregated xPyD serving plans under TTFT/TPOT
-// targets, ranked by output tokens/s per GPU, with rejections counted and the best plan's engine arguments.
+// targets on one or several GPU types, ranked by output tokens/s per GPU (default), cost per million output tokens
+// at the user's prices (--objective per-dollar) or output tokens/s (throughput), with rejections counted and the
+// best plan's engine arguments. The ranking and its output across types are in serve_search_rank.cc.
+#include "modeler/serving/serve_search.h"
+
 #include <cstdio>
 #include <iostream>
-
 #include <nlohmann/json.hpp>
 
 #include "apps/serve_command.h"
+#include "apps/serve_search_rank.h"
+#include "apps/serve_shared_flags.h"
 #include "apps/serve_spec_flags.h"
 #include "modeler/io/model_io.h"
 #include "modeler/io/system_io.h"
 #include "modeler/problems.h"
 #include "modeler/serving/disagg_search.h"
-#include "modeler/serving/serve_search.h"
 
 namespace shardplan::cli {
 
@@ -22,10 +26,13 @@ using namespace serving;
 class ServeSearchCommand final : public Command {
  public:
   CLI::App* setup(CLI::App& app) override {
-    CLI::App* sub = app.add_subcommand("search", "serving plans (aggregated, disaggregated xPyD) under TTFT/TPOT "
-                                                 "targets, ranked by output tokens/s per GPU");
+    CLI::App* sub = app.add_subcommand("search",
+                                       "serving plans (aggregated, disaggregated xPyD) under TTFT/TPOT "
+                                       "targets, ranked by output tokens/s per GPU or per dollar");
     sub->add_option("--model", model_, "model name, YAML file or HF config.json")->required();
-    sub->add_option("--gpu", gpu_, "GPU profile name (standard node and network)");
+    sub->add_option("--gpu", gpu_,
+                    "GPU profile name (standard node and network), or several, comma-separated "
+                    "(h100-sxm5-80gb,b200): one search each, ranked together");
     sub->add_option("--system", system_, "cluster profile (instead of --gpu)");
     sub->add_option("--gpus", gpus_, "GPUs to plan for")->required()->check(CLI::PositiveNumber);
     sub->add_option("--engine", engine_, "vllm | sglang | trtllm (default vllm)")->capture_default_str();
@@ -37,10 +44,25 @@ class ServeSearchCommand final : public Command {
     sub->add_option("--ttft-ms", targets_.ttft_ms, "TTFT target in ms (default: none)");
     sub->add_option("--tpot-ms", targets_.tpot_ms, "TPOT target in ms (default: none)");
     sub->add_option("--top", top_, "plans to print (default 10)")->capture_default_str();
+    sub->add_option("--objective", objective_,
+                    "per-gpu (default: output tokens/s per GPU) | per-dollar (cost per "
+                    "million output tokens, needs prices) | throughput (output "
+                    "tokens/s of the --gpus budget)")
+        ->capture_default_str();
+    sub->add_option("--gpu-hour-price", price_,
+                    "price of one GPU-hour (dollars or any one currency) for one GPU "
+                    "type: adds $/Mtok; no price is shipped")
+        ->check(CLI::PositiveNumber);
+    sub->add_option("--price", prices_,
+                    "prices per GPU-hour of several --gpu types, NAME=P,... (every type needs "
+                    "one)");
+    add_shared_serve_flags(sub, &shared_, true);
     add_spec_flags(sub, &spec_);
-    sub->add_option("--mode", mode_, "agg | disagg | both (default agg: the aggregated search alone, its output "
-                                     "unchanged; disagg: x prefill + y decode workers; both: one ranking of the two, "
-                                     "per GPU of --gpus, idle GPUs counted)")->capture_default_str();
+    sub->add_option("--mode", mode_,
+                    "agg | disagg | both (default agg: the aggregated search alone, its output "
+                    "unchanged; disagg: x prefill + y decode workers; both: one ranking of the two, "
+                    "per GPU of --gpus, idle GPUs counted)")
+        ->capture_default_str();
     sub->add_flag("--json", json_, "print JSON");
     return sub;
   }
@@ -52,6 +74,13 @@ class ServeSearchCommand final : public Command {
     if (gpu_.empty() == system_.empty()) throw ConfigError("give exactly one of --gpu and --system");
     if (mode_ != "agg" && mode_ != "disagg" && mode_ != "both")
       throw ConfigError("--mode: expected agg, disagg or both, got '" + mode_ + "'");
+    const auto objective = parse_serve_objective(objective_);
+    if (!objective)
+      throw ConfigError("--objective: expected per-gpu, per-dollar or throughput, got '" + objective_ + "'");
+    if (!system_.empty() && !prices_.empty())
+      throw ConfigError("--price names --gpu types; with --system give --gpu-hour-price");
+    const std::vector<std::string> names = system_.empty() ? split_gpu_list(gpu_) : std::vector{system_};
+    const std::vector<double> prices = gpu_prices(names, price_, prices_, *objective);
     Precision prec;
     const auto w = parse_weight_format(weights_);
     if (!w) throw ConfigError("--weights: unknown format '" + weights_ + "' (one of: " + weight_format_names() + ")");
@@ -65,58 +94,120 @@ class ServeSearchCommand final : public Command {
     const auto kv = parse_kv_bytes(kv_);
     if (!kv) throw ConfigError("--kv: unknown format '" + kv_ + "' (bf16 fp16 fp8 q8_0 q4_0)");
     prec.kv_bytes = *kv;
-    System sys;
-    if (!system_.empty()) {
-      sys = io::load_system(system_, gpus_);
-    } else {
-      io::StandardSystemOptions so;
-      so.gpus = gpus_;
-      sys = io::standard_system(io::load_gpu_profile(gpu_), so);
+    std::vector<TypeSearch> types(names.size());
+    for (size_t i = 0; i < names.size(); ++i) {
+      types[i].name = names[i];
+      types[i].price = prices[i];
+      if (!system_.empty()) {
+        types[i].system = io::load_system(system_, gpus_);
+      } else {
+        io::StandardSystemOptions so;
+        so.gpus = gpus_;
+        types[i].system = io::standard_system(io::load_gpu_profile(names[i]), so);
+      }
     }
     const ModelDesc model = io::load_model(model_, true);
     // A config.json whose checkpoint is block-scaled fp8 decides what --weights fp8 runs (formats.h).
-    const std::string weights_note = apply_checkpoint_format(&prec.weights, &prec.moe_weights,
-                                                             model.checkpoint_fp8_block);
-    ServingModel sm = make_serving_model(model, prec);
+    const std::string weights_note =
+        apply_checkpoint_format(&prec.weights, &prec.moe_weights, model.checkpoint_fp8_block);
+    ServingModel sm = make_serving_model(model, prec, parse_transforms(shared_));
     sm.engine = engine_step(*engine, "", model);  // the engine's current release
+    for (const TypeSearch& t : types) check_transforms_run(sm, t.system.gpu);
     ServeInputs base;
     base.model = &sm;
-    base.system = &sys;
     base.engine = *engine;
     base.workload = wl_;
+    base.workload.prefix_hit = shared_.prefix_hit;
+    base.memory.fraction = shared_.mem_fraction;
     WorkerPlan probe;  // the draft's tp is checked per candidate (serve_predict)
     const SpecSetup spec = parse_spec_flags(spec_, sm, probe, *engine);
     base.spec = spec.spec;
     base.draft = spec.draft.get();
     ServeSearchSpace space;
     space.gpus = gpus_;
-    if (mode_ != "agg") return run_disagg(base, space, sm, sys, *engine, prec.kv_bytes == 1.0);
-    const ServeSearchResult r = serve_search(base, space, targets_);
+    space.batch = capped_batches(space.batch, shared_.max_batch);
+    for (TypeSearch& t : types) {
+      base.system = &t.system;
+      if (mode_ != "disagg") t.agg = serve_search(base, space, targets_);
+      if (mode_ != "agg") t.disagg = disagg_search(base, space, targets_);
+      t.prefill_batch = prefill_batch(default_max_num_tokens(*engine, t.system.gpu), wl_.input_len);
+    }
+    RankContext ctx;
+    ctx.model_arg = model_;
+    ctx.model_name = sm.model.name;
+    ctx.mode = mode_;
+    ctx.transforms = transforms_note(shared_);
+    ctx.weights_note = weights_note;
+    ctx.engine = *engine;
+    ctx.objective = *objective;
+    ctx.workload = base.workload;
+    ctx.targets = targets_;
+    ctx.extras = {shared_.mem_fraction, shared_.prefix_hit > 0};
+    ctx.spec = spec.spec;
+    ctx.draft_name = spec.draft_name;
+    ctx.gpus = gpus_;
+    ctx.top = top_;
+    ctx.kv_fp8 = prec.kv_bytes == 1.0;
+    const bool legacy =
+        mode_ == "agg" && types.size() == 1 && *objective == ServeObjective::per_gpu && prices.front() == 0;
+    if (legacy) return print_agg(ctx, types.front());
+    const std::vector<RankedPlan> rows = rank_plans(types, *objective, gpus_);
     if (json_) {
-      nlohmann::json j{{"schema_version", 1},
-                       {"context", {{"command", "serve search"}, {"model", model_}, {"gpus", gpus_},
-                                    {"engine", engine_name(*engine)}}},
-                       {"evaluated", r.evaluated}, {"rejected", r.rejected}};
+      std::cout << ranked_json(ctx, types, rows).dump(2) << "\n";
+      return 0;
+    }
+    print_ranked(ctx, types, rows);
+    return 0;
+  }
+
+ private:
+  // The single-type aggregated search under the default objective: its table as before the objectives.
+  int print_agg(const RankContext& ctx, const TypeSearch& t) const {
+    const ServeSearchResult& r = t.agg;
+    auto args = [&](const WorkerPlan& p) {
+      return engine_args(ctx.engine, model_, p, ctx.kv_fp8, ctx.spec, ctx.draft_name, ctx.extras);
+    };
+    if (json_) {
+      nlohmann::json j{
+          {"schema_version", 1},
+          {"context",
+           {{"command", "serve search"}, {"model", model_}, {"gpus", gpus_}, {"engine", engine_name(ctx.engine)}}},
+          {"evaluated", r.evaluated},
+          {"rejected", r.rejected}};
+      if (!ctx.transforms.empty()) j["context"]["transforms"] = ctx.transforms;
       nlohmann::json res = nlohmann::json::array();
       for (size_t i = 0; i < r.ranked.size() && static_cast<int>(i) < top_; ++i) {
         const auto& c = r.ranked[i];
         const WorkerPlan& p = c.plan.agg;
-        res.push_back({{"plan", {{"tp", p.tp}, {"pp", p.pp}, {"attention_dp", p.attention_dp}, {"moe_tp", p.moe_tp},
-                                 {"moe_ep", p.moe_ep}, {"replicas", p.workers}, {"batch", *p.batch}}},
+        res.push_back({{"plan",
+                        {{"tp", p.tp},
+                         {"pp", p.pp},
+                         {"attention_dp", p.attention_dp},
+                         {"moe_tp", p.moe_tp},
+                         {"moe_ep", p.moe_ep},
+                         {"replicas", p.workers},
+                         {"batch", *p.batch}}},
                        {"concurrency", c.concurrency},
-                       {"ttft_s", c.prediction.ttft.v}, {"tpot_s", c.prediction.tpot.v},
+                       {"ttft_s", c.prediction.ttft.v},
+                       {"tpot_s", c.prediction.tpot.v},
                        {"output_tokens_per_s_per_gpu", c.prediction.output_tokens_per_s_per_gpu},
-                       {"engine_args", engine_args(*engine, model_, p, prec.kv_bytes == 1.0, spec.spec, spec.draft_name)}});
+                       {"engine_args", args(p)}});
       }
       j["results"] = res;
       std::cout << j.dump(2) << "\n";
       return 0;
     }
     std::printf("serve search: %s on %d x %s, %s; input %d, output %d; targets TTFT %s, TPOT %s\n",
-                sm.model.name.c_str(), gpus_, sys.gpu.name.c_str(), engine_name(*engine).c_str(), wl_.input_len,
-                wl_.output_len, targets_.ttft_ms > 0 ? (num(targets_.ttft_ms) + " ms").c_str() : "none",
+                ctx.model_name.c_str(), gpus_, t.system.gpu.name.c_str(), engine_name(ctx.engine).c_str(),
+                wl_.input_len, wl_.output_len, targets_.ttft_ms > 0 ? (num(targets_.ttft_ms) + " ms").c_str() : "none",
                 targets_.tpot_ms > 0 ? (num(targets_.tpot_ms) + " ms").c_str() : "none");
-    if (!weights_note.empty()) std::printf("weights: %s\n", weights_note.c_str());
+    if (!ctx.weights_note.empty()) std::printf("weights: %s\n", ctx.weights_note.c_str());
+    if (!ctx.transforms.empty())
+      std::printf(
+          "transforms: %s (bytes and FLOPs only; accuracy is not modelled; --model must name the "
+          "transformed checkpoint)\n",
+          ctx.transforms.c_str());
+    if (shared_.prefix_hit > 0) std::printf("prefix cache: %s of each prompt hits\n", num(shared_.prefix_hit).c_str());
     std::printf("%4s %4s %4s %4s %6s %6s %8s %6s %10s %10s %14s\n", "rank", "tp", "pp", "adp", "moe_ep", "repl",
                 "batch", "conc", "TTFT ms", "TPOT ms", "out tok/s/GPU");
     for (size_t i = 0; i < r.ranked.size() && static_cast<int>(i) < top_; ++i) {
@@ -132,154 +223,20 @@ class ServeSearchCommand final : public Command {
     if (r.ranked.empty()) throw Infeasible("no plan meets the targets (rejections above)");
     const WorkerPlan& best = r.ranked.front().plan.agg;
     std::printf("\nbest plan, per replica (run %d replicas behind a router):\n  %s\n", best.workers,
-                engine_args(*engine, model_, best, prec.kv_bytes == 1.0, spec.spec, spec.draft_name).c_str());
+                args(best).c_str());
     return 0;
   }
 
- private:
-  int run_disagg(const ServeInputs& base, const ServeSearchSpace& space, const ServingModel& sm, const System& sys,
-                 Engine engine, int kv_fp8);
-
   std::string model_, gpu_, system_, engine_ = "vllm", weights_ = "bf16", moe_weights_, kv_ = "bf16", mode_ = "agg";
+  std::string objective_ = "per-gpu", prices_;
+  double price_ = 0;
   int gpus_ = 0, top_ = 10;
   Workload wl_;
   SearchTargets targets_;
+  SharedServeFlags shared_;
   SpecFlags spec_;
   bool json_ = false;
 };
-
-std::string shape(const WorkerPlan& w, bool pp) {
-  std::string s = "tp" + std::to_string(w.tp);
-  if (pp) s += " pp" + std::to_string(w.pp);
-  if (w.attention_dp > 1) s += " adp" + std::to_string(w.attention_dp);
-  if (w.moe_ep > 1) s += " ep" + std::to_string(w.moe_ep);
-  return s + " b" + std::to_string(w.batch.value_or(0));
-}
-
-nlohmann::json pool_json(const WorkerPlan& p) {
-  return {{"workers", p.workers}, {"tp", p.tp}, {"pp", p.pp}, {"attention_dp", p.attention_dp},
-          {"moe_tp", p.moe_tp}, {"moe_ep", p.moe_ep}, {"batch", p.batch.value_or(0)}, {"gpus", p.gpus() * p.workers}};
-}
-
-// One row of the --mode disagg|both ranking: an aggregated or a disaggregated candidate.
-struct Row {
-  const SearchCandidate* agg = nullptr;
-  const DisaggCandidate* dis = nullptr;
-  double per_gpu_budget() const {
-    return agg ? agg->prediction.output_tokens_per_s_per_gpu : dis->output_tokens_per_s_per_gpu_budget;
-  }
-  const ServePrediction& pred() const { return agg ? agg->prediction : dis->prediction; }
-};
-
-int ServeSearchCommand::run_disagg(const ServeInputs& base, const ServeSearchSpace& space, const ServingModel& sm,
-                                   const System& sys, Engine engine, int kv_fp8) {
-  ServeSearchResult a;
-  if (mode_ == "both") a = serve_search(base, space, targets_);
-  const DisaggSearchResult d = disagg_search(base, space, targets_);
-  std::vector<Row> rows;
-  for (const auto& c : a.ranked) rows.push_back({&c, nullptr});
-  for (const auto& c : d.ranked) rows.push_back({nullptr, &c});
-  // Aggregated plans use every GPU (gpus % worker size == 0), so their per-GPU figure is already per GPU given.
-  std::stable_sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) {
-    return x.per_gpu_budget() > y.per_gpu_budget();
-  });
-  const int pb = prefill_batch(base.plan.max_num_tokens > 0 ? base.plan.max_num_tokens
-                                                            : default_max_num_tokens(engine, sys.gpu),
-                               wl_.input_len);
-  auto args = [&](const WorkerPlan& w) { return engine_args(engine, model_, w, kv_fp8); };
-  if (json_) {
-    nlohmann::json j{{"schema_version", 1},
-                     {"context", {{"command", "serve search"}, {"model", model_}, {"gpus", gpus_},
-                                  {"engine", engine_name(engine)}, {"mode", mode_}}},
-                     {"disagg", {{"evaluated", d.evaluated}, {"rejected", d.rejected},
-                                 {"prefill_batch", pb}, {"prefill_shapes", d.prefill_shapes},
-                                 {"prefill_shapes_kept", d.prefill_shapes_kept}}}};
-    if (mode_ == "both") j["agg"] = {{"evaluated", a.evaluated}, {"rejected", a.rejected}};
-    nlohmann::json res = nlohmann::json::array();
-    for (size_t i = 0; i < rows.size() && static_cast<int>(i) < top_; ++i) {
-      const Row& r = rows[i];
-      const ServePrediction& p = r.pred();
-      nlohmann::json e{{"ttft_s", p.ttft.v}, {"tpot_s", p.tpot.v},
-                       {"output_tokens_per_s_per_gpu", r.per_gpu_budget()},
-                       {"output_tokens_per_s_per_gpu_used", p.output_tokens_per_s_per_gpu}};
-      if (r.agg) {
-        const WorkerPlan& w = r.agg->plan.agg;
-        e.update({{"mode", "agg"}, {"plan", pool_json(w)}, {"concurrency", r.agg->concurrency},
-                  {"gpus_used", gpus_}, {"idle_gpus", 0}, {"engine_args", args(w)}});
-      } else {
-        const DisaggCandidate& c = *r.dis;
-        const DisaggLaunch l = disagg_launch(engine, c.plan.prefill.workers, c.plan.decode.workers);
-        e.update({{"mode", "disagg"}, {"prefill", pool_json(c.plan.prefill)}, {"decode", pool_json(c.plan.decode)},
-                  {"concurrency", c.concurrency}, {"gpus_used", c.gpus_used}, {"idle_gpus", c.idle_gpus},
-                  {"prefill_capacity_rps", c.prefill_capacity_rps}, {"request_rate_rps", c.request_rate_rps},
-                  {"engine_args", {{"prefill", args(c.plan.prefill) + l.prefill_flags},
-                                   {"decode", args(c.plan.decode) + l.decode_flags}, {"router", l.router}}}});
-      }
-      res.push_back(e);
-    }
-    j["results"] = res;
-    std::cout << j.dump(2) << "\n";
-    return 0;
-  }
-  std::printf("serve search (%s): %s on %d x %s, %s; input %d, output %d; targets TTFT %s, TPOT %s\n",
-              mode_.c_str(), sm.model.name.c_str(), gpus_, sys.gpu.name.c_str(), engine_name(engine).c_str(),
-              wl_.input_len, wl_.output_len,
-              targets_.ttft_ms > 0 ? (num(targets_.ttft_ms) + " ms").c_str() : "none",
-              targets_.tpot_ms > 0 ? (num(targets_.tpot_ms) + " ms").c_str() : "none");
-  std::printf("%4s %-6s %-42s %4s %4s %6s %9s %8s %10s %10s\n", "rank", "mode", "plan", "used", "idle", "conc",
-              "TTFT ms", "TPOT ms", "tok/s/GPU", "(per used)");
-  for (size_t i = 0; i < rows.size() && static_cast<int>(i) < top_; ++i) {
-    const Row& r = rows[i];
-    std::string plan;
-    int used = gpus_, idle = 0, conc = 0;
-    if (r.agg) {
-      plan = std::to_string(r.agg->plan.agg.workers) + "x(" + shape(r.agg->plan.agg, true) + ")";
-      conc = r.agg->concurrency;
-    } else {
-      const DisaggCandidate& c = *r.dis;
-      plan = std::to_string(c.plan.prefill.workers) + "P(" + shape(c.plan.prefill, true) + ") " +
-             std::to_string(c.plan.decode.workers) + "D(" + shape(c.plan.decode, false) + ")";
-      used = c.gpus_used;
-      idle = c.idle_gpus;
-      conc = c.concurrency;
-    }
-    const ServePrediction& p = r.pred();
-    std::printf("%4zu %-6s %-42s %4d %4d %6d %9.1f %8.2f %10.1f %10.1f\n", i + 1, r.agg ? "agg" : "disagg",
-                plan.c_str(), used, idle, conc, to_ms(p.ttft), to_ms(p.tpot), r.per_gpu_budget(),
-                p.output_tokens_per_s_per_gpu);
-  }
-  auto rejected = [](const std::map<std::string, int>& m) {
-    for (const auto& [why, n] : m) std::printf(" %s %d", why.c_str(), n);
-    std::printf("\n");
-  };
-  if (mode_ == "both") {
-    std::printf("aggregated: evaluated %d candidates; rejected:", a.evaluated);
-    rejected(a.rejected);
-  }
-  std::printf("disaggregated: evaluated %d candidates (prefill batch %d prompts per step, %d of %d prefill shapes "
-              "kept); rejected:", d.evaluated, pb, d.prefill_shapes_kept, d.prefill_shapes);
-  rejected(d.rejected);
-  std::printf("tok/s/GPU is per GPU of --gpus (idle GPUs count against a plan); KV transfer between the pools is "
-              "not modelled\n");
-  if (rows.empty()) throw Infeasible("no plan meets the targets (rejections above)");
-  const Row& best = rows.front();
-  if (best.agg) {
-    const WorkerPlan& w = best.agg->plan.agg;
-    std::printf("\nbest plan, aggregated, per replica (run %d replicas behind a router):\n  %s\n", w.workers,
-                args(w).c_str());
-    return 0;
-  }
-  const DisaggCandidate& c = *best.dis;
-  const DisaggLaunch l = disagg_launch(engine, c.plan.prefill.workers, c.plan.decode.workers);
-  std::printf("\nbest plan, disaggregated %dP%dD on %d GPUs (%d idle):\n", c.plan.prefill.workers,
-              c.plan.decode.workers, c.gpus_used, c.idle_gpus);
-  std::printf("  prefill, each of %d workers (%s):\n    %s%s\n", c.plan.prefill.workers,
-              shape(c.plan.prefill, true).c_str(), args(c.plan.prefill).c_str(), l.prefill_flags.c_str());
-  std::printf("  decode, each of %d workers (%s):\n    %s%s\n", c.plan.decode.workers,
-              shape(c.plan.decode, false).c_str(), args(c.plan.decode).c_str(), l.decode_flags.c_str());
-  std::printf("  router:\n    %s\n", l.router.c_str());
-  return 0;
-}
 
 }  // namespace
 

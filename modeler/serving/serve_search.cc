@@ -121,14 +121,48 @@ std::string plan_args(Engine e, const std::string& model, const WorkerPlan& w, i
   }
   return "";
 }
+
+// The memory fraction and prefix cache as each engine's launcher names them:
+// - vLLM: --gpu-memory-utilization, --enable-prefix-caching (vllm-project/vllm vllm/engine/arg_utils.py,
+//   EngineArgs.gpu_memory_utilization / enable_prefix_caching; stated even where the release turns it on).
+// - SGLang: --mem-fraction-static (python/sglang/srt/server_args.py, mem_fraction_static); the radix (prefix)
+//   cache is on unless --disable-radix-cache (same file, disable_radix_cache = False), so no flag.
+// - TRT-LLM: --kv_cache_free_gpu_memory_fraction (NVIDIA/TensorRT-LLM@00209af149e7774406881a37283dce303571eb11:
+//   tensorrt_llm/commands/serve.py, an alias of --free_gpu_memory_fraction, KvCacheConfig's fraction); KV block
+//   reuse is KvCacheConfig.enable_block_reuse, on by default (tensorrt_llm/llmapi/llm_args.py), so no flag.
+std::string extra_args(Engine e, const LaunchExtras& x) {
+  std::string s;
+  const std::string f = x.mem_fraction > 0 ? num(x.mem_fraction) : "";
+  switch (e) {
+    case Engine::vllm:
+      if (!f.empty()) s += " --gpu-memory-utilization " + f;
+      if (x.prefix_cache) s += " --enable-prefix-caching";
+      break;
+    case Engine::sglang:
+      if (!f.empty()) s += " --mem-fraction-static " + f;
+      break;
+    case Engine::trtllm:
+      if (!f.empty()) s += " --kv_cache_free_gpu_memory_fraction " + f;
+      break;
+    case Engine::llamacpp:
+    case Engine::other:
+      break;
+  }
+  return s;
+}
 }  // namespace
 
 std::string engine_args(Engine e, const std::string& model, const WorkerPlan& w, int kv_fp8, const SpecDecode& spec,
-                        const std::string& draft) {
+                        const std::string& draft, const LaunchExtras& x) {
   std::string s = plan_args(e, model, w, kv_fp8);
+  // TRT-LLM's attention-DP note ends the command in parentheses: the flags go before it.
+  const size_t note = s.find("  (");
+  const std::string tail = note == std::string::npos ? "" : s.substr(note);
+  if (note != std::string::npos) s.erase(note);
+  if (!s.empty()) s += extra_args(e, x);
   const std::string sd = spec_engine_args(e, spec, draft);
   if (!s.empty() && !sd.empty()) s += " " + sd;
-  return s;
+  return s + tail;
 }
 
 }  // namespace shardplan::serving

@@ -22,7 +22,7 @@ struct ServeSearchSpace {
   int gpus = 8;
   std::vector<int> tp = {1, 2, 4, 8};
   std::vector<int> pp = {1, 2, 4};
-  std::vector<int> attention_dp = {1, 2, 4, 8};  // MoE models only
+  std::vector<int> attention_dp = {1, 2, 4, 8};                      // MoE models only
   std::vector<int> batch = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512};  // sequences per attention-DP rank
 };
 
@@ -47,9 +47,16 @@ std::vector<WorkerPlan> worker_shapes(const ModelDesc& m, const ServeSearchSpace
 /// (concurrency = replicas x attention_dp x batch: the closed loop that keeps every slot busy).
 ServeSearchResult serve_search(const ServeInputs& base, const ServeSearchSpace& space, const SearchTargets& t);
 
+/// Engine settings of a search beyond the plan's shape that its launch arguments must carry.
+struct LaunchExtras {
+  double mem_fraction = 0;    // --mem-fraction; 0: the engine default (no flag)
+  bool prefix_cache = false;  // the workload has prefix-cache hits: the engine's prefix cache must be on
+};
+
 /// Launch arguments of the engines for one aggregated plan, with the speculative-decoding arguments of `spec`
-/// (spec_engine_args, speculative.h; `draft` names the draft checkpoint) when it is on.
+/// (spec_engine_args, speculative.h; `draft` names the draft checkpoint) when it is on, and the memory fraction
+/// and prefix cache of `x`.
 std::string engine_args(Engine e, const std::string& model, const WorkerPlan& w, int kv_fp8,
-                        const SpecDecode& spec = {}, const std::string& draft = "");
+                        const SpecDecode& spec = {}, const std::string& draft = "", const LaunchExtras& x = {});
 
 }  // namespace shardplan::serving

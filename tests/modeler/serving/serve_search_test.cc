@@ -72,3 +72,24 @@ TEST_CASE("missed_target: the TTFT target first, then the TPOT target; none when
   CHECK(std::string(missed_target(p, SearchTargets{600, 10})) == "tpot_target");
   CHECK(std::string(missed_target(p, SearchTargets{600, 20})).empty());
 }
+
+TEST_CASE("engine_args carry the memory fraction and the prefix cache in each engine's flags") {
+  WorkerPlan w;
+  w.tp = 2;
+  w.batch = 8;
+  const LaunchExtras x{0.85, true};
+  const std::string v = engine_args(Engine::vllm, "m", w, 0, {}, "", x);
+  CHECK(v == engine_args(Engine::vllm, "m", w, 0) + " --gpu-memory-utilization 0.85 --enable-prefix-caching");
+  // SGLang's radix cache and TRT-LLM's block reuse are on by default: only the fraction is added.
+  CHECK(engine_args(Engine::sglang, "m", w, 0, {}, "", x) ==
+        engine_args(Engine::sglang, "m", w, 0) + " --mem-fraction-static 0.85");
+  CHECK(engine_args(Engine::trtllm, "m", w, 0, {}, "", x) ==
+        engine_args(Engine::trtllm, "m", w, 0) + " --kv_cache_free_gpu_memory_fraction 0.85");
+  // The default adds nothing.
+  CHECK(engine_args(Engine::vllm, "m", w, 0, {}, "", LaunchExtras{}) == engine_args(Engine::vllm, "m", w, 0));
+  // TRT-LLM's attention-DP note stays last, after the flags.
+  w.attention_dp = 2;
+  const std::string t = engine_args(Engine::trtllm, "m", w, 0, {}, "", x);
+  CHECK(t.find("--kv_cache_free_gpu_memory_fraction 0.85  (extra_llm_api_options: enable_attention_dp: true)") !=
+        std::string::npos);
+}
