@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "modeler/layer_parts.h"
+#include "modeler/model_desc.h"
+
 namespace shardplan {
 
 namespace {
@@ -124,11 +127,65 @@ Fp8Scaling gemm_scaling(Fp8Recipe recipe) {
 }
 
 double tp_all_gather_bytes(const Plan& p, const Framework& fw) {
-  const bool te_v1 = fw.fp8_library == Fp8Library::transformer_engine_v1;
-  return p.precision == Dtype::fp8 && te_v1 && effective_fp8_recipe(p, fw) == Fp8Recipe::delayed ? 1.0 : 2.0;
+  if (p.precision != Dtype::fp8) return 2.0;
+  const Fp8Recipe r = effective_fp8_recipe(p, fw);
+  switch (fw.fp8_library) {
+    case Fp8Library::transformer_engine_v1:
+      return r == Fp8Recipe::delayed ? 1.0 : 2.0;
+    case Fp8Library::transformer_engine:
+      return r == Fp8Recipe::delayed || r == Fp8Recipe::tensorwise ? 1.0 : 2.0;
+    case Fp8Library::torchao:
+      return r == Fp8Recipe::tensorwise ? 1.0 : 2.0;
+  }
+  return 2.0;
 }
 
+namespace {
+/// The current-scaling casts of one layer whose amax is all-reduced over tp (precision_recipe.h
+/// add_amax_reductions), forward and backward; none where the plan's recipe or parallelism has none.
+struct TpAmaxCasts {
+  double fwd = 0, bwd = 0;
+};
+TpAmaxCasts tp_amax_casts(const Context& ctx, const Sharding& sh) {
+  const Plan& p = ctx.plan;
+  const ModelDesc& m = ctx.model;
+  const Framework& fw = ctx.framework;
+  if (p.precision != Dtype::fp8 || p.tp <= 1 || effective_fp8_recipe(p, fw) != Fp8Recipe::tensorwise) return {};
+  switch (fw.fp8_library) {
+    case Fp8Library::transformer_engine: {
+      if (!p.sequence_parallel) return {};
+      // QKV and MLP-up inputs (column-parallel), output-projection and MLP-down gradients (row-parallel). A MoE
+      // layer's routed experts get their tokens from the dispatcher, not from a sequence-parallel gather
+      // (Megatron-Core's grouped expert linears run without TE's tensor-parallel mode); its shared experts are
+      // column- and row-parallel linears like a dense MLP's.
+      const double moe = !m.moe                    ? 0.0
+                         : sh.moe_layer_share >= 0 ? sh.moe_layer_share
+                                                   : fraction_of_layers(m, is_moe_layer);
+      const double mlp = (1.0 - moe) + (m.moe && m.moe->shared_experts > 0 ? moe : 0.0);
+      return {1.0 + mlp, 1.0 + mlp};
+    }
+    case Fp8Library::torchao: {
+      // Two module inputs; the output gradients of wq, wk, wv, wo, the MLP-up linears (w1 and w3 when gated) and w2.
+      const double up = m.gated_mlp ? 2.0 : 1.0;
+      return {2, 3.0 + 1.0 + up + 1.0};
+    }
+    case Fp8Library::transformer_engine_v1:
+      return {};  // no current scaling in 1.x
+  }
+  return {};
+}
+}  // namespace
+
 void add_amax_reductions(const Context& ctx, const Sharding& sh, CommPlan* comm) {
+  const TpAmaxCasts tp_casts = tp_amax_casts(ctx, sh);
+  constexpr double kAmaxBytes = 4.0;  // fp32
+  const int tp = ctx.plan.tp;
+  if (tp_casts.fwd > 0)
+    comm->layer_forward.push_back(
+        {CommKind::tp, Collective::all_reduce, Bytes(kAmaxBytes), tp, 1, tp_casts.fwd, Window::exposed});
+  if (tp_casts.bwd > 0)
+    comm->layer_backward.push_back(
+        {CommKind::tp, Collective::all_reduce, Bytes(kAmaxBytes), tp, 1, tp_casts.bwd, Window::exposed});
   const Plan& p = ctx.plan;
   const Framework& fw = ctx.framework;
   if (p.precision != Dtype::fp8 || fw.fp8_library != Fp8Library::transformer_engine_v1 ||
@@ -137,7 +194,6 @@ void add_amax_reductions(const Context& ctx, const Sharding& sh, CommPlan* comm)
   const int group = p.tp * p.dp * p.cp;
   if (group <= 1) return;
   constexpr double kGemmsPerLayer = 4.0;  // QKV, output projection, MLP up and down: one TE module each
-  constexpr double kAmaxBytes = 4.0;      // fp32
   const double chunks = std::max(1, sh.chunks), gemms = kGemmsPerLayer * sh.layers / chunks;
   // Megatron order puts tp innermost, then cp and dp: the group is the stage's consecutive ranks.
   comm->microbatch.push_back(
@@ -151,10 +207,14 @@ double param_gather_bytes(const Plan& p, const Framework& fw) {
   // Megatron's fp8 parameters (--fp8-param-gather, distributed optimizer all-gather of the quantized shards) and
   // torchao's fp8 FSDP all-gather move the 1-byte data; block-scaled recipes add their scales.
   switch (effective_fp8_recipe(p, fw)) {
-    case Fp8Recipe::blockwise: return 1.0 + 4.0 / (128.0 * 128.0);
-    case Fp8Recipe::mxfp8: return 1.0 + 1.0 / 32.0;
-    case Fp8Recipe::nvfp4: return 0.5 + 1.0 / 16.0;
-    default: return 1.0;
+    case Fp8Recipe::blockwise:
+      return 1.0 + 4.0 / (128.0 * 128.0);
+    case Fp8Recipe::mxfp8:
+      return 1.0 + 1.0 / 32.0;
+    case Fp8Recipe::nvfp4:
+      return 0.5 + 1.0 / 16.0;
+    default:
+      return 1.0;
   }
 }
 

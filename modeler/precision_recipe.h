@@ -62,9 +62,20 @@ LayerQuantize te_v1_layer_quantize(const LinearOperands& ops, bool sequence_para
 
 /// Bytes per element of the activations and gradients sequence parallelism all-gathers around the linears (the
 /// QKV and MLP-up inputs in forward and again for their weight gradients, the output-projection and MLP-down
-/// output gradients): 1 where Transformer Engine 1.x's delayed-scaling linears gather the fp8 cast (their own
-/// gather_along_first_dim of the fp8 tensor; with userbuffers, base.py initialize_ub makes every all-gather buffer
-/// uint8 under fp8), else the 16-bit tensor. The reduce-scatters stay 16-bit.
+/// output gradients): 1 where the linears quantize their local shard and gather the fp8 data, else the 16-bit
+/// tensor. The reduce-scatters stay 16-bit. Per-tensor recipes gather fp8:
+/// - Transformer Engine 1.x delayed scaling: its own gather_along_first_dim of the fp8 tensor; with userbuffers,
+///   base.py initialize_ub makes every all-gather buffer uint8 under fp8.
+/// - Transformer Engine 2.x delayed and current (tensorwise) scaling (v2.7 distributed.py gather_along_first_dim:
+///   _all_gather_fp8 for Float8Quantizer and Float8CurrentScalingQuantizer; linear.py and layernorm_linear.py
+///   quantize the local input row-wise before the forward gather and give the quantizer to the backward re-gather;
+///   base.py grad_output_preprocess quantizes the row-parallel output gradient before its gather). Its blockwise
+///   and MXFP8 gathers are not counted as fp8 (_all_gather_fp8_blockwise, _all_gather_mxfp8 gather the 16-bit
+///   tensor and quantize after it in some of their paths).
+/// - torchao tensorwise under DTensor tensor parallelism (torchtitan 9dec370 parallelize_llama.py apply_tp uses
+///   torchao's Float8ColwiseParallel, Float8RowwiseParallel and PrepareFloat8ModuleInput when float8 is on; torchao
+///   v0.7.0 float8_tensor_parallel.py casts the module inputs before the Shard(1) -> Replicate redistribute and the
+///   output gradients before the backward's all-gather; float8_ops.py allgather_fp8 gathers the fp8 data).
 double tp_all_gather_bytes(const Plan& p, const Framework& fw);
 
 /// Transformer Engine 1.x delayed scaling's amax reductions (v1.8 fp8.py reduce_and_update_fp8_tensors): once per
@@ -74,6 +85,19 @@ double tp_all_gather_bytes(const Plan& p, const Framework& fw);
 /// group, Megatron-Core's tensor x data x context-parallel ranks (get_amax_reduction_group(with_context_parallel=
 /// True)), on the compute stream, before a fused amax-and-scale update. Per micro-batch and pipeline stage; nothing
 /// where the plan is not fp8 delayed scaling under TE 1.x or the group is one rank.
+///
+/// Current (tensorwise) scaling reduces the amax of a tensor sharded over the tensor-parallel ranks before it is
+/// cast, so that the gathered fp8 tensor has one scale: one exposed 4-byte MAX all-reduce over tp per such cast,
+/// per layer and micro-batch (layer_forward / layer_backward), where tp > 1:
+/// - Transformer Engine 2.x with sequence parallelism (v2.7 linear.py and layernorm_linear.py
+///   _customize_quantizers_float8_current_scaling: with_amax_reduction on the column-parallel input quantizer and
+///   the row-parallel output-gradient quantizer, amax_reduction_group = tp_group): QKV and MLP-up inputs forward,
+///   output-projection and MLP-down gradients backward.
+/// - torchao under DTensor tensor parallelism (torchao v0.7.0 float8_utils.py tensor_to_amax: torch.max over a
+///   sharded DTensor is a partial value; the clamp in amax_to_scale makes it replicated, one all-reduce, as
+///   fsdp_utils.py states for the weights): the attention and MLP inputs (PrepareFloat8ModuleInput) forward, and
+///   every Float8Linear's output gradient backward (NoopFwToFloat8E5M2BwDynamic): torchtitan's separate wq, wk, wv,
+///   wo, w1, w3 (gated MLPs) and w2 (models/llama/model.py).
 void add_amax_reductions(const Context& ctx, const Sharding& sh, CommPlan* comm);
 
 /// The recipe a plan runs: the plan's own, else nvfp4 for fp4 GEMMs, else the framework's published recipe.

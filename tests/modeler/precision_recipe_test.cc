@@ -129,7 +129,6 @@ TEST_CASE("Transformer Engine 1.x: all-gathers in fp8 under delayed scaling, and
   p.fp8_recipe = Fp8Recipe::tensorwise;  // not read at 1.x
   CHECK(tp_all_gather_bytes(p, v1) == 2.0);
   p.fp8_recipe.reset();
-  CHECK(tp_all_gather_bytes(p, *find_framework("nemo")) == 2.0);
   Gpu blackwell;
   blackwell.compute_capability = 10.0;
   CHECK(recipe_kernels(Fp8Recipe::delayed, v1, blackwell).weight.bytes_per_elem == doctest::Approx(4.0));
@@ -175,6 +174,101 @@ TEST_CASE("Transformer Engine 1.x amax reductions: forward and backward, per mod
   q = p;
   q.tp = q.dp = q.cp = 1;
   CHECK(none(q, v1));
+}
+
+TEST_CASE("Transformer Engine 2.x and torchao gather the fp8 data of per-tensor recipes only") {
+  const Framework te2 = *find_framework("nemo"), titan = *find_framework("torchtitan");
+  REQUIRE(te2.fp8_library == Fp8Library::transformer_engine);
+  REQUIRE(titan.fp8_library == Fp8Library::torchao);
+  Plan p;
+  CHECK(tp_all_gather_bytes(p, te2) == 2.0);  // bf16
+  CHECK(tp_all_gather_bytes(p, titan) == 2.0);
+  p.precision = Dtype::fp8;
+  CHECK(tp_all_gather_bytes(p, te2) == 1.0);    // Megatron-Bridge's current scaling
+  CHECK(tp_all_gather_bytes(p, titan) == 1.0);  // Float8ColwiseParallel's fp8 gathers
+  p.fp8_recipe = Fp8Recipe::delayed;
+  CHECK(tp_all_gather_bytes(p, te2) == 1.0);
+  CHECK(tp_all_gather_bytes(p, titan) == 2.0);  // torchao's fp8 TP styles take dynamic scaling only
+  for (Fp8Recipe r : {Fp8Recipe::blockwise, Fp8Recipe::mxfp8}) {
+    p.fp8_recipe = r;
+    CHECK(tp_all_gather_bytes(p, te2) == 2.0);  // gathered in 16 bits, quantized after
+  }
+  p.fp8_recipe.reset();
+  p.precision = Dtype::fp4;
+  CHECK(tp_all_gather_bytes(p, te2) == 2.0);
+}
+
+TEST_CASE("current scaling all-reduces the amax of a tensor-parallel shard before each cast") {
+  ModelDesc m;
+  m.gated_mlp = true;
+  System sys;
+  Plan p;
+  p.tp = 4;
+  p.dp = 2;
+  p.precision = Dtype::fp8;
+  p.sequence_parallel = true;
+  Sharding sh;
+  sh.layers = 8;
+  auto plan_of = [&](const ModelDesc& md, const Plan& q, const Framework& fw) {
+    CommPlan c;
+    add_amax_reductions(Context{md, sys, q, fw}, sh, &c);
+    return c;
+  };
+  const Framework te2 = *find_framework("nemo"), titan = *find_framework("torchtitan");
+  const CommPlan c = plan_of(m, p, te2);
+  REQUIRE(c.layer_forward.size() == 1);
+  REQUIRE(c.layer_backward.size() == 1);
+  for (const CommOp& op : {c.layer_forward[0], c.layer_backward[0]}) {
+    CHECK(op.kind == CommKind::tp);
+    CHECK(op.collective == Collective::all_reduce);
+    CHECK(op.bytes.v == 4.0);  // one fp32 amax
+    CHECK(op.group == 4);
+    CHECK(op.window == Window::exposed);
+    CHECK(op.count == 2.0);  // QKV and MLP-up inputs forward; output-projection and MLP-down gradients backward
+  }
+  CHECK(c.microbatch.empty());  // no delayed-scaling history reduction
+  // torchtitan: the two module inputs, then the gradients of wq, wk, wv, wo, w1, w3 and w2.
+  const CommPlan t = plan_of(m, p, titan);
+  REQUIRE(t.layer_forward.size() == 1);
+  REQUIRE(t.layer_backward.size() == 1);
+  CHECK(t.layer_forward[0].count == 2.0);
+  CHECK(t.layer_backward[0].count == 7.0);
+  ModelDesc plain = m;
+  plain.gated_mlp = false;
+  CHECK(plan_of(plain, p, titan).layer_backward[0].count == 6.0);
+  // MoE layers: the routed experts' inputs come from the dispatcher; shared experts are gathered like a dense MLP.
+  ModelDesc moe = m;
+  moe.moe = MoeDesc{};
+  moe.moe->experts = 8;
+  sh.moe_layer_share = 1.0;
+  CHECK(plan_of(moe, p, te2).layer_forward[0].count == 1.0);
+  moe.moe->shared_experts = 1;
+  CHECK(plan_of(moe, p, te2).layer_backward[0].count == 2.0);
+  sh.moe_layer_share = -1;
+  // None: without sequence parallelism (TE), at tp 1, for bf16, delayed scaling, blockwise, or under TE 1.x.
+  auto none = [&](const Plan& q, const Framework& fw) {
+    const CommPlan d = plan_of(m, q, fw);
+    return d.layer_forward.empty() && d.layer_backward.empty();
+  };
+  Plan q = p;
+  q.sequence_parallel = false;
+  CHECK(none(q, te2));
+  CHECK_FALSE(none(q, titan));  // torchtitan's TP styles cast the sharded DTensors either way
+  q = p;
+  q.tp = 1;
+  CHECK(none(q, te2));
+  CHECK(none(q, titan));
+  q = p;
+  q.precision = Dtype::bf16;
+  CHECK(none(q, te2));
+  q = p;
+  q.fp8_recipe = Fp8Recipe::delayed;
+  CHECK(none(q, te2));
+  q.fp8_recipe = Fp8Recipe::blockwise;
+  CHECK(none(q, te2));
+  q = p;
+  q.fp8_recipe = Fp8Recipe::tensorwise;
+  CHECK(none(q, *find_framework("nemo-2024")));
 }
 
 TEST_CASE("the GEMM table of each recipe: block scales for blockwise and mxfp8, per tensor otherwise") {

@@ -72,8 +72,10 @@ TEST_CASE("per-source and per-framework errors (printed for the record)") {
 TEST_CASE("every published run is evaluated, dense and MoE") {
   int evaluated = 0;
   for (const io::RunResult& r : report().results) {
-    if (!r.skipped) ++evaluated;
-    else MESSAGE(r.run->id << " skipped: " << r.skip_reason);
+    if (!r.skipped)
+      ++evaluated;
+    else
+      MESSAGE(r.run->id << " skipped: " << r.skip_reason);
   }
   CHECK(evaluated == static_cast<int>(report().results.size()));
 }
@@ -203,7 +205,8 @@ TEST_CASE("torchtitan's pipelined rows run its pp micro-batches; --fastest-fit t
   // copies and exposed dK/dV transfer and AsyncTP's unpaired dX reduce-scatters (docs/validation.md); 21.1 ->
   // 20.5% with torchtitan's default all-gather rotater (context_parallel_rotate_method, the 405B CP 4/8 rows);
   // 20.5 -> 17.5% with the compiled CP loop's collectives waited at issue (torch.compile traces it, fullgraph).
-  constexpr double kGuardTorchtitan = 18.0;
+  // 17.5 -> 18.3% with torchao's fp8 tensor-parallel all-gathers and amax all-reduces (the tp 8 rows; faster).
+  constexpr double kGuardTorchtitan = 18.8;
   const io::ValidationReport& rep = report();
   report_target("torchtitan", rep.by_framework.at("torchtitan"), 10.0, kGuardTorchtitan);
   CHECK(rep.by_framework.at("torchtitan").mape <= kGuardTorchtitan);
@@ -256,7 +259,10 @@ TEST_CASE("issue 10 targets, per GPU family and precision (printed; guards on wh
   // H100 19.2 -> 18.5 and fp8 15.4 -> 14.2 with the compiled CP loop's collectives exposed (torchtitan CP rows).
   // Blackwell 9.8 -> 12.6, fp8 14.2 -> 14.9 with the DeepSeek-V3 recipes' MTP module and pipeline layouts;
   // 12.6 -> 12.1 and 14.9 -> 14.7 with Qwen3's QK-norm.
-  // Blackwell Blackwell 12.1 -> 11.7, fp8 14.7 -> 14.6 with each layout rank's own MoE share (Sharding::moe_layer_share) with each layout rank's own MoE share (Sharding::moe_layer_share).
+  // Blackwell 12.1 -> 11.7, fp8 14.7 -> 14.6 with each layout rank's own MoE share (Sharding::moe_layer_share).
+  // fp8 14.6 -> 15.0 (bias +13.8 -> +14.2), H100 18.5 -> 18.7 with the fp8 tensor-parallel all-gathers of
+  // Transformer Engine 2.x per-tensor recipes and torchao, and current scaling's amax all-reduces over tp
+  // (precision_recipe.h; docs/validation.md "Gathers in fp8"): sourced, and away from the measurements.
   const std::map<std::string, double> guard_mape = {{"A100", 7.2}, {"H100", 19.0}, {"Blackwell", 11.8}};
   for (const auto& [gen, g] : family) {
     const std::string generation = gen;  // clang 14 cannot capture a structured binding (CAPTURE's lambda)
@@ -265,8 +271,8 @@ TEST_CASE("issue 10 targets, per GPU family and precision (printed; guards on wh
     CAPTURE(generation);
     if (guard_mape.count(gen)) CHECK(g.mape <= guard_mape.at(gen));
   }
-  report_target("fp8 rows", fp8, 10.0, 14.7);
-  CHECK(fp8.mape <= 14.7);
+  report_target("fp8 rows", fp8, 10.0, 15.5);
+  CHECK(fp8.mape <= 15.5);
 }
 
 TEST_CASE("torchtitan's context-parallel and AsyncTP rows (issue 10), each guarded") {
@@ -278,11 +284,14 @@ TEST_CASE("torchtitan's context-parallel and AsyncTP rows (issue 10), each guard
   // CP ranks sit in different nodes, move +20.7 -> +18.9 and +38.9 -> +30.0; the 8B rows' NVLink gathers hide.
   // Compiled (torch.compile traces the CP loop; each collective waited at issue, none behind a kernel): 8B
   // +5.8 / +42.0 / +48.6 -> +4.1 / +38.1 / +43.6, 405B +20.9 / +18.9 / +30.0 -> +11.4 / +3.2 / +12.5.
+  // torchao's fp8 tensor-parallel all-gathers (Float8ColwiseParallel; precision_recipe.h): 70B 2D +0.5 -> +7.7,
+  // AsyncTP +12.2 -> +15.2 (the AsyncTP gain over plain 2D predicted 13% where 18% before; measured 5.7%), 405B
+  // CP 2 / 4 / 8 +11.4 / +3.2 / +12.5 -> +12.0 / +3.6 / +12.8.
   const std::map<std::string, double> guard = {
-      {"torchtitan_h100_t2_8b_g8_cp2_s65536", 4.6},     {"torchtitan_h100_t2_8b_g8_cp4_s131072", 38.6},
-      {"torchtitan_h100_t2_8b_g8_cp8_s262144", 44.1},   {"torchtitan_h100_t6_405b_g512_cp2_s65536", 11.9},
-      {"torchtitan_h100_t6_405b_g512_cp4_s131072", 3.7}, {"torchtitan_h100_t6_405b_g512_cp8_s262144", 13.0},
-      {"torchtitan_h100_t4_70b_g256_2d", 1.0},          {"torchtitan_h100_t4_70b_g256_2d_asynctp", 12.7}};
+      {"torchtitan_h100_t2_8b_g8_cp2_s65536", 4.6},      {"torchtitan_h100_t2_8b_g8_cp4_s131072", 38.6},
+      {"torchtitan_h100_t2_8b_g8_cp8_s262144", 44.1},    {"torchtitan_h100_t6_405b_g512_cp2_s65536", 12.5},
+      {"torchtitan_h100_t6_405b_g512_cp4_s131072", 4.1}, {"torchtitan_h100_t6_405b_g512_cp8_s262144", 13.3},
+      {"torchtitan_h100_t4_70b_g256_2d", 8.2},           {"torchtitan_h100_t4_70b_g256_2d_asynctp", 15.7}};
   int found = 0;
   for (const io::RunResult& r : report().results) {
     const auto it = guard.find(r.run->id);

@@ -134,9 +134,13 @@ TEST_CASE("Transformer Engine 1.x delayed scaling all-gathers the fp8 cast; the 
     CHECK(bytes_of(c.layer_forward, Collective::reduce_scatter) == std::vector<double>{256.0 * 64 * 2, 256.0 * 64 * 2});
     CHECK(bytes_of(c.layer_backward, Collective::all_gather) == std::vector<double>(4, 256.0 * 64));
     CHECK(bytes_of(c.layer_backward, Collective::reduce_scatter) == std::vector<double>(2, 256.0 * 64 * 2));
-    // Transformer Engine 2.x (not read for this) and bf16 plans gather 16 bits.
+    // Transformer Engine 2.x gathers fp8 too under per-tensor recipes (v2.7 distributed.py _all_gather_fp8), not
+    // under blockwise scaling; bf16 plans gather 16 bits.
     su.framework.fp8_library = Fp8Library::transformer_engine;
+    CHECK(bytes_of(su.comm().layer_forward, Collective::all_gather)[0] == 256.0 * 64);
+    su.plan.fp8_recipe = Fp8Recipe::blockwise;
     CHECK(bytes_of(su.comm().layer_forward, Collective::all_gather)[0] == 256.0 * 64 * 2);
+    su.plan.fp8_recipe.reset();
     su.framework.fp8_library = Fp8Library::transformer_engine_v1;
     su.plan.precision = Dtype::bf16;
     CHECK(bytes_of(su.comm().layer_backward, Collective::all_gather)[0] == 256.0 * 64 * 2);
