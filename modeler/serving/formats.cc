@@ -139,6 +139,34 @@ std::string apply_checkpoint_format(WeightFormat* weights, WeightFormat* moe_wei
   return "fp8 on a " + n + "x" + n + " block-scaled checkpoint: fp8_block kernels";
 }
 
+bool is_gguf_block_format(WeightFormat f) {
+  switch (f) {
+    case WeightFormat::q8_0:
+    case WeightFormat::q6_k:
+    case WeightFormat::q5_k:
+    case WeightFormat::q4_k:
+    case WeightFormat::q3_k:
+    case WeightFormat::q2_k:
+    case WeightFormat::q4_0:
+    case WeightFormat::q5_k_m:
+    case WeightFormat::q4_k_m:
+    case WeightFormat::q3_k_m:
+      return true;
+    default:
+      return false;
+  }
+}
+
+double metal_mul_mv_converts_per_weight(WeightFormat f) {
+  // Read in ggml-metal.metal (kernel_mul_mv_q4_K_f32_impl, _q5_K_, _q6_K_; an indexed copy of the current kernels,
+  // the same per-weight pattern as the 2024 builds the rows ran): each weight is masked (q4_K: `qs & 0x000F`
+  // ... `& 0xF000`, the scale folded in later) or assembled from its low and high bits (q5_K, q6_K), and the
+  // integer is multiplied by the f32 activation, one int-to-float conversion per weight. q8_0, q4_0, q3_K and
+  // q2_K follow the same pattern (assumed, not read). 16-bit weights are operands of the FMA at no extra cost
+  // (philipturner/metal-benchmarks@dc2adc6 README "ALU Layout": most pipelines accept 16-bit operands for free).
+  return is_gguf_block_format(f) ? 1.0 : 0.0;
+}
+
 std::optional<double> parse_kv_bytes(std::string_view name) {
   if (name == "bf16" || name == "fp16") return 2.0;
   if (name == "fp8") return 1.0;

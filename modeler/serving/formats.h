@@ -53,6 +53,15 @@ WeightFormat checkpoint_kernel_format(WeightFormat stated, int checkpoint_fp8_bl
 /// changed ("fp8 on a 128x128 block-scaled checkpoint: fp8_block kernels"), or "" when nothing did.
 std::string apply_checkpoint_format(WeightFormat* weights, WeightFormat* moe_weights, int checkpoint_fp8_block);
 
+/// Whether `f` is one of llama.cpp's GGUF block formats (q8_0, q4_0, the k-quants and their mixes): the formats
+/// whose matrix multiplications run in llama.cpp's own quantised kernels (ggml-cuda mmvq/mmq, ggml-metal mul_mv).
+bool is_gguf_block_format(WeightFormat f);
+
+/// Integer-to-float conversions per weight in llama.cpp's Metal matrix-vector kernels (kernel_mul_mv_<type>_f32,
+/// ggml-metal.metal): 1 for a GGUF block format, whose kernels mask each weight's bits out of its block and multiply
+/// the integer by the f32 activation; 0 for 16- and 32-bit weights, read as operands at no cost.
+double metal_mul_mv_converts_per_weight(WeightFormat f);
+
 /// KV-cache element bytes: bf16/fp16 2, fp8 1, q8_0 34/32, q4_0 18/32 (ggml block sizes).
 std::optional<double> parse_kv_bytes(std::string_view name);
 

@@ -42,6 +42,19 @@ Seconds weight_stream_time(const Gpu& gpu, Dtype math, double rows, Bytes weight
 }
 
 namespace {
+// llama.cpp's Metal backend multiplies up to 8 rows with its matrix-vector kernels and the tiled matrix-matrix
+// kernel above (ggml-metal-ops.cpp, `ne11_mm_min = 8`, "break-even where the mat-matrix kernel becomes more
+// efficient"; quoted in indexed copies of the current source, not read at the rows' 2024 builds).
+constexpr double kMetalMulMvMaxRows = 8;
+
+// Int-to-float conversions per second of an Apple GPU: CONVERT(I->F) issues on the integer and complex-math
+// pipeline at one 32-wide instruction per 4 cycles per scheduler, 32 lanes per core and cycle, against 128 FP32
+// FMA lanes (philipturner/metal-benchmarks@dc2adc6 README, "ALU Layout" and "Instruction Throughputs", measured on
+// A14 and M1 Max; the M2 and M3 generations assumed alike). The profile's fp32 peak counts 2 flops per FMA lane.
+double apple_convert_rate(const Gpu& g) { return g.peak_for(Dtype::fp32).v / 2.0 / 4.0; }
+}  // namespace
+
+namespace {
 // Tile quantisation only for GEMMs of at least one full wave of output tiles: a skinny GEMM (decode, small
 // prefill chunks) has fewer tiles than SMs, and cuBLAS/CUTLASS pick split-K or stream-K kernels that keep every
 // SM busy (the measured decode GEMMs above run at the memory rate from m = 1 to 64), not one 128x256 tile per SM.
@@ -53,12 +66,31 @@ double serving_wave_efficiency(const Gpu& gpu, double m, double n) {
 }
 }  // namespace
 
+Seconds gguf_kernel_extra_time(const Gpu& gpu, WeightFormat format, double m, double n, double k) {
+  if (m <= 0 || !is_gguf_block_format(format)) return Seconds(0);
+  if (gpu.unified_memory) {
+    // Metal (the only llama.cpp GPU backend on the Apple parts, every shipped unified_memory profile): up to
+    // kMetalMulMvMaxRows rows run the mul_mv kernels, each converting every weight once per row; above, the tiled
+    // mul_mm kernel dequantises a tile once for all its rows (not counted).
+    if (m > kMetalMulMvMaxRows) return Seconds(0);
+    return Seconds(m * n * k * metal_mul_mv_converts_per_weight(format) / apple_convert_rate(gpu));
+  }
+  // CUDA: ggml_cuda_op_mul_mat quantises the f32 activation to q8_1 blocks (32 int8 + a half2 d, s: 36 bytes per
+  // 32 values) in a kernel of its own before each quantised matrix multiplication (ggml-cuda.cu quantize_src1,
+  // read in an indexed copy; mmvq and mmq both take q8_1): one small kernel reading m x k floats and writing the
+  // blocks.
+  return small_kernel_time(gpu) + elementwise_time(gpu, Bytes(m * k * (4.0 + 36.0 / 32.0)));
+}
+
 Seconds weight_gemm_time(const Gpu& gpu, Dtype math, double m, double n, double k, Bytes weight_bytes,
                          double compute_speedup, std::optional<WeightFormat> format) {
   if (m <= 0) return Seconds(0);
   const double flops = 2.0 * m * n * k;
-  const Seconds memory =
-      weight_stream_time(gpu, math, m, weight_bytes, Bytes(m * k * act_bytes(math) + m * n * 2.0));
+  // A GGUF format's dequantisation work runs inside or before its kernel and is added to the weight stream: on
+  // Metal the conversions share the kernel with the loads (no overlap assumed: an upper bound; the F16 and Q4_K_M
+  // rows of one M2 Ultra stream at 0.84 and 0.66 of its peak, docs/serving.md), on CUDA the q8_1 kernel runs first.
+  const Seconds memory = weight_stream_time(gpu, math, m, weight_bytes, Bytes(m * k * act_bytes(math) + m * n * 2.0)) +
+                         (format ? gguf_kernel_extra_time(gpu, *format, m, n, k) : Seconds(0));
   // Prefill-sized GEMMs: the measured rate of the engines' kernels for this format (its fixed cost included).
   if (format && m >= kPrefillGemmMinRows)
     if (const Curve* rate = prefill_gemm_rate(gpu.name, *format))

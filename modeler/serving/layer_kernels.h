@@ -41,6 +41,10 @@ struct KernelCtx {
 /// rows: the measured decode-GEMM rate at that m where decode_gemm_table.h has the GPU, else HBM bandwidth x the
 /// memory table.
 Seconds weight_stream_time(const Gpu& gpu, Dtype math, double rows, Bytes weight_bytes, Bytes other_bytes);
+/// The work a GGUF block format adds to one m x n x k matrix multiplication in llama.cpp (0 for other formats):
+/// on an Apple GPU (Metal) the mul_mv kernels' int-to-float conversion of every weight for each of up to 8 rows
+/// at the GPU's conversion rate; on CUDA the kernel that quantises the activation to q8_1 first.
+Seconds gguf_kernel_extra_time(const Gpu& gpu, WeightFormat format, double m, double n, double k);
 /// Time of one m x n x k GEMM whose weight matrix is stored in `weight_bytes` (any format): the GEMM formula of
 /// gemm_model.h with the weight bytes replaced by the format's; a sparse kernel divides the compute side by its
 /// `compute_speedup` (transforms.h). With the weights' `format` given, a GEMM of at least kPrefillGemmMinRows

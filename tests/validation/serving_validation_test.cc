@@ -98,14 +98,21 @@ TEST_CASE("serve validate on the shipped serving runs: errors at or below the me
   // 22.5% over 19 -> 25.3% over 24 with the five full-GPU rows the new profiles predict (below).
   // 25.3% over 24 -> 27.2% over 26 with llama.cpp PR #12922's two CPU-only-decode rows (the Ryzen 7 5800X in the
   // CPU table, below).
-  CHECK(o[2].mape <= 27.3);
+  // 27.2% -> 20.7% with the GGUF formats' kernel work (below).
+  CHECK(o[2].mape <= 20.8);
   const auto& full = rep.by_family.at("llama.cpp full-GPU");
   // 12.0% over 9 -> 20.5% over 14 (prefill 24.4% -> 24.9%) with the rtx-3070 and Apple profiles
   // (hwprofiles/gpus, 2026-12-03): RTX 3070 +6.9% decode / -10.3% prefill; the Apple rows on datasheet
   // bandwidth and the [U] NVIDIA efficiency placeholders run fast: M2 Ultra +30.2% / +6.9%, M3 Max +43.5%,
   // M1 Max +92.2% (docs/serving.md). Not fitted: no published Apple efficiency was found.
+  // 20.5% -> 8.5% with the GGUF formats' kernel work added to the weight stream (layer_kernels.cc
+  // gguf_kernel_extra_time): on Metal one int-to-float conversion per weight at a quarter of the FMA lanes' rate
+  // (metal-benchmarks), M2 Ultra Q4_K_M +30.2% -> -2.3%, M3 Max +43.5% -> +14.1%, M1 Max +92.2% -> +33.7%; on
+  // CUDA ggml's q8_1 activation kernel before each quantised matmul, RTX 4090 Q4_K_M +19.1% -> +6.2% (8k:
+  // +29.4% -> +16.4%), RTX 3090 +26.9% -> +13.9%, RTX 3070 +6.9% -> +0.8%, 2x4090 70B +5.1% -> +1.1%, 2x3090 70B
+  // +13.7% -> +9.7%. The F16 rows and every prefill unchanged (24.9%).
   CHECK(full[2].runs >= 14);
-  CHECK(full[2].mape <= 20.6);
+  CHECK(full[2].mape <= 8.6);
   const auto& off = rep.by_family.at("llama.cpp offload");
   // Offload decode 68.3% -> 69.9% over 7 with the host rule (modeler/serving/host_rates.cc) in place of the
   // unsourced 0.75 x peak: llama.cpp's measured CPU decode reads 0.82 of the peak on two-channel desktops (the

@@ -72,3 +72,19 @@ TEST_CASE("a stated fp8 on a block-scaled fp8 checkpoint runs fp8_block kernels;
   CHECK(apply_checkpoint_format(&w, &e, 0).empty());
   CHECK(e == WeightFormat::fp8);
 }
+
+TEST_CASE("GGUF block formats and their conversions per weight in Metal's mul_mv kernels") {
+  for (WeightFormat f :
+       {WeightFormat::q8_0, WeightFormat::q6_k, WeightFormat::q5_k, WeightFormat::q4_k, WeightFormat::q3_k,
+        WeightFormat::q2_k, WeightFormat::q4_0, WeightFormat::q4_k_m, WeightFormat::q5_k_m, WeightFormat::q3_k_m}) {
+    CAPTURE(weight_format_name(f));
+    CHECK(is_gguf_block_format(f));
+    CHECK(metal_mul_mv_converts_per_weight(f) == 1.0);
+  }
+  for (WeightFormat f : {WeightFormat::bf16, WeightFormat::fp16, WeightFormat::f32, WeightFormat::fp8,
+                         WeightFormat::int4_wo, WeightFormat::mxfp4}) {
+    CAPTURE(weight_format_name(f));
+    CHECK_FALSE(is_gguf_block_format(f));
+    CHECK(metal_mul_mv_converts_per_weight(f) == 0.0);
+  }
+}

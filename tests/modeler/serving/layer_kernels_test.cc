@@ -188,3 +188,28 @@ TEST_CASE("decode attention reads each cache once for all of a sequence's querie
   l.decode_tokens_per_seq = 1000;  // far past the ridge: the queries' math dominates
   CHECK(attention_time(c, sm.classes.front(), l) > one * 2.0);
 }
+
+TEST_CASE("a GGUF matmul on an Apple GPU converts each weight once per row, up to the 8 rows of Metal's mul_mv") {
+  Gpu g = test::round_system().gpu;
+  g.unified_memory = true;
+  g.peak[static_cast<int>(Dtype::fp32)] = TFlops(8);  // 4e12 FMA lanes/s -> 1e12 conversions/s on the complex pipe
+  CHECK(gguf_kernel_extra_time(g, WeightFormat::q4_k, 1, 1000, 1000).v == doctest::Approx(1e-6));
+  CHECK(gguf_kernel_extra_time(g, WeightFormat::q6_k, 8, 1000, 1000).v == doctest::Approx(8e-6));
+  CHECK(gguf_kernel_extra_time(g, WeightFormat::q4_k, 9, 1000, 1000).v == 0);  // mul_mm: not counted
+  CHECK(gguf_kernel_extra_time(g, WeightFormat::fp16, 1, 1000, 1000).v == 0);
+  // The conversions add to the weight stream (1 MB at 1 TB/s).
+  const double plain = weight_gemm_time(g, Dtype::bf16, 1, 1000, 1000, Bytes(1e6)).v;
+  CHECK(weight_gemm_time(g, Dtype::bf16, 1, 1000, 1000, Bytes(1e6), 1.0, WeightFormat::q4_k).v ==
+        doctest::Approx(plain + 1e-6));
+  CHECK(weight_gemm_time(g, Dtype::bf16, 1, 1000, 1000, Bytes(1e6), 1.0, WeightFormat::bf16).v ==
+        doctest::Approx(plain));
+}
+
+TEST_CASE("a GGUF matmul on CUDA first quantises its activation to q8_1 in a kernel of its own") {
+  Gpu g = test::round_system().gpu;
+  g.eff.kernel_overhead = us(3);
+  // 3 us floor + 1000 f32 read and 1000 x 36/32 bytes written at 1 TB/s.
+  CHECK(gguf_kernel_extra_time(g, WeightFormat::q4_k, 1, 4096, 1000).v == doctest::Approx(3e-6 + 5125.0 / 1e12));
+  CHECK(gguf_kernel_extra_time(g, WeightFormat::q8_0, 2, 4096, 1000).v == doctest::Approx(3e-6 + 10250.0 / 1e12));
+  CHECK(gguf_kernel_extra_time(g, WeightFormat::bf16, 1, 4096, 1000).v == 0);
+}
