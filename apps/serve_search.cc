@@ -8,6 +8,7 @@
 #include "apps/serve_command.h"
 #include "apps/serve_spec_flags.h"
 #include "modeler/io/model_io.h"
+#include "modeler/io/serving_json.h"
 #include "modeler/io/system_io.h"
 #include "modeler/problems.h"
 #include "modeler/serving/disagg_search.h"
@@ -212,6 +213,7 @@ int ServeSearchCommand::run_disagg(const ServeInputs& base, const ServeSearchSpa
         e.update({{"mode", "disagg"}, {"prefill", pool_json(c.plan.prefill)}, {"decode", pool_json(c.plan.decode)},
                   {"concurrency", c.concurrency}, {"gpus_used", c.gpus_used}, {"idle_gpus", c.idle_gpus},
                   {"prefill_capacity_rps", c.prefill_capacity_rps}, {"request_rate_rps", c.request_rate_rps},
+                  {"kv_transfer", p.kv_transfer ? io::kv_transfer_json(*p.kv_transfer) : nlohmann::json(nullptr)},
                   {"engine_args", {{"prefill", args(c.plan.prefill) + l.prefill_flags},
                                    {"decode", args(c.plan.decode) + l.decode_flags}, {"router", l.router}}}});
       }
@@ -259,8 +261,8 @@ int ServeSearchCommand::run_disagg(const ServeInputs& base, const ServeSearchSpa
   std::printf("disaggregated: evaluated %d candidates (prefill batch %d prompts per step, %d of %d prefill shapes "
               "kept); rejected:", d.evaluated, pb, d.prefill_shapes_kept, d.prefill_shapes);
   rejected(d.rejected);
-  std::printf("tok/s/GPU is per GPU of --gpus (idle GPUs count against a plan); KV transfer between the pools is "
-              "not modelled\n");
+  std::printf("tok/s/GPU is per GPU of --gpus (idle GPUs count against a plan); disaggregated TTFT includes the KV "
+              "transfer between the pools\n");
   if (rows.empty()) throw Infeasible("no plan meets the targets (rejections above)");
   const Row& best = rows.front();
   if (best.agg) {
@@ -278,6 +280,9 @@ int ServeSearchCommand::run_disagg(const ServeInputs& base, const ServeSearchSpa
   std::printf("  decode, each of %d workers (%s):\n    %s%s\n", c.plan.decode.workers,
               shape(c.plan.decode, false).c_str(), args(c.plan.decode).c_str(), l.decode_flags.c_str());
   std::printf("  router:\n    %s\n", l.router.c_str());
+  if (const auto& t = c.prediction.kv_transfer)
+    std::printf("  KV transfer per request: %.1f MiB, %.3f ms (%.3f ms added to TTFT); %s\n", t->shards.moved.v / kMiB,
+                to_ms(t->time), to_ms(t->exposed), t->placement.c_str());
   return 0;
 }
 
