@@ -253,6 +253,15 @@ class ServePredictCommand final : public Command {
                   to_GiB(r.weights), to_GiB(r.activations), to_GiB(r.kv_cache), to_GiB(r.other), to_GiB(r.total),
                   to_GiB(r.capacity), r.fraction, r.fits ? "" : "  DOES NOT FIT");
     };
+    if (p.kv_transfer) {
+      const KvTransfer& t = *p.kv_transfer;
+      std::printf("KV transfer (prefill -> decode worker, per request): %s\n", t.placement.c_str());
+      std::printf(
+          "  %.1f MiB moved (%.1f MiB of cache; %d prefill GPUs send %.1f MiB each, %d decode GPUs receive "
+          "%.1f MiB each) at %.1f GB/s per GPU: %.3f ms alone, %.3f ms added to TTFT\n",
+          t.shards.moved.v / kMiB, t.shards.unique.v / kMiB, t.shards.senders, t.shards.send_per_gpu.v / kMiB,
+          t.shards.receivers, t.shards.recv_per_gpu.v / kMiB, to_GBps(t.bandwidth), to_ms(t.time), to_ms(t.exposed));
+    }
     if (in.plan.mode == Mode::disaggregated) mem("prefill worker", p.prefill_memory);
     mem(in.plan.mode == Mode::disaggregated ? "decode worker" : "worker", p.memory);
     auto step = [](const char* what, const StepTime& s) {

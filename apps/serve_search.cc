@@ -13,6 +13,7 @@
 #include "apps/serve_shared_flags.h"
 #include "apps/serve_spec_flags.h"
 #include "modeler/io/model_io.h"
+#include "modeler/io/serving_json.h"
 #include "modeler/io/system_io.h"
 #include "modeler/problems.h"
 #include "modeler/serving/disagg_search.h"

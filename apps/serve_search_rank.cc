@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "modeler/io/serving_json.h"
 #include "modeler/problems.h"
 
 namespace shardplan::cli {
@@ -211,6 +212,8 @@ nlohmann::json ranked_json(const RankContext& ctx, const std::vector<TypeSearch>
                 {"idle_gpus", c.idle_gpus},
                 {"prefill_capacity_rps", c.prefill_capacity_rps},
                 {"request_rate_rps", c.request_rate_rps},
+                {"kv_transfer", c.prediction.kv_transfer ? io::kv_transfer_json(*c.prediction.kv_transfer)
+                                                         : nlohmann::json(nullptr)},
                 {"engine_args",
                  {{"prefill", args(ctx, c.plan.prefill, false) + l.prefill_flags},
                   {"decode", args(ctx, c.plan.decode, true) + l.decode_flags},
@@ -298,8 +301,8 @@ void print_ranked(const RankContext& ctx, const std::vector<TypeSearch>& types, 
   }
   if (ctx.mode != "agg")
     std::printf(
-        "tok/s/GPU is per GPU of --gpus (idle GPUs count against a plan); KV transfer between the pools is "
-        "not modelled\n");
+        "tok/s/GPU is per GPU of --gpus (idle GPUs count against a plan); disaggregated TTFT includes the KV "
+        "transfer between the pools\n");
   if (prices) {
     std::printf("$/Mtok = price per GPU-hour x 1e6 / (3600 x tok/s/GPU), at");
     for (const TypeSearch& t : types)
@@ -324,6 +327,9 @@ void print_ranked(const RankContext& ctx, const std::vector<TypeSearch>& types, 
   std::printf("  decode, each of %d workers (%s):\n    %s%s\n", c.plan.decode.workers,
               shape(c.plan.decode, false).c_str(), args(ctx, c.plan.decode, true).c_str(), l.decode_flags.c_str());
   std::printf("  router:\n    %s\n", l.router.c_str());
+  if (const auto& t = c.prediction.kv_transfer)
+    std::printf("  KV transfer per request: %.1f MiB, %.3f ms (%.3f ms added to TTFT); %s\n", t->shards.moved.v / kMiB,
+                to_ms(t->time), to_ms(t->exposed), t->placement.c_str());
 }
 
 }  // namespace shardplan::cli

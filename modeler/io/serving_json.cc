@@ -14,6 +14,25 @@ nlohmann::json memory_json(const serving::MemoryReport& r) {
           {"kv_cache_bytes", r.kv_cache.v}, {"other_bytes", r.other.v},     {"total_bytes", r.total.v},
           {"fraction", r.fraction},         {"fits", r.fits},               {"rule", r.rule}};
 }
+}  // namespace
+
+nlohmann::json kv_transfer_json(const serving::KvTransfer& t) {
+  return {{"transport", serving::kv_transport_name(t.transport)},
+          {"same_node", t.same_node},
+          {"link", t.link},
+          {"placement", t.placement},
+          {"bytes_per_request", t.shards.moved.v},
+          {"unique_bytes_per_request", t.shards.unique.v},
+          {"send_bytes_per_gpu", t.shards.send_per_gpu.v},
+          {"recv_bytes_per_gpu", t.shards.recv_per_gpu.v},
+          {"senders", t.shards.senders},
+          {"receivers", t.shards.receivers},
+          {"bandwidth_bytes_per_s", t.bandwidth.v},
+          {"time_s", t.time.v},
+          {"exposed_s", t.exposed.v}};
+}
+
+namespace {
 nlohmann::json step_json(const serving::StepTime& s) {
   return {{"total_s", s.total.v}, {"linear_s", s.linear.v}, {"attention_s", s.attention.v},
           {"moe_s", s.moe.v},     {"comm_s", s.comm.v},     {"other_s", s.other.v},
@@ -54,6 +73,7 @@ nlohmann::json serve_predict_json(const ServeJsonContext& ctx, const serving::Se
                 {"kv_max_sequences", p.kv_max_batch}};
   j["memory"] = memory_json(p.memory);
   if (in.plan.mode == serving::Mode::disaggregated) j["prefill_memory"] = memory_json(p.prefill_memory);
+  if (p.kv_transfer) j["kv_transfer"] = kv_transfer_json(*p.kv_transfer);
   j["steps"] = {{"prefill", step_json(p.prefill_step)}, {"decode", step_json(p.decode_step)}};
   if (in.spec.enabled()) {
     // The speculative setting as given and what follows from it (speculative.h).

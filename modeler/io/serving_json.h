@@ -17,6 +17,10 @@ struct ServeJsonContext {
   std::string weights_note;
 };
 
+/// One request's KV transfer of a disaggregated plan (serve predict's "kv_transfer", serve search's disaggregated
+/// plans): transport, link, bytes (per request and per GPU) and seconds (alone and exposed to TTFT).
+nlohmann::json kv_transfer_json(const serving::KvTransfer& t);
+
 nlohmann::json serve_predict_json(const ServeJsonContext& ctx, const serving::ServeInputs& in,
                                   const serving::ServePrediction& p);
 

@@ -160,6 +160,13 @@ ServeRowResult predict_row(const ServingRun& r, std::map<std::string, GpuProfile
     const int t = lim.max_num_tokens;
     out.assumed.push_back("max_num_tokens " + std::to_string(t) + (in.plan.mixed_chunk ? ", mixed chunk" : ""));
   }
+  // The generator's SGLang disaggregated workers move the cache over NIXL (generator/rule_plugin/benchmark/
+  // sglang.rule: kv_transfer_backend defaults to "nixl", ai-dynamo/aiconfigurator@043c66c5), not SGLang's own
+  // default Mooncake (kv_transfer.h).
+  if (generator_deployed && in.engine == Engine::sglang && r.mode == serving::Mode::disaggregated) {
+    in.plan.kv_transport = serving::KvTransport::nixl;
+    out.assumed.push_back("KV transfer over NIXL (the generator's SGLang kv_transfer_backend)");
+  }
   in.workload.input_len = *r.input_len;
   in.workload.output_len = *r.output_len;
   in.workload.context_depth = r.context_depth.value_or(0);
@@ -188,6 +195,7 @@ ServeRowResult predict_row(const ServingRun& r, std::map<std::string, GpuProfile
     return skip(std::string("plan: ") + e.what());
   }
   const serving::ServePrediction& p = *out.prediction;
+  if (p.kv_transfer) out.assumed.push_back("KV transfer: " + p.kv_transfer->placement);
   out.predicted[0] = to_ms(p.ttft);
   out.predicted[1] = to_ms(p.tpot);
   out.predicted[2] = p.decode_tokens_per_s;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 namespace shardplan::serving {
@@ -198,6 +199,31 @@ void disaggregated(const ServeInputs& in, const ServingModel* draft, ServePredic
   out->prefill_step = Phase{in, pw, draft}.run(pl);
   const double tp_s = out->prefill_step.total.v;
   const double prefill_rate = pw.workers * pw.attention_dp * pb / tp_s;  // requests / s
+  // The prompt's cache, prefill worker to decode worker (kv_transfer.h): `xfer` seconds after its prefill step
+  // on average; the links' own capacity caps the request rate (each rank's GPUs send or receive one request's
+  // shard at a time).
+  KvTransferInputs ki;
+  ki.model = in.model;
+  ki.draft = draft;
+  ki.system = in.system;
+  ki.engine = in.engine;
+  ki.transport = in.plan.kv_transport;
+  ki.placement = in.plan.kv_placement;
+  ki.prefill = pw;
+  ki.decode = dw;
+  ki.tokens = wl.context_depth + wl.input_len;
+  const double budget =
+      in.plan.max_num_tokens > 0 ? in.plan.max_num_tokens : default_max_num_tokens(in.engine, in.system->gpu);
+  ki.chunks = static_cast<int>(std::ceil(in_len / budget));
+  ki.prompts_per_step = pb;
+  ki.prefill_step = out->prefill_step.total;
+  const KvTransfer& kt = *(out->kv_transfer = kv_transfer(ki));
+  const double xfer = kt.exposed.v;
+  auto link_cap = [](double ranks, Seconds per_request) {
+    return per_request.v > 0 ? ranks / per_request.v : std::numeric_limits<double>::infinity();
+  };
+  const double link_rate = std::min(link_cap(pw.workers * pw.attention_dp, kt.send_time),
+                                    link_cap(dw.workers * dw.attention_dp, kt.recv_time));
   // Decode: iterate the batch to the closed loop's fixed point (a smaller batch decodes faster).
   const double slots_wanted = 1.0 * wl.concurrency / (dw.workers * dw.attention_dp);
   double b = decode_batch(std::max(1.0, slots_wanted), dw, out->kv_max_batch, &out->batch_cap);
@@ -209,8 +235,8 @@ void disaggregated(const ServeInputs& in, const ServingModel* draft, ServePredic
     out->decode_step = Phase{in, dw, draft}.run(dl);
     td = out->decode_step.total.v / e;  // per output token
     const double decode_rate = dw.workers * dw.attention_dp * b / (std::max(1.0, out_len - 1.0) * td);
-    const double loop_rate = wl.concurrency / (tp_s + std::max(0.0, out_len - 1.0) * td);
-    rate = std::min({prefill_rate, decode_rate, loop_rate});
+    const double loop_rate = wl.concurrency / (tp_s + xfer + std::max(0.0, out_len - 1.0) * td);
+    rate = std::min({prefill_rate, decode_rate, loop_rate, link_rate});
     const double in_decode = rate * std::max(0.0, out_len - 1.0) * td / (dw.workers * dw.attention_dp);
     const double nb = std::clamp(in_decode, 1.0, b);
     if (std::abs(nb - b) < 0.5) break;
@@ -218,11 +244,14 @@ void disaggregated(const ServeInputs& in, const ServingModel* draft, ServePredic
   }
   out->batch = b;
   out->tpot = Seconds(td);
-  out->ttft = Seconds(std::max(tp_s, wl.concurrency / rate - std::max(0.0, out_len - 1.0) * td));
+  out->ttft = Seconds(std::max(tp_s + xfer, wl.concurrency / rate - std::max(0.0, out_len - 1.0) * td));
   if (wl.rounds > 0) {
-    // The benchmark's synchronised start queues the prompts at the prefill pool (closed_loop.h).
-    out->ttft = disaggregated_closed_loop_ttft(wl.concurrency, wl.rounds, pw.workers * pw.attention_dp * pb,
-                                               out->prefill_step.total, Seconds(std::max(0.0, out_len - 1.0) * td));
+    // The benchmark's synchronised start queues the prompts at the prefill pool (closed_loop.h); each first token
+    // comes `xfer` after its prefill step, and the request returns that much later.
+    out->ttft =
+        disaggregated_closed_loop_ttft(wl.concurrency, wl.rounds, pw.workers * pw.attention_dp * pb,
+                                       out->prefill_step.total, Seconds(xfer + std::max(0.0, out_len - 1.0) * td)) +
+        Seconds(xfer);
   }
   out->output_tokens_per_s = rate * out_len;
 }

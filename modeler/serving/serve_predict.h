@@ -7,14 +7,18 @@
 // batch's decode tokens. Concurrency above the batch the KV cache or max_batch allow waits for a slot.
 //
 // Disaggregated: prefill workers run batches of prompts, decode workers hold the batch; the closed loop's
-// throughput is the smallest of prefill capacity, decode capacity and concurrency / request time (Little's law),
-// and TTFT grows to concurrency / throughput minus the decode time when prefill is the bottleneck.
+// throughput is the smallest of prefill capacity, decode capacity, the KV links' capacity and concurrency /
+// request time (Little's law), and TTFT grows to concurrency / throughput minus the decode time when prefill is
+// the bottleneck. A request's first token also waits for its prompt's KV cache to reach the decode worker
+// (kv_transfer.h), which lengthens its cycle by the same amount.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "modeler/problems.h"
 #include "modeler/serving/engine_memory.h"
+#include "modeler/serving/kv_transfer.h"
 #include "modeler/serving/speculative.h"
 
 namespace shardplan::serving {
@@ -59,6 +63,7 @@ struct ServePrediction {
   double kv_slots_per_seq = 0;        // KV slots a sequence holds beyond its tokens (speculative: the k drafts)
   MemoryReport memory;                // one GPU of the (decode) worker
   MemoryReport prefill_memory;        // disaggregated: one GPU of a prefill worker
+  std::optional<KvTransfer> kv_transfer;  // disaggregated: one request's prompt cache, prefill to decode worker
   int gpus = 0;
 };
 

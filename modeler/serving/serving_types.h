@@ -36,6 +36,16 @@ struct Precision {
 
 enum class Mode { aggregated, disaggregated };
 
+/// Where a disaggregated plan's prefill and decode workers sit relative to each other (kv_transfer.h):
+/// automatic puts them on one node when the whole deployment fits in one (otherwise every transfer crosses the
+/// scale-out network); the others state it.
+enum class KvPlacement { automatic, same_node, cross_node };
+
+/// The library that moves the KV cache between the pools (kv_transfer.h). engine_default: what the engine's
+/// disaggregation runs unless told otherwise (vLLM NixlConnector, TRT-LLM's cache transceiver backend DEFAULT:
+/// NIXL over UCX; SGLang Mooncake over RDMA); nixl and mooncake name one.
+enum class KvTransport { engine_default, nixl, mooncake };
+
 struct ServingPlan {
   Mode mode = Mode::aggregated;
   WorkerPlan agg;      // aggregated: every worker prefills and decodes
@@ -47,6 +57,9 @@ struct ServingPlan {
   /// SGLang --enable-mixed-chunk: a prefill batch also carries the running batch's decode tokens, instead of
   /// pausing decoding for that step (SGLang's default is off; AIConfigurator's generated agg configs turn it on).
   bool mixed_chunk = false;
+  /// Disaggregated: the two pools' placement and the KV transport (kv_transfer.h).
+  KvPlacement kv_placement = KvPlacement::automatic;
+  KvTransport kv_transport = KvTransport::engine_default;
 };
 
 /// A fixed-length closed-loop workload (every request has input_len prompt and output_len generated tokens),

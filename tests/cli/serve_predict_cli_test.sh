@@ -20,6 +20,16 @@ expect 0 "capped by max_batch" -- "$BIN" serve predict --model llama-3-8b --gpu 
   --max-batch 8
 expect 0 "disaggregated" -- "$BIN" serve predict --model deepseek-v3 --gpu h200-sxm-141gb --weights fp8 --kv fp8 \
   --prefill workers=1,tp=8,moe_ep=8 --decode workers=1,tp=8,moe_ep=8,batch=32 --concurrency 64
+# The KV transfer of a disaggregated plan (kv_transfer.h): 4 + 2 GPUs in one node over NVLink, 10 across nodes.
+expect 0 "640.0 MiB moved (640.0 MiB of cache; 4 prefill GPUs send 160.0 MiB each, 2 decode GPUs receive 320.0 MiB" \
+  -- "$BIN" serve predict --model llama-3-70b --gpu h100-sxm5-80gb --gpus 16 --prefill workers=1,tp=4 \
+  --decode workers=1,tp=2 --input-len 2048 --output-len 256 --concurrency 8
+"$BIN" serve predict --model llama-3-70b --gpu h100-sxm5-80gb --gpus 16 --engine trtllm --prefill workers=2,tp=4 \
+  --decode workers=1,tp=2 --input-len 2048 --output-len 256 --concurrency 8 --json |
+  python3 -c 'import json,sys; t=json.load(sys.stdin)["kv_transfer"]; assert (t["link"] == "infiniband" and
+    not t["same_node"] and t["bytes_per_request"] == 671088640 and t["recv_bytes_per_gpu"] == 335544320 and
+    t["exposed_s"] > 0.0075), t' \
+  && echo "ok: serve predict --json kv_transfer" || { echo "FAIL: serve predict --json kv_transfer"; fails=$((fails + 1)); }
 "$BIN" serve predict --model llama-3-8b --gpu h100-sxm5-80gb --tp 2 --json |
   python3 -c 'import json,sys; j=json.load(sys.stdin); assert (j["latency"]["tpot_s"] > 0 and
     j["plan"]["aggregated"]["tp"] == 2 and j["latency"]["tpot_includes_first_token"] is False)' \

@@ -39,6 +39,7 @@ for x in d:
     assert used == x["gpus_used"] and used + x["idle_gpus"] == 8, x
     assert x["concurrency"] == x["decode"]["workers"] * x["decode"]["attention_dp"] * x["decode"]["batch"]
     assert set(x["engine_args"]) == {"prefill", "decode", "router"}
+    assert x["kv_transfer"]["bytes_per_request"] > 0 and x["kv_transfer"]["exposed_s"] > 0, x
 ' && echo "ok: --mode both --json" || { echo "FAIL: --mode both --json"; fails=$((fails + 1)); }
 
 # --objective per-gpu is the default and leaves the output unchanged.

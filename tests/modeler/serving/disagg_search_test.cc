@@ -66,6 +66,14 @@ TEST_CASE("disaggregation wins with long prompts under a tight TPOT target") {
   for (size_t i = 1; i < dis.ranked.size(); ++i)
     CHECK(dis.ranked[i - 1].output_tokens_per_s_per_gpu_budget >= dis.ranked[i].output_tokens_per_s_per_gpu_budget);
   CHECK(dis.rejected.count("tpot_target") == 1);
+  // Every plan's TTFT carries its KV transfer: 8192 x 131,072 B = 1 GiB per request, on one 8-GPU node over its
+  // 400 GB/s tier (2.7 ms).
+  for (const DisaggCandidate& d : dis.ranked) {
+    REQUIRE(d.prediction.kv_transfer);
+    CHECK(d.prediction.kv_transfer->same_node);
+    CHECK(d.prediction.kv_transfer->shards.unique.v == 1073741824.0);
+    CHECK(d.prediction.ttft >= d.prediction.prefill_step.total + d.prediction.kv_transfer->exposed);
+  }
 }
 
 TEST_CASE("x is the fewest prefill workers that keep up with the decode pool") {

@@ -74,6 +74,46 @@ TEST_CASE("disaggregated: decode TPOT is the pure decode step; prefill-bound loo
   CHECK(more.gpus == 5);
 }
 
+TEST_CASE("disaggregated: the first token waits for the prompt's KV cache to reach the decode worker") {
+  System sys = test::round_system(16);
+  Tier nic;
+  nic.name = "infiniband";
+  nic.bw_per_gpu = GBps(50);
+  nic.latency = us(10);
+  sys.tiers.push_back(nic);
+  const ServingModel sm = make_serving_model(test::llama3_8b(), Precision{});
+  ServeInputs in = inputs(sm, sys);
+  in.plan.mode = Mode::disaggregated;
+  in.plan.prefill.batch = 1;
+  in.plan.decode.batch = 64;
+  in.workload.concurrency = 1;
+  in.workload.input_len = 4096;
+  const ServePrediction same = serve_predict(in);
+  REQUIRE(same.kv_transfer);
+  // One prefill and one decode GPU fit in the node: 4096 x 131,072 B = 512 MiB over the 400 GB/s tier.
+  CHECK(same.kv_transfer->link == "nvlink");
+  CHECK(same.kv_transfer->shards.moved.v == 536870912.0);
+  CHECK(same.kv_transfer->exposed.v == doctest::Approx(2e-6 + 536870912.0 / 400e9));
+  // At concurrency 1 nothing queues: TTFT is the prefill step and the transfer.
+  CHECK(same.ttft.v == doctest::Approx((same.prefill_step.total + same.kv_transfer->exposed).v));
+  // Across nodes the NIC carries it, 10.7 ms; the closed loop (rounds) adds the same.
+  in.plan.kv_placement = KvPlacement::cross_node;
+  const ServePrediction cross = serve_predict(in);
+  CHECK(cross.kv_transfer->link == "infiniband");
+  CHECK(cross.ttft.v == doctest::Approx((cross.prefill_step.total + cross.kv_transfer->exposed).v));
+  CHECK((cross.ttft - same.ttft).v == doctest::Approx(10e-6 + 536870912.0 / 50e9 - 2e-6 - 536870912.0 / 400e9));
+  in.workload.rounds = 2;
+  const ServePrediction loop = serve_predict(in);
+  CHECK(loop.ttft.v == doctest::Approx(cross.ttft.v));
+  // The decode pool's KV memory is the same either way.
+  CHECK(cross.memory.kv_cache == same.memory.kv_cache);
+  CHECK(cross.tpot == same.tpot);
+  // Aggregated plans move nothing.
+  in.plan.mode = Mode::aggregated;
+  in.workload.rounds = 0;
+  CHECK_FALSE(serve_predict(in).kv_transfer);
+}
+
 TEST_CASE("plans that do not divide the model are refused with the constraint") {
   const ModelDesc m = test::llama3_8b();
   WorkerPlan w;
