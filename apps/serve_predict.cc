@@ -6,6 +6,7 @@
 #include "apps/serve_command.h"
 #include "apps/serve_shared_flags.h"
 #include "apps/serve_spec_flags.h"
+#include "apps/serve_workload_flags.h"
 #include "apps/text.h"
 #include "modeler/io/model_io.h"
 #include "modeler/io/serving_json.h"
@@ -85,11 +86,13 @@ class ServePredictCommand final : public Command {
     sub->add_option("--prefill", prefill_, "disaggregated prefill workers: workers=N,tp=..,pp=..,attention_dp=..,"
                                            "moe_tp=..,moe_ep=..,batch=.. (needs --decode)");
     sub->add_option("--decode", decode_, "disaggregated decode workers, same keys (needs --prefill)");
-    sub->add_option("--input-len", wl_.input_len, "prompt tokens per request (default 1024)")->capture_default_str();
-    sub->add_option("--output-len", wl_.output_len, "generated tokens per request (default 128)")
-        ->capture_default_str();
-    sub->add_option("--concurrency", wl_.concurrency, "requests in flight, closed loop (default 1)")
-        ->capture_default_str();
+    CLI::Option* in_len =
+        sub->add_option("--input-len", wl_.input_len, "prompt tokens per request (default 1024)")->capture_default_str();
+    CLI::Option* out_len = sub->add_option("--output-len", wl_.output_len, "generated tokens per request (default 128)")
+                               ->capture_default_str();
+    CLI::Option* conc = sub->add_option("--concurrency", wl_.concurrency, "requests in flight, closed loop (default 1)")
+                            ->capture_default_str();
+    add_workload_flags(sub, &open_, conc, in_len, out_len);
     sub->add_option("--batch-size", static_batch_, "static batch instead of a closed loop (trtllm-bench static, "
                                                    "llama-bench)");
     sub->add_option("--context-depth", wl_.context_depth, "tokens already in the KV cache (default 0)");
@@ -166,6 +169,7 @@ class ServePredictCommand final : public Command {
                                             *engine);
     if (!offload_.mode.empty()) {
       if (spec.spec.enabled()) throw ConfigError("--offload: not modelled with --spec");
+      if (!open_.request_rate.empty()) throw ConfigError("--offload: not modelled with --request-rate");
       if (!transforms.empty())
         throw ConfigError("--offload: not modelled with --sparsity or --low-rank (the CPU kernels have no sparse or "
                           "factorised variant here)");
@@ -188,6 +192,23 @@ class ServePredictCommand final : public Command {
     in.memory.max_num_tokens = max_num_tokens_;
     in.spec = spec.spec;
     in.draft = spec.draft.get();
+    const OpenLoopWorkload open = make_open_loop_workload(open_, wl_.input_len, wl_.output_len);
+    if (!open_.request_rate.empty()) {
+      if (wl_.rounds > 0) throw ConfigError("--rounds is the closed loop's; --request-rate is an open loop");
+      const OpenLoopPrediction op = predict_open_loop(in, open);
+      if (json_) {
+        nlohmann::json j = open_loop_json(open, open_, op);
+        j["context"] = {{"model", model_}, {"system", system_.empty() ? gpu_ : system_},
+                        {"engine", engine_name(*engine)}, {"weights", weights_}, {"kv", kv_}};
+        std::cout << j.dump(2) << "\n";
+        return 0;
+      }
+      std::printf("serve predict: %s on %d x %s, %s, weights %s, kv %s\n",
+                  model.name.empty() ? model_.c_str() : model.name.c_str(), plan.agg.gpus() * plan.agg.workers,
+                  sys.gpu.name.c_str(), engine_name(*engine).c_str(), weights_.c_str(), kv_.c_str());
+      print_open_loop(open, open_, op);
+      return 0;
+    }
     if (spec.spec.enabled() && wl_.rounds > 0)
       throw ConfigError("--rounds: the step-by-step closed loop does not model --spec; drop --rounds for the steady "
                         "state");
@@ -282,6 +303,7 @@ class ServePredictCommand final : public Command {
   Workload wl_;
   OffloadRequest offload_;
   SpecFlags spec_;
+  WorkloadFlags open_;
   bool json_ = false, mixed_chunk_ = false;
 };
 

@@ -75,6 +75,16 @@ class ServeValidateCommand final : public Command {
     print_groups("by engine", rep.by_engine);
     print_groups("by gpu", rep.by_gpu);
     print_groups("by family", rep.by_family);
+    // The open-loop rows (workload.request_rate) on a line of their own: what was predicted, what was not.
+    int rate_rows = 0, rate_done = 0;
+    for (const auto& r : rep.rows)
+      if (r.run->request_rate) {
+        ++rate_rows;
+        rate_done += r.skipped ? 0 : 1;
+      }
+    if (rate_rows)
+      std::printf("request-rate rows (open loop): %d, %d predicted (family 'datacenter open loop')%s\n", rate_rows,
+                  rate_done, rate_done < rate_rows ? "; the others' reasons are in the table" : "");
     if (skipped) std::printf("skipped: %d rows (reasons in the table)\n", skipped);
     const auto& o = rep.overall;
     std::printf("\nTPOT MAPE %.1f%% over %d runs; TTFT MAPE %.1f%% over %d runs; decode MAPE %.1f%% over %d runs\n",

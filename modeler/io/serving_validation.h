@@ -42,6 +42,11 @@ struct ServeValidationReport {
   std::map<std::string, std::array<ServeStats, kNumServeMetrics>> by_source, by_engine, by_gpu, by_family;
 };
 
+/// Why the ShareGPT rows are not predicted (the skip reason serve validate prints).
+inline constexpr const char* kShareGptSkip =
+    "ShareGPT lengths not carried: the benchmark draws each request's input and output from the ShareGPT JSON "
+    "through the model's tokenizer, and no per-request list under that tokenizer was found to cite";
+
 ServeValidationReport run_serve_validation(const std::vector<ServingRun>& runs);
 
 }  // namespace shardplan::io

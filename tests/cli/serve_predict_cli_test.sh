@@ -105,4 +105,29 @@ expect 2 "--mixed-chunk is an SGLang option" -- "$BIN" serve predict --model lla
   --mixed-chunk
 expect 2 "expected layer or tensor" -- "$BIN" serve predict --model llama-3-8b --gpu rtx-4090 --offload all \
   --host desktop-ddr5-5600-2ch-pcie4
+# Open loop (--request-rate): Poisson arrivals, latency percentiles, stability; bad combinations exit 2.
+expect 0 "stability: stable" -- "$BIN" serve predict --model llama-3-8b --gpu h100-sxm5-80gb --request-rate 2 \
+  --num-prompts 200
+expect 0 "stability: UNSTABLE" -- "$BIN" serve predict --model llama-3-8b --gpu h100-sxm5-80gb --request-rate 500 \
+  --num-prompts 400
+expect 0 "every request is queued at t = 0" -- "$BIN" serve predict --model llama-3-8b --gpu h100-sxm5-80gb \
+  --request-rate inf --num-prompts 100
+expect 2 "excludes" -- "$BIN" serve predict --model llama-3-8b --gpu h100-sxm5-80gb --request-rate 4 --concurrency 8
+expect 2 "--request-rate: expected requests per second" -- "$BIN" serve predict --model llama-3-8b \
+  --gpu h100-sxm5-80gb --request-rate 0
+expect 2 "need --request-rate" -- "$BIN" serve predict --model llama-3-8b --gpu h100-sxm5-80gb --seed 4
+expect 2 "only aggregated plans" -- "$BIN" serve predict --model deepseek-v3 --gpu h200-sxm-141gb --weights fp8 \
+  --kv fp8 --prefill workers=1,tp=8,moe_ep=8 --decode workers=1,tp=8,moe_ep=8,batch=32 --request-rate 4
+LEN=$(mktemp)
+printf '# input output\n200 100\n900,300\n' >"$LEN"
+expect 0 "mean input 550.0, output 200.0" -- "$BIN" serve predict --model llama-3-8b --gpu h100-sxm5-80gb \
+  --request-rate 1 --lengths "$LEN"
+printf '200 100\n900\n' >"$LEN"
+expect 2 "$LEN:2: expected two integers" -- "$BIN" serve predict --model llama-3-8b --gpu h100-sxm5-80gb \
+  --request-rate 1 --lengths "$LEN"
+rm -f "$LEN"
+"$BIN" serve predict --model llama-3-8b --gpu h100-sxm5-80gb --request-rate 4 --num-prompts 100 --json |
+  python3 -c 'import json,sys; j=json.load(sys.stdin); assert (j["workload"]["mode"] == "open_loop" and
+    j["stability"]["stable"] and 0 < j["latency"]["ttft"]["p50_ms"] <= j["latency"]["ttft"]["p99_ms"])' \
+  && echo "ok: serve predict --request-rate --json" || { echo "FAIL: --request-rate --json"; fails=$((fails + 1)); }
 finish
