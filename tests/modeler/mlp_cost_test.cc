@@ -122,6 +122,7 @@ TEST_CASE("fp8 row padding (TEGroupedMLP): dropless fp8 experts copy every pair'
   // forward and the same backward, counted with the permutation's copies.
   test::Setup su(test::tiny_moe(), test::plan_of(1, 1, 1));
   bandwidth_only(&su);
+  su.system.gpu.peak[static_cast<int>(Dtype::fp8)] = FlopsPerSec(1e30);
   su.framework.moe_gemm_per_expert = true;  // TE GroupedLinear under Megatron-Core's TEGroupedMLP
   const MoeForwardParts bf16 = moe_forward_parts(su.ctx(), su.sharding());
   const MlpCost bf16_cost = mlp_parts(su.ctx(), su.sharding()).routed;
