@@ -12,8 +12,19 @@ namespace shardplan {
 namespace {
 
 // FlashAttention-2 backward runs 5 GEMM-like products per block against the forward's 2 (Dao 2023, Sec. 3.1):
-// backward FLOPs are 2.5x forward.
+// backward FLOPs are 2.5x forward where the query-key and value head dims are equal.
 constexpr double kAttentionBwdRatio = 2.5;
+
+/// Backward over forward FLOPs of the attention kernel. The forward runs S = QK^T over the qk head dim and O = PV
+/// over the v head dim; the backward re-forms S (qk), then dP = dO V^T and dV = P^T dO (v), dQ = dS K and
+/// dK = dS^T Q (qk): (3 qk + 2 v) / (qk + v), the FLOP count of cudnn-frontend's SDPA training benchmark
+/// (benchmark/sdpa_benchmark_training/benchmark_single_sdpa.py flops(), 3929da2). 2.5 where the dims are equal;
+/// MLA's 192 / 128 (DeepSeek-V3) gives 2.6.
+double bwd_flops_ratio(const ModelDesc& m) {
+  if (!m.mla) return kAttentionBwdRatio;
+  const double qk = 1.0 * m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim, v = m.mla->v_head_dim;
+  return qk + v > 0 ? (3.0 * qk + 2.0 * v) / (qk + v) : kAttentionBwdRatio;
+}
 
 Seconds attention_time(const Context& ctx, double flops, bool backward) {
   const Gpu& g = ctx.system.gpu;
@@ -58,8 +69,8 @@ double keys_per_query(const Sharding& sh, int window) {
 double attention_flops_window(const Context& ctx, const Sharding& sh, int window) {
   const ModelDesc& m = ctx.model;
   // QK^T over the qk head dim and PV over the v head dim (both the head dim outside MLA).
-  const double dims = m.mla ? 1.0 * m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim + m.mla->v_head_dim
-                            : 2.0 * m.head_dim;
+  const double dims =
+      m.mla ? 1.0 * m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim + m.mla->v_head_dim : 2.0 * m.head_dim;
   return 2.0 * sh.batch * sh.seq_q * keys_per_query(sh, window) * sh.heads * dims;
 }
 
@@ -80,13 +91,14 @@ AttentionCost ring_step_kernels(const Context& ctx, const Sharding& sh, double s
   AttentionCost a;
   const double sliding = fraction_of_layers(m, is_sliding_layer);
   const std::pair<double, int> kinds[] = {{1.0 - sliding, 0}, {sliding, m.sliding_window}};
+  const double bwd_ratio = bwd_flops_ratio(m);
   for (const auto& [weight, window] : kinds) {
     if (weight <= 0) continue;
     const double f = window == 0 && !m.mla ? attention_fwd_flops(ctx, sh) : attention_flops_window(ctx, sh, window);
     a.fwd += attention_time(ctx, f / steps, false) * weight;
-    a.bwd += attention_time(ctx, kAttentionBwdRatio * f / steps, true) * weight;
+    a.bwd += attention_time(ctx, bwd_ratio * f / steps, true) * weight;
     a.flops_fwd += f * weight;
-    a.flops_bwd += 2.0 * kAttentionBwdRatio * f * weight;
+    a.flops_bwd += 2.0 * bwd_ratio * f * weight;
   }
   return a;
 }
@@ -153,6 +165,5 @@ AttentionCost attention_cost(const Context& ctx, const Sharding& sh) {
   }
   return a;
 }
-
 
 }  // namespace shardplan

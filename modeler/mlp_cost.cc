@@ -173,8 +173,20 @@ MoeForwardParts moe_forward_parts_of(const Context& ctx, const Sharding& sh, con
   // the same rows as the forward. Unfused (index_select / scatter_add and their autograd): about twice.
   p.permutation_bwd = fused ? p.permutation : p.permutation * 2.0;
   p.activation = memory_time(g, Bytes(activation_elems(m, ctx.framework) * pairs * sh.expert_ffn * kActBytes));
+  // fp8 row padding (moe_host.h fp8_pads_expert_rows; TE v2.7 fp8_padding.py / fp8_unpadding.py), counted with
+  // the permutation's row copies: the permuted hidden states (width h) copied into the padded buffer before fc1
+  // and fc2's output (width h) copied out of it after, each pair's row read and written in 16 bits (the
+  // probabilities' copy is one element per pair). The backward runs the same two copies the other way (each
+  // autograd function's backward is the other kernel).
+  const double rows_per_expert = sh.local_experts > 0 ? pairs / sh.local_experts : 0;
+  if (fp8_pads_expert_rows(ctx.plan, ctx.framework, rows_per_expert)) {
+    const Seconds pad = memory_time(g, Bytes(pairs * h * kActBytes * 2.0)) * 2.0;
+    p.permutation += pad;
+    p.permutation_bwd += pad;
+  }
   // The router's, permutation's and dispatcher's small kernels and the token-count wait (moe_host.h).
-  const MoeHostCost host = moe_host_cost(ctx.plan, ctx.framework, g, static_cast<int>(sh.local_experts));
+  const MoeHostCost host =
+      moe_host_cost(ctx.plan, ctx.framework, g, static_cast<int>(sh.local_experts), rows_per_expert);
   p.kernels_fwd = host.kernels_fwd;
   p.kernels_bwd = host.kernels_bwd;
   p.host = host.sync;
@@ -219,7 +231,7 @@ MoeForwardParts moe_forward_parts(const Context& ctx, const Sharding& sh) {
 MlpParts mlp_parts(const Context& ctx, const Sharding& sh) {
   MlpParts parts;
   parts.dense = dense_mlp(ctx, sh, sh.ffn);
-  parts.moe = !ctx.model.moe                ? 0.0
+  parts.moe = !ctx.model.moe              ? 0.0
               : sh.moe_layer_share >= 0.0 ? sh.moe_layer_share  // the rank's own layers (pipeline layout)
                                           : fraction_of_layers(ctx.model, is_moe_layer);
   if (parts.moe > 0) parts.routed = moe_mlp(ctx, sh);
@@ -251,6 +263,5 @@ MlpCost mlp_cost(const MlpParts& parts, const Sharding& sh) {
   c.moe_bwd = (routed.gemms.bwd * sh.backward_fraction + routed.mem_bwd + routed.kernels_bwd) * moe;
   return c;
 }
-
 
 }  // namespace shardplan

@@ -1,6 +1,7 @@
 #include "modeler/moe_host.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string_view>
 
 #include "modeler/finetune.h"
@@ -88,7 +89,10 @@ MoeKernelCount moe_layer_kernels(const MoeKernelSetup& s) {
   const int expert_bwd = n.expert_quant;
   // The probabilities' cast before the scaled activation (experts.py), and its gradient's reduction.
   n.dispatch += 1;
-  n.bwd = router_bwd + drop_bwd + dispatch_bwd + 1 + expert_bwd;
+  // fp8 row padding (TEGroupedMLP.forward): the hidden states' and the probabilities' Fp8Padding and the output's
+  // Fp8Unpadding, one fused_multi_row_(un)padding kernel each; backward, each one's gradient is the other copy.
+  n.padding = s.fp8_row_padding ? 3 : 0;
+  n.bwd = router_bwd + drop_bwd + dispatch_bwd + 1 + expert_bwd + n.padding;
   return n;
 }
 
@@ -98,7 +102,17 @@ bool syncs_token_counts(MoeDispatcher d, bool padded_to_capacity) {
   return d == MoeDispatcher::deepep || !padded_to_capacity;
 }
 
-MoeHostCost moe_host_cost(const Plan& p, const Framework& f, const Gpu& gpu, int local_experts) {
+int fp8_row_alignment(Fp8Recipe r) { return r == Fp8Recipe::mxfp8 || r == Fp8Recipe::nvfp4 ? 32 : 16; }
+
+bool fp8_pads_expert_rows(const Plan& p, const Framework& f, double rows_per_expert) {
+  if (!f.moe_gemm_per_expert || !quantized_gemms(p)) return false;
+  if (p.capacity_factor <= 0) return true;  // dropless: the splits follow the routing
+  const double align = fp8_row_alignment(effective_fp8_recipe(p, f));
+  return std::fmod(std::round(rows_per_expert), align) != 0.0;
+}
+
+MoeHostCost moe_host_cost(const Plan& p, const Framework& f, const Gpu& gpu, int local_experts,
+                          double rows_per_expert) {
   MoeKernelSetup s;
   s.dispatcher = moe_dispatcher_of(p, f);
   s.fused_router = f.fused_moe_router;
@@ -117,6 +131,7 @@ MoeHostCost moe_host_cost(const Plan& p, const Framework& f, const Gpu& gpu, int
     s.quant_kernels = recipe == Fp8Recipe::delayed ? 0 : k.activation.kernels + k.activation.launch_only_ops;
   }
   s.wgrad = !base_frozen(p);
+  s.fp8_row_padding = fp8_pads_expert_rows(p, f, rows_per_expert);
   const MoeKernelCount n = moe_layer_kernels(s);
   const LaunchCosts launch = launch_costs(gpu);
   MoeHostCost c;

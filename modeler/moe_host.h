@@ -49,20 +49,21 @@ struct MoeKernelSetup {
   bool padded = false;             // moe_pad_expert_input_to_capacity (static shapes, no token-count wait)
   bool aux_loss = true;            // a load-balancing loss is computed (every shipped MoE recipe has one)
   int local_experts = 1;
-  bool gemm_per_expert = false;    // the grouped linear runs one GEMM per expert (Framework::moe_gemm_per_expert)
-  int quant_kernels = 0;           // quantization kernels per expert input under an fp8 recipe (0: 16-bit GEMMs)
-  int quant_ops_per_split = -1;    // GPU operations per expert split (-1: quant_kernels); layer_cost times
-                                   // quant_kernels of them once per linear
-  bool wgrad = true;               // weight gradients are computed (not a frozen base)
+  bool gemm_per_expert = false;  // the grouped linear runs one GEMM per expert (Framework::moe_gemm_per_expert)
+  int quant_kernels = 0;         // quantization kernels per expert input under an fp8 recipe (0: 16-bit GEMMs)
+  int quant_ops_per_split = -1;  // GPU operations per expert split (-1: quant_kernels); layer_cost times
+                                 // quant_kernels of them once per linear
+  bool wgrad = true;             // weight gradients are computed (not a frozen base)
+  bool fp8_row_padding = false;  // fp8_pads_expert_rows: the experts' rows are padded and unpadded
 };
 
 /// Kernels one MoE layer launches per micro-batch beyond those layer_cost already times (the router GEMM, the
 /// softmax/top-k pass, the permute and un-permute passes, the local-expert sort, the activation, every per-expert
 /// GEMM, one quantization per linear): forward, and backward (autograd re-runs some, not all).
 struct MoeKernelCount {
-  int router = 0, drop = 0, dispatch = 0, expert_quant = 0;  // forward, by source
+  int router = 0, drop = 0, dispatch = 0, expert_quant = 0, padding = 0;  // forward, by source
   int bwd = 0;
-  int fwd() const { return router + drop + dispatch + expert_quant; }
+  int fwd() const { return router + drop + dispatch + expert_quant + padding; }
 };
 MoeKernelCount moe_layer_kernels(const MoeKernelSetup& s);
 
@@ -73,12 +74,25 @@ MoeKernelCount moe_layer_kernels(const MoeKernelSetup& s);
 /// (core_v0.14.0 moe/README.md, "CUDA Graph Support").
 bool syncs_token_counts(MoeDispatcher d, bool padded_to_capacity);
 
+/// Row alignment of Transformer Engine v2.7's Fp8Padding (module/fp8_padding.py: 32 under MXFP8, else 16; NVFP4
+/// taken as MXFP8's, its GEMMs' 32-row blocks).
+int fp8_row_alignment(Fp8Recipe r);
+/// Whether the experts' rows are copied to and from the fp8 row alignment on this plan: Megatron-Core
+/// core_v0.14.0 TEGroupedMLP.forward (experts.py) under config.fp8 wraps TE GroupedLinear in Fp8Padding /
+/// Fp8Unpadding, so the frameworks whose experts run TE GroupedLinear (Framework::moe_gemm_per_expert, the
+/// Megatron profiles) pad under quantized GEMMs. TE returns the input untouched when every expert's split is
+/// already a multiple of the alignment (fp8_padding.py: m_splits == padded_m_splits), which a token-drop plan
+/// padded to capacity can tell from its fixed rows per expert; dropless splits vary with the routing, so they
+/// are copied.
+bool fp8_pads_expert_rows(const Plan& p, const Framework& f, double rows_per_expert);
+
 /// Seconds one MoE layer adds per micro-batch: its extra kernels at the GPU's per-kernel cost, forward and
 /// backward, and the wait for the token counts (forward only: the backward reuses the forward's split sizes).
 struct MoeHostCost {
   Seconds kernels_fwd, kernels_bwd;
   Seconds sync;
 };
-MoeHostCost moe_host_cost(const Plan& p, const Framework& f, const Gpu& gpu, int local_experts);
+MoeHostCost moe_host_cost(const Plan& p, const Framework& f, const Gpu& gpu, int local_experts,
+                          double rows_per_expert = 0);
 
 }  // namespace shardplan

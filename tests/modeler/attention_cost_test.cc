@@ -30,6 +30,25 @@ TEST_CASE("attention FLOPs: the causal half of the square; its kernel time at th
   CHECK(layer_cost(su.ctx(), sh).forward.attention == a.fwd);
 }
 
+TEST_CASE("MLA attention backward: (3 qk + 2 v) / (qk + v) of the forward, not 2.5") {
+  // qk = nope 16 + rope 8 = 24, v 12: the backward's five products (S again, dP, dV, dQ, dK) are 3 x 24 + 2 x 12
+  // = 96 against the forward's 24 + 12 = 36 per score element, 8/3 of it (cudnn-frontend's count).
+  test::Setup su = tiny();
+  compute_only(&su);
+  const AttentionCost mha = attention_cost(su.ctx(), su.sharding());
+  CHECK(mha.flops_bwd == doctest::Approx(2 * 2.5 * mha.flops_fwd));
+  su.model.mla = MlaDesc{0, 16, 16, 8, 12};
+  const AttentionCost a = attention_cost(su.ctx(), su.sharding());
+  const double ratio = 96.0 / 36.0;
+  CHECK(a.flops_bwd == doctest::Approx(2 * ratio * a.flops_fwd));
+  // The tables are 1.0, so the times keep the FLOPs' ratio.
+  CHECK(a.bwd.v == doctest::Approx(ratio * a.fwd.v).scale(0));
+  // Equal qk and v dims give FlashAttention's 2.5 again.
+  su.model.mla = MlaDesc{0, 16, 8, 4, 12};
+  const AttentionCost eq = attention_cost(su.ctx(), su.sharding());
+  CHECK(eq.bwd.v == doctest::Approx(2.5 * eq.fwd.v).scale(0));
+}
+
 TEST_CASE("attention kernel: the framework's, flash3 only where the GPU has its table") {
   test::Setup su = tiny();
   su.framework.attention = AttentionKernel::flash3;

@@ -116,4 +116,38 @@ TEST_CASE("an fp32 router (moe_router_dtype fp32): 16-bit forward, TF32 data and
   CHECK((casts.mem_bwd - plain.mem_bwd).v == doctest::Approx(2.0 * (8 + 128) * 64 * 6.0 / test::kHbm).scale(0));
 }
 
+TEST_CASE("fp8 row padding (TEGroupedMLP): dropless fp8 experts copy every pair's row in and out, each way") {
+  // tiny_moe on one GPU, T 128 tokens, top-2 of 8 experts: 256 pairs of h 64. Bandwidth only (1000 GB/s): each
+  // copy reads and writes 256 x 64 bf16 elements, 65.536 ns; the hidden states in, the output out: 131.072 ns
+  // forward and the same backward, counted with the permutation's copies.
+  test::Setup su(test::tiny_moe(), test::plan_of(1, 1, 1));
+  bandwidth_only(&su);
+  su.system.gpu.peak[static_cast<int>(Dtype::fp8)] = FlopsPerSec(1e30);
+  su.framework.moe_gemm_per_expert = true;  // TE GroupedLinear under Megatron-Core's TEGroupedMLP
+  const MoeForwardParts bf16 = moe_forward_parts(su.ctx(), su.sharding());
+  const MlpCost bf16_cost = mlp_parts(su.ctx(), su.sharding()).routed;
+  const double pad = 2.0 * 256 * 64 * 2 * 2 / test::kHbm;
+  su.plan.precision = Dtype::fp8;
+  su.plan.fp8_recipe = Fp8Recipe::tensorwise;
+  const MoeForwardParts q = moe_forward_parts(su.ctx(), su.sharding());
+  CHECK((q.permutation - bf16.permutation).v == doctest::Approx(pad).scale(0));
+  CHECK((q.permutation_bwd - bf16.permutation_bwd).v == doctest::Approx(pad).scale(0));
+  const MlpCost fp8 = mlp_parts(su.ctx(), su.sharding()).routed;
+  CHECK((fp8.mem_fwd - bf16_cost.mem_fwd).v == doctest::Approx(pad).scale(0));
+  CHECK((fp8.mem_bwd - bf16_cost.mem_bwd).v == doctest::Approx(pad).scale(0));
+  // Token drop padded to capacity: 32 rows per expert, a multiple of 16 (and of MXFP8's 32), so TE's fast path
+  // returns the input as is.
+  su.plan.capacity_factor = 1.0;
+  const MoeForwardParts drop_fp8 = moe_forward_parts(su.ctx(), su.sharding());
+  su.plan.precision = Dtype::bf16;
+  su.plan.fp8_recipe.reset();
+  CHECK(drop_fp8.permutation == moe_forward_parts(su.ctx(), su.sharding()).permutation);
+  // One grouped kernel (no TEGroupedMLP) copies nothing.
+  su.plan.capacity_factor = 0;
+  su.plan.precision = Dtype::fp8;
+  su.plan.fp8_recipe = Fp8Recipe::tensorwise;
+  su.framework.moe_gemm_per_expert = false;
+  CHECK(moe_forward_parts(su.ctx(), su.sharding()).permutation == bf16.permutation);
+}
+
 }  // TEST_SUITE

@@ -109,22 +109,52 @@ TEST_CASE("the layer's cost: counted kernels at the GPU's kernel time, the token
   CHECK(moe_host_cost(p, f, g, 16).kernels_fwd.v == doctest::Approx(dropless.kernels_fwd.v).scale(0));
   // fp8 tensorwise under Transformer Engine: 4 operations per expert split (current scaling), under torchao the
   // recipe's own kernel count; 4 experts, two tensors per pass, beyond the ones layer_cost times once per linear:
-  // 2 (4 x 4 - 4) = 24 against 2 (4 x 3 - 3) = 18.
+  // 2 (4 x 4 - 4) = 24 against 2 (4 x 3 - 3) = 18; dropless fp8 under per-expert GEMMs also pads the experts'
+  // rows (3 copies each way).
   p.precision = Dtype::fp8;
   p.fp8_recipe = Fp8Recipe::tensorwise;
   f.fp8_library = Fp8Library::transformer_engine;
   const MoeHostCost te = moe_host_cost(p, f, g, 4);
-  CHECK(te.kernels_fwd.v == doctest::Approx(dropless.kernels_fwd.v + 4e-6 * 24).scale(0));
-  CHECK(te.kernels_bwd.v == doctest::Approx(dropless.kernels_bwd.v + 4e-6 * 24).scale(0));
+  CHECK(te.kernels_fwd.v == doctest::Approx(dropless.kernels_fwd.v + 4e-6 * (24 + 3)).scale(0));
+  CHECK(te.kernels_bwd.v == doctest::Approx(dropless.kernels_bwd.v + 4e-6 * (24 + 3)).scale(0));
   // More local experts quantize more splits.
   CHECK(moe_host_cost(p, f, g, 16).kernels_fwd > te.kernels_fwd);
   f.fp8_library = Fp8Library::torchao;
-  CHECK(moe_host_cost(p, f, g, 4).kernels_fwd.v == doctest::Approx(dropless.kernels_fwd.v + 4e-6 * 18).scale(0));
+  CHECK(moe_host_cost(p, f, g, 4).kernels_fwd.v ==
+        doctest::Approx(dropless.kernels_fwd.v + 4e-6 * (18 + 3)).scale(0));
   p.precision = Dtype::bf16;
   p.fp8_recipe.reset();
   // On a measured GPU the wait is the measured eager-op time.
   g.name = "b200";
   CHECK(moe_host_cost(p, f, g, 4).sync.v == doctest::Approx(10.73e-6 * kKernelsAfterTokenSync).scale(0));
+}
+
+TEST_CASE("fp8 row padding: TE's alignment, which plans copy, and the copies' kernels") {
+  CHECK(fp8_row_alignment(Fp8Recipe::tensorwise) == 16);
+  CHECK(fp8_row_alignment(Fp8Recipe::blockwise) == 16);
+  CHECK(fp8_row_alignment(Fp8Recipe::mxfp8) == 32);
+  Framework f = test::synthetic_framework();
+  f.moe_gemm_per_expert = true;  // TE GroupedLinear under TEGroupedMLP
+  Plan p;
+  CHECK_FALSE(fp8_pads_expert_rows(p, f, 1000));  // 16-bit GEMMs
+  p.precision = Dtype::fp8;
+  p.fp8_recipe = Fp8Recipe::tensorwise;
+  CHECK(fp8_pads_expert_rows(p, f, 1024));  // dropless: the splits follow the routing, whatever the mean
+  p.capacity_factor = 1.0;                   // padded to capacity: fixed rows per expert
+  CHECK_FALSE(fp8_pads_expert_rows(p, f, 1024));
+  CHECK(fp8_pads_expert_rows(p, f, 1000));
+  p.fp8_recipe = Fp8Recipe::mxfp8;
+  CHECK(fp8_pads_expert_rows(p, f, 1040));  // 65 x 16, not a multiple of 32
+  f.moe_gemm_per_expert = false;             // one grouped kernel: no TEGroupedMLP padding
+  CHECK_FALSE(fp8_pads_expert_rows(p, f, 1040));
+  // Three copies (hidden states, probabilities, output), forward and backward.
+  MoeKernelSetup s;
+  const MoeKernelCount none = moe_layer_kernels(s);
+  s.fp8_row_padding = true;
+  const MoeKernelCount pad = moe_layer_kernels(s);
+  CHECK(pad.padding == 3);
+  CHECK(pad.fwd() == none.fwd() + 3);
+  CHECK(pad.bwd == none.bwd + 3);
 }
 
 }  // TEST_SUITE

@@ -161,7 +161,10 @@ TEST_CASE("throughput MAPE per group") {
   // sit on the first stage, so the other ranks hold MoE layers only, not the 58/61 mean): MoE 18.8 -> 18.03% (B200
   // +40.3 -> +37.7, GB200 +21.8 -> +20.0, H100 +18.6 -> +16.5; docs/moe.md "Twelfth round"); dense unchanged.
   // All three: MoE 17.2% (DeepSeek-V3 24.7, Qwen3-235B 12.5, Qwen3-30B 14.3).
-  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 11.5, kGuardDense = 13.6, kGuardMoe = 17.3;
+  // MLA's attention backward at (3 qk + 2 v) / (qk + v) of the forward (attention_cost.cc) and TEGroupedMLP's fp8
+  // row padding of dropless splits (moe_host.h fp8_pads_expert_rows): MoE 17.2 -> 16.8% (B200 +37.6 -> +37.2,
+  // GB200 +20.0 -> +19.6, H100 +16.5 -> +14.1; docs/moe.md "Fourteenth round"); dense unchanged.
+  constexpr double kGuardKorthikanti = 5.0, kGuardMegatron = 11.5, kGuardDense = 13.6, kGuardMoe = 16.9;
   const io::GroupStats e = group(moe);
   report_target("Korthikanti", k, 5.0, kGuardKorthikanti);
   report_target("Megatron-based", m, 12.0, kGuardMegatron);
@@ -263,7 +266,9 @@ TEST_CASE("issue 10 targets, per GPU family and precision (printed; guards on wh
   // fp8 14.6 -> 15.0 (bias +13.8 -> +14.2), H100 18.5 -> 18.7 with the fp8 tensor-parallel all-gathers of
   // Transformer Engine 2.x per-tensor recipes and torchao, and current scaling's amax all-reduces over tp
   // (precision_recipe.h; docs/validation.md "Gathers in fp8"): sourced, and away from the measurements.
-  const std::map<std::string, double> guard_mape = {{"A100", 7.2}, {"H100", 19.0}, {"Blackwell", 11.8}};
+  // Blackwell 11.7 -> 11.6, fp8 15.0 -> 14.9 with MLA's attention backward FLOPs and the fp8 row padding
+  // (docs/moe.md, fourteenth round).
+  const std::map<std::string, double> guard_mape = {{"A100", 7.2}, {"H100", 19.0}, {"Blackwell", 11.7}};
   for (const auto& [gen, g] : family) {
     const std::string generation = gen;  // clang 14 cannot capture a structured binding (CAPTURE's lambda)
     std::printf("validation: %-10s %5.1f%% bias %+5.1f%% over %3d runs (target |bias| 5.0%%: %s)\n", gen.c_str(),
@@ -271,8 +276,8 @@ TEST_CASE("issue 10 targets, per GPU family and precision (printed; guards on wh
     CAPTURE(generation);
     if (guard_mape.count(gen)) CHECK(g.mape <= guard_mape.at(gen));
   }
-  report_target("fp8 rows", fp8, 10.0, 15.5);
-  CHECK(fp8.mape <= 15.5);
+  report_target("fp8 rows", fp8, 10.0, 15.0);
+  CHECK(fp8.mape <= 15.0);
 }
 
 TEST_CASE("torchtitan's context-parallel and AsyncTP rows (issue 10), each guarded") {
