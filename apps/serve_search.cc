@@ -202,13 +202,7 @@ class ServeSearchCommand final : public Command {
                 ctx.model_name.c_str(), gpus_, t.system.gpu.name.c_str(), engine_name(ctx.engine).c_str(),
                 wl_.input_len, wl_.output_len, targets_.ttft_ms > 0 ? (num(targets_.ttft_ms) + " ms").c_str() : "none",
                 targets_.tpot_ms > 0 ? (num(targets_.tpot_ms) + " ms").c_str() : "none");
-    if (!ctx.weights_note.empty()) std::printf("weights: %s\n", ctx.weights_note.c_str());
-    if (!ctx.transforms.empty())
-      std::printf(
-          "transforms: %s (bytes and FLOPs only; accuracy is not modelled; --model must name the "
-          "transformed checkpoint)\n",
-          ctx.transforms.c_str());
-    if (shared_.prefix_hit > 0) std::printf("prefix cache: %s of each prompt hits\n", num(shared_.prefix_hit).c_str());
+    print_search_notes(ctx);
     std::printf("%4s %4s %4s %4s %6s %6s %8s %6s %10s %10s %14s\n", "rank", "tp", "pp", "adp", "moe_ep", "repl",
                 "batch", "conc", "TTFT ms", "TPOT ms", "out tok/s/GPU");
     for (size_t i = 0; i < r.ranked.size() && static_cast<int>(i) < top_; ++i) {

@@ -225,6 +225,17 @@ nlohmann::json ranked_json(const RankContext& ctx, const std::vector<TypeSearch>
   return j;
 }
 
+void print_search_notes(const RankContext& ctx) {
+  if (!ctx.weights_note.empty()) std::printf("weights: %s\n", ctx.weights_note.c_str());
+  if (!ctx.transforms.empty())
+    std::printf(
+        "transforms: %s (bytes and FLOPs only; accuracy is not modelled; --model must name the "
+        "transformed checkpoint)\n",
+        ctx.transforms.c_str());
+  if (ctx.workload.prefix_hit > 0)
+    std::printf("prefix cache: %s of each prompt hits\n", num(ctx.workload.prefix_hit).c_str());
+}
+
 void print_ranked(const RankContext& ctx, const std::vector<TypeSearch>& types, const std::vector<RankedPlan>& rows) {
   const bool several = types.size() > 1, prices = priced(types), total = ctx.objective == ServeObjective::throughput;
   std::vector<std::string> names;
@@ -236,14 +247,7 @@ void print_ranked(const RankContext& ctx, const std::vector<TypeSearch>& types, 
               tg.ttft_ms > 0 ? (num(tg.ttft_ms) + " ms").c_str() : "none",
               tg.tpot_ms > 0 ? (num(tg.tpot_ms) + " ms").c_str() : "none");
   if (extended(ctx, types)) std::printf("objective: %s\n", to_string(ctx.objective));
-  if (!ctx.weights_note.empty()) std::printf("weights: %s\n", ctx.weights_note.c_str());
-  if (!ctx.transforms.empty())
-    std::printf(
-        "transforms: %s (bytes and FLOPs only; accuracy is not modelled; --model must name the "
-        "transformed checkpoint)\n",
-        ctx.transforms.c_str());
-  if (ctx.workload.prefix_hit > 0)
-    std::printf("prefix cache: %s of each prompt hits\n", num(ctx.workload.prefix_hit).c_str());
+  print_search_notes(ctx);
   std::printf("%4s ", "rank");
   if (several) std::printf("%-16s ", "gpu");
   std::printf("%-6s %-42s %4s %4s %6s %9s %8s %10s %10s", "mode", "plan", "used", "idle", "conc", "TTFT ms", "TPOT ms",

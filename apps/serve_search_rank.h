@@ -61,6 +61,9 @@ struct RankContext {
   int gpus = 0, top = 10, kv_fp8 = 0;
 };
 
+/// The header lines under the title: the weights rule, the transforms and the prefix-cache hit rate, when set.
+void print_search_notes(const RankContext& ctx);
+
 /// Prints the ranking as a table (a GPU column with several types, $/Mtok when prices are given, total tok/s
 /// under the throughput objective), each search's rejections and the best plan's launch arguments. Throws
 /// Infeasible when no plan meets the targets.
