@@ -212,8 +212,8 @@ nlohmann::json ranked_json(const RankContext& ctx, const std::vector<TypeSearch>
                 {"idle_gpus", c.idle_gpus},
                 {"prefill_capacity_rps", c.prefill_capacity_rps},
                 {"request_rate_rps", c.request_rate_rps},
-                {"kv_transfer", c.prediction.kv_transfer ? io::kv_transfer_json(*c.prediction.kv_transfer)
-                                                         : nlohmann::json(nullptr)},
+                {"kv_transfer",
+                 c.prediction.kv_transfer ? io::kv_transfer_json(*c.prediction.kv_transfer) : nlohmann::json(nullptr)},
                 {"engine_args",
                  {{"prefill", args(ctx, c.plan.prefill, false) + l.prefill_flags},
                   {"decode", args(ctx, c.plan.decode, true) + l.decode_flags},
