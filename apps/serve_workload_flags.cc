@@ -167,7 +167,7 @@ void print_open_loop(const OpenLoopWorkload& wl, const WorkloadFlags& f, const O
   else
     std::printf(
         "stability: UNSTABLE, %s req/s offered exceeds the %.2f req/s capacity: the waiting queue grows by "
-        "about %.2f requests each second while requests arrive, so TTFT grows with the run's length "
+        "about %.4g requests each second while requests arrive, so TTFT grows with the run's length "
         "(--num-prompts) instead of settling\n",
         rate_text(wl.rate).c_str(), p.capacity_rps, p.queue_growth_rps);
   std::printf("KV cache: %.0f tokens per attention-DP rank; memory per GPU %.2f of %.2f GiB (%s)\n", p.kv_tokens,
