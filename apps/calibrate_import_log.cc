@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "apps/text.h"
 #include "calibrate/imported_run_yaml.h"
 #include "modeler/io/model_io.h"
 #include "modeler/io/output.h"
@@ -58,13 +59,13 @@ void ImportLogVerb::setup(CLI::App* calibrate) {
                    "it is checked against the log");
   app_->add_option("--system", system_, "Cluster or GPU profile the runs used (names system.gpu)")->required();
   app_->add_option("--gpus", gpus_, "GPUs of the run, for logs that do not state the world size (checked otherwise)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   app_->add_option("--seq", seq_, "Sequence length, for logs that do not state it (checked otherwise)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   app_->add_option("--warmup-steps", warmup_,
                    "Iterations after the first logged step that are warm-up too (the first logged step always is)")
       ->default_val(10)
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   app_->add_option("--id", id_, "Run id (one log only; default: the log file's name without its extension)");
   app_->add_option("--out", out_, "Runs file to write (YAML); default or '-': standard output");
   app_->add_flag("--force", force_, "Overwrite --out if it exists");

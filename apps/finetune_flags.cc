@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "apps/report_table.h"
+#include "apps/text.h"
 #include "modeler/finetune.h"
 #include "modeler/optimizer.h"
 #include "modeler/problems.h"
@@ -14,7 +15,7 @@ void add_finetune_flags(CLI::App* app, FinetuneFlags* f) {
                   "fine-tuning method: none (every weight trains: pre-training or full fine-tuning), lora, dora, "
                   "qlora (4-bit NF4 base); adapters need --lora-rank and --lora-targets (default none)");
   app->add_option("--lora-rank", f->lora_rank, "rank r of the LoRA/DoRA/QLoRA adapters (with --peft; no default)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   app->add_option("--lora-targets", f->lora_targets,
                   "linear layers that get adapters, joined by , or +: q, k, v, o, gate, up, down, or all (with "
                   "--peft; no default)");

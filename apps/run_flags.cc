@@ -15,7 +15,7 @@ void add_run_flags(CLI::App* app, RunFlags* f) {
   app->add_option("--steps", f->steps, "optimizer steps to train (instead of --train-tokens)")
       ->check(positive_number());
   app->add_option("--gpu-hour-price", f->price, "price of one GPU-hour (any currency): reports the run's cost")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   app->add_option("--pue", f->pue,
                   "facility power over IT power (default 1.10: Google's 2023 fleet PUE; industry average 1.58)");
   app->add_option("--node-overhead", f->node_overhead,
@@ -29,7 +29,7 @@ void add_run_flags(CLI::App* app, RunFlags* f) {
                   "interruptions in 54 days on 16,384 H100s); models checkpoints, restarts and lost work");
   app->add_option("--restart-min", f->restart_min,
                   "minutes from a failure to training again (default 10, an assumption: detect, reschedule, load)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   app->add_option("--checkpoint-gbps", f->checkpoint_gbps,
                   "checkpoint write bandwidth per GPU in GB/s (default 0.122: Llama 3's 2 TB/s over 16,384 GPUs)")
       ->check(positive_number());

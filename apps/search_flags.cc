@@ -66,7 +66,7 @@ void add_search_flags(CLI::App* app, SearchFlags* f, bool gpus_required) {
   app->add_option("--framework", f->framework, "training software profile (default megatron-lm)")
       ->check(CLI::IsMember(framework_names()));
   app->add_option("--headroom", f->headroom_gib, "GiB of memory every plan must leave free (default 0)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   app->add_option("--allow", f->allow,
                   "strategies outside the default search, a list of: tsp (folded tensor + sequence parallelism, "
                   "docs/techniques.md 1: no mainstream framework runs it), sdp (subnetwork data parallelism, "

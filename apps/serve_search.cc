@@ -12,8 +12,8 @@
 #include "apps/serve_search_rank.h"
 #include "apps/serve_shared_flags.h"
 #include "apps/serve_spec_flags.h"
+#include "apps/text.h"
 #include "modeler/io/model_io.h"
-#include "modeler/io/serving_json.h"
 #include "modeler/io/system_io.h"
 #include "modeler/problems.h"
 #include "modeler/serving/disagg_search.h"
@@ -35,7 +35,7 @@ class ServeSearchCommand final : public Command {
                     "GPU profile name (standard node and network), or several, comma-separated "
                     "(h100-sxm5-80gb,b200): one search each, ranked together");
     sub->add_option("--system", system_, "cluster profile (instead of --gpu)");
-    sub->add_option("--gpus", gpus_, "GPUs to plan for")->required()->check(CLI::PositiveNumber);
+    sub->add_option("--gpus", gpus_, "GPUs to plan for")->required()->check(positive_number());
     sub->add_option("--engine", engine_, "vllm | sglang | trtllm (default vllm)")->capture_default_str();
     sub->add_option("--weights", weights_, "weight format (default bf16)")->capture_default_str();
     sub->add_option("--moe-weights", moe_weights_, "routed-expert format (default: --weights)");
@@ -53,7 +53,7 @@ class ServeSearchCommand final : public Command {
     sub->add_option("--gpu-hour-price", price_,
                     "price of one GPU-hour (dollars or any one currency) for one GPU "
                     "type: adds $/Mtok; no price is shipped")
-        ->check(CLI::PositiveNumber);
+        ->check(positive_number());
     sub->add_option("--price", prices_,
                     "prices per GPU-hour of several --gpu types, NAME=P,... (every type needs "
                     "one)");

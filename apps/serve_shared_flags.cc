@@ -1,5 +1,6 @@
 #include "apps/serve_shared_flags.h"
 
+#include "apps/text.h"
 #include "modeler/problems.h"
 
 namespace shardplan::cli {
@@ -22,17 +23,17 @@ void add_shared_serve_flags(CLI::App* app, SharedServeFlags* f, bool search) {
     app->add_option("--max-batch", f->max_batch,
                     "largest batch the search tries, sequences per attention-DP rank "
                     "(default: the ladder up to 512; N is tried itself)")
-        ->check(CLI::PositiveNumber);
+        ->check(positive_number());
   else
     app->add_option("--max-batch", f->max_batch,
                     "max running sequences per attention-DP rank (default: the KV "
                     "cache decides)")
-        ->check(CLI::PositiveNumber);
+        ->check(positive_number());
   app->add_option("--mem-fraction", f->mem_fraction,
                   "engine memory fraction in (0, 1] (vLLM "
                   "gpu_memory_utilization 0.9, SGLang mem_fraction_static by tp, "
                   "TRT-LLM free_gpu_memory_fraction 0.9)")
-      ->check(CLI::PositiveNumber & CLI::Range(0.0, 1.0));
+      ->check(positive_number() & number_in(0.0, 1.0));
 }
 
 std::vector<Transform> parse_transforms(const SharedServeFlags& f) {

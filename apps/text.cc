@@ -1,5 +1,6 @@
 #include "apps/text.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -37,10 +38,23 @@ CLI::Validator positive_number() {
       [](std::string& s) -> std::string {
         char* end = nullptr;
         const double v = std::strtod(s.c_str(), &end);
-        if (end == s.c_str() || *end != '\0' || !(v > 0)) return "must be a positive number, got '" + s + "'";
+        if (end == s.c_str() || *end != '\0' || !(v > 0) || !std::isfinite(v))
+          return "must be a positive number, got '" + s + "'";
         return std::string();
       },
       "POSITIVE");
+}
+
+CLI::Validator non_negative_number() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        if (end == s.c_str() || *end != '\0' || !(v >= 0) || !std::isfinite(v))
+          return "must be a finite number of 0 or more, got '" + s + "'";
+        return std::string();
+      },
+      "NONNEGATIVE");
 }
 
 CLI::Validator number_in(double lo, double hi) {

@@ -27,6 +27,19 @@ TEST_CASE("positive_number accepts numbers above zero and names the bad value") 
   CHECK(v(zero) == "must be a positive number, got '0'");
   CHECK(v(word) == "must be a positive number, got 'x'");
   CHECK(v(neg) == "must be a positive number, got '-1'");
+  std::string inf = "inf";
+  CHECK(v(inf) == "must be a positive number, got 'inf'");
+}
+
+TEST_CASE("non_negative_number accepts 0 and above, names the bad value, and refuses inf and nan") {
+  const CLI::Validator v = non_negative_number();
+  std::string zero = "0", price = "2.5", neg = "-3", inf = "inf", nan = "nan", word = "two";
+  CHECK(v(zero).empty());
+  CHECK(v(price).empty());
+  CHECK(v(neg) == "must be a finite number of 0 or more, got '-3'");
+  CHECK(v(inf) == "must be a finite number of 0 or more, got 'inf'");
+  CHECK(v(nan) == "must be a finite number of 0 or more, got 'nan'");
+  CHECK(v(word) == "must be a finite number of 0 or more, got 'two'");
 }
 
 TEST_CASE("utc_date_today is the UTC calendar day as YYYY-MM-DD") {
