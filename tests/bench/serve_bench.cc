@@ -7,6 +7,7 @@
 #include "modeler/io/system_io.h"
 #include "modeler/serving/disagg_search.h"
 #include "modeler/serving/offload.h"
+#include "modeler/serving/open_loop.h"
 #include "modeler/serving/serve_predict.h"
 #include "modeler/serving/serve_search.h"
 
@@ -76,6 +77,21 @@ void BM_ServeClosedLoop(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(serving::serve_predict(in));
 }
 BENCHMARK(BM_ServeClosedLoop)->Unit(benchmark::kMillisecond);
+
+// The same deployment under an open loop as vLLM's and SGLang's benchmark scripts run it: 1000 requests of
+// 1024 in / 128 out at 20 req/s (Poisson, seed 0), simulated step by step, plus the all-at-once run that gives
+// the capacity (open_loop.h): what `serve predict --request-rate 20` does.
+void BM_ServeOpenLoop(benchmark::State& state) {
+  const Llama70bFp8 setup = llama70b_fp8("h100-sxm5-80gb", 8);
+  serving::ServeInputs in = setup.inputs();
+  in.plan.agg.tp = 4;
+  in.plan.agg.moe_tp = 4;
+  serving::OpenLoopWorkload wl;
+  wl.rate = 20;
+  wl.lengths.assign(1000, serving::LengthPair{1024, 128});
+  for (auto _ : state) benchmark::DoNotOptimize(serving::predict_open_loop(in, wl));
+}
+BENCHMARK(BM_ServeOpenLoop)->Unit(benchmark::kMillisecond);
 
 // Tensor placement of Mixtral-8x22B Q4_K_M (56 blocks x (4 attention + 2 expert tensors + KV) + output = 393
 // items) on a 24 GB GPU, both phases, greedy + pairwise improvement from two starts.
